@@ -1,0 +1,38 @@
+// ONNX model import into the graph IR.
+#pragma once
+#include "strata/graph/Graph.h"
+#include "strata/support/Tensor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace strata {
+
+struct ImportOptions {
+  // Graph inputs whose values may be fixed at import time. An input listed here is turned into a
+  // constant only if the model uses it where a static value is needed (a Reshape's shape, a
+  // Slice's starts, ...); all other inputs stay graph inputs.
+  std::map<std::string, Tensor> specializableInputs;
+  // Fold ops whose operands are all constants (through the interpreter) while importing.
+  bool foldConstants = true;
+  // Largest constant (in elements) folding may create.
+  int64_t foldElementLimit = 1 << 22;
+};
+
+struct ImportResult {
+  std::unique_ptr<Graph> graph;
+  std::vector<std::string> specializedInputs; // inputs turned into constants
+};
+
+// Errors name the file and, for op problems, every offending node; unsupported ops are reported
+// all together in one error listing each op type and the nodes that use it.
+llvm::Expected<ImportResult> importOnnxFile(const std::string &path,
+                                            const ImportOptions &opts = {});
+
+// Reads a serialized onnx.TensorProto (.pb), e.g. the backend test data.
+llvm::Expected<Tensor> readTensorProtoFile(const std::string &path, std::string *name = nullptr);
+
+} // namespace strata

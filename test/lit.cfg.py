@@ -1,0 +1,19 @@
+import os
+import lit.formats
+
+config.name = "strata"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".sg", ".test"]
+config.excludes = ["inputs", "lit.cfg.py", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.strata_obj_root, "test")
+# STRATA_BIN_DIR points the tests at another build (e.g. the AddressSanitizer one).
+bin_dir = os.environ.get("STRATA_BIN_DIR", config.strata_bin_dir)
+config.environment["PATH"] = os.pathsep.join(
+    [bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "inputs")))
+config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.append(("%models", os.path.join(config.strata_src_root, "models")))
+for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
