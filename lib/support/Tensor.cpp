@@ -38,6 +38,12 @@ std::string shapeToString(const Shape &shape) {
 }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  // Refuse before allocating: an absurd shape must be an error, not an out-of-memory kill.
+  constexpr int64_t kMaxBytes = int64_t{16} << 30;
+  int64_t n = strata::numElements(shape_);
+  if (n > kMaxBytes / static_cast<int64_t>(dtypeSize(dtype)))
+    throw std::length_error("tensor<" + shapeToString(shape_) + "x" +
+                            std::string(dtypeName(dtype)) + "> is too large (over 16 GiB)");
   buffer_ = std::make_shared<Buffer>(byteSize());
 }
 

@@ -50,7 +50,8 @@ public:
 
   template <typename T> static Tensor fromVector(DType dtype, Shape shape, const std::vector<T> &v) {
     Tensor t(dtype, std::move(shape));
-    std::memcpy(t.rawData(), v.data(), std::min(t.byteSize(), v.size() * sizeof(T)));
+    if (size_t bytes = std::min(t.byteSize(), v.size() * sizeof(T)))
+      std::memcpy(t.rawData(), v.data(), bytes);
     return t;
   }
   static Tensor scalar(DType dtype, double value); // rank-0 tensor holding `value` converted

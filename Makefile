@@ -1,0 +1,44 @@
+# Entry points. `make demo` and `make test` do all set-up on a fresh Debian machine.
+BUILD ?= build
+JOBS ?= 2
+STRATA = $(BUILD)/bin/strata
+PY = /usr/bin/python3
+
+.PHONY: all deps configure build demo test test-data asan clean
+
+all: build
+
+deps:
+	@bash scripts/install_deps.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD) -j$(JOBS)
+
+# The bundled default model: an MLP trained on sklearn's digits, run on its held-out samples.
+demo: build
+	$(STRATA) run models/digits/digits.onnx \
+	  --input input=models/digits/digits_test_x.npy \
+	  --labels models/digits/digits_test_y.npy --output-dir $(BUILD)/demo
+
+# Generated test data (not committed): ONNX node tests and the torchvision/transformer zoo.
+test-data: deps
+	bash scripts/gen_node_tests.sh $(BUILD)/onnx-node-tests
+	$(PY) scripts/export_zoo.py $(BUILD)/zoo
+
+# AddressSanitizer build of the binaries that read untrusted input.
+asan: deps
+	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSTRATA_ASAN=ON
+	ninja -C $(BUILD)-asan -j$(JOBS) strata strata-opt
+
+# Every test: unit tests, lit, ONNX conformance against the expected-pass list, the model zoo,
+# and the hostile-input tests under AddressSanitizer.
+test: build test-data asan
+	cd $(BUILD) && ctest --output-on-failure
+	STRATA_BIN_DIR=$(CURDIR)/$(BUILD)-asan/bin $(PY) /usr/lib/llvm-19/build/utils/lit/lit.py -sv \
+	  --filter hostile $(BUILD)/test
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan

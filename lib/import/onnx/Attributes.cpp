@@ -1,0 +1,387 @@
+// Shared helpers of the ONNX converters: attribute access with type checks, TensorProto decoding
+// (inline, typed fields and external data) and small shape utilities.
+#include "Converter.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace strata::onnx_import {
+
+using onnx::AttributeProto;
+using onnx::TensorProto;
+
+// --- Attributes ------------------------------------------------------------------------------
+
+const AttributeProto *findAttr(const onnx::NodeProto &node, const std::string &name) {
+  for (const AttributeProto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+bool hasAttr(const onnx::NodeProto &node, const std::string &name) {
+  return findAttr(node, name) != nullptr;
+}
+
+static const char *attrTypeName(int type) {
+  switch (type) {
+  case AttributeProto::FLOAT: return "a float";
+  case AttributeProto::INT: return "an int";
+  case AttributeProto::STRING: return "a string";
+  case AttributeProto::TENSOR: return "a tensor";
+  case AttributeProto::GRAPH: return "a graph";
+  case AttributeProto::FLOATS: return "a list of floats";
+  case AttributeProto::INTS: return "a list of ints";
+  case AttributeProto::STRINGS: return "a list of strings";
+  case AttributeProto::SPARSE_TENSOR: return "a sparse tensor";
+  case AttributeProto::TYPE_PROTO: return "a type";
+  default: return "of undefined type";
+  }
+}
+
+// Old exporters leave `type` unset; then the filled field tells the kind.
+static bool isOfType(const AttributeProto &a, AttributeProto::AttributeType want) {
+  if (a.type() != AttributeProto::UNDEFINED)
+    return a.type() == want;
+  switch (want) {
+  case AttributeProto::INT: return a.has_i();
+  case AttributeProto::FLOAT: return a.has_f();
+  case AttributeProto::STRING: return a.has_s();
+  case AttributeProto::INTS: return a.ints_size() > 0;
+  case AttributeProto::FLOATS: return a.floats_size() > 0;
+  default: return false;
+  }
+}
+
+[[noreturn]] static void wrongType(const AttributeProto &a, const char *want) {
+  throw ConvertError("attribute '" + a.name() + "' must be " + want + ", got " +
+                     attrTypeName(a.type()));
+}
+
+int64_t attrInt(const onnx::NodeProto &node, const std::string &name, int64_t dflt) {
+  const AttributeProto *a = findAttr(node, name);
+  if (!a)
+    return dflt;
+  if (!isOfType(*a, AttributeProto::INT))
+    wrongType(*a, "an int");
+  return a->i();
+}
+
+float attrFloat(const onnx::NodeProto &node, const std::string &name, float dflt) {
+  const AttributeProto *a = findAttr(node, name);
+  if (!a)
+    return dflt;
+  if (isOfType(*a, AttributeProto::FLOAT))
+    return a->f();
+  if (isOfType(*a, AttributeProto::INT)) // harmless widening some exporters rely on
+    return static_cast<float>(a->i());
+  wrongType(*a, "a float");
+}
+
+std::string attrString(const onnx::NodeProto &node, const std::string &name,
+                       const std::string &dflt) {
+  const AttributeProto *a = findAttr(node, name);
+  if (!a)
+    return dflt;
+  if (!isOfType(*a, AttributeProto::STRING))
+    wrongType(*a, "a string");
+  return a->s();
+}
+
+std::vector<int64_t> attrInts(const onnx::NodeProto &node, const std::string &name,
+                              std::vector<int64_t> dflt) {
+  const AttributeProto *a = findAttr(node, name);
+  if (!a)
+    return dflt;
+  if (!isOfType(*a, AttributeProto::INTS))
+    wrongType(*a, "a list of ints");
+  return {a->ints().begin(), a->ints().end()};
+}
+
+std::vector<float> attrFloats(const onnx::NodeProto &node, const std::string &name) {
+  const AttributeProto *a = findAttr(node, name);
+  if (!a)
+    return {};
+  if (!isOfType(*a, AttributeProto::FLOATS))
+    wrongType(*a, "a list of floats");
+  return {a->floats().begin(), a->floats().end()};
+}
+
+// --- Element types -----------------------------------------------------------------------------
+
+std::optional<DType> dtypeFromOnnx(int32_t onnxType) {
+  switch (onnxType) {
+  case TensorProto::FLOAT: return DType::F32;
+  case TensorProto::UINT8: return DType::U8;
+  case TensorProto::INT8: return DType::I8;
+  case TensorProto::UINT16: return DType::U16;
+  case TensorProto::INT16: return DType::I16;
+  case TensorProto::INT32: return DType::I32;
+  case TensorProto::INT64: return DType::I64;
+  case TensorProto::BOOL: return DType::Bool;
+  case TensorProto::FLOAT16: return DType::F16;
+  case TensorProto::DOUBLE: return DType::F64;
+  case TensorProto::UINT32: return DType::U32;
+  case TensorProto::UINT64: return DType::U64;
+  case TensorProto::BFLOAT16: return DType::BF16;
+  default: return std::nullopt; // string, complex, undefined, float8...
+  }
+}
+
+static std::string onnxTypeName(int32_t t) {
+  if (TensorProto::DataType_IsValid(t))
+    return TensorProto::DataType_Name(static_cast<TensorProto::DataType>(t));
+  return "type " + std::to_string(t);
+}
+
+// --- TensorProto decoding ----------------------------------------------------------------------
+
+// Anything past this is not a tensor a model can mean; refusing early avoids huge allocations.
+static constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
+
+static std::string tensorLabel(const TensorProto &t) {
+  return "tensor '" + t.name() + "'";
+}
+
+struct DecodedHeader {
+  DType dtype;
+  Shape shape;
+  size_t bytes;
+};
+
+static DecodedHeader decodeHeader(const TensorProto &t) {
+  auto dt = dtypeFromOnnx(t.data_type());
+  if (!dt)
+    throw ConvertError(tensorLabel(t) + " has unsupported element type " +
+                       onnxTypeName(t.data_type()));
+  Shape shape(t.dims().begin(), t.dims().end());
+  int64_t elems = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw ConvertError(tensorLabel(t) + " has negative dim " + std::to_string(d));
+    if (d != 0 && elems > kMaxTensorBytes / d)
+      throw ConvertError(tensorLabel(t) + " has absurd shape " + shapeToString(shape));
+    elems *= d;
+  }
+  int64_t bytes = elems * static_cast<int64_t>(dtypeSize(*dt));
+  if (bytes > kMaxTensorBytes)
+    throw ConvertError(tensorLabel(t) + " has absurd shape " + shapeToString(shape));
+  return {*dt, std::move(shape), static_cast<size_t>(bytes)};
+}
+
+[[noreturn]] static void sizeMismatch(const TensorProto &t, const DecodedHeader &h, size_t have,
+                                      const char *unit) {
+  throw ConvertError(tensorLabel(t) + " has " + std::to_string(have) + " " + unit +
+                     " of data but its shape " + shapeToString(h.shape) + " of " +
+                     std::string(dtypeName(h.dtype)) + " needs " +
+                     std::to_string(std::string_view(unit) == "bytes"
+                                        ? h.bytes
+                                        : h.bytes / dtypeSize(h.dtype)));
+}
+
+// A view of `bytes` at `data` kept alive by `owner`; copied instead when misaligned for the dtype.
+static Tensor viewOrCopy(const DecodedHeader &h, const void *data, std::shared_ptr<void> owner) {
+  if (reinterpret_cast<uintptr_t>(data) % dtypeSize(h.dtype) == 0)
+    return Tensor(h.dtype, h.shape, std::make_shared<Buffer>(data, h.bytes, std::move(owner)));
+  Tensor t(h.dtype, h.shape);
+  if (h.bytes)
+    std::memcpy(t.rawData(), data, h.bytes);
+  return t;
+}
+
+// External data files are mapped once and shared by every tensor that lives in them. The cache
+// holds weak references keyed by path, size and modification time, so a rewritten file is
+// re-read and nothing stays mapped once its tensors are gone.
+static std::shared_ptr<llvm::MemoryBuffer> openShared(const std::string &path,
+                                                      const std::string &what) {
+  llvm::sys::fs::file_status st;
+  if (std::error_code ec = llvm::sys::fs::status(path, st))
+    throw ConvertError(what + ": cannot open external data file '" + path + "': " + ec.message());
+  std::string key = path + "|" + std::to_string(st.getSize()) + "|" +
+                    std::to_string(st.getLastModificationTime().time_since_epoch().count());
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<llvm::MemoryBuffer>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto live = cache[key].lock())
+    return live;
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!buf)
+    throw ConvertError(what + ": cannot read external data file '" + path +
+                       "': " + buf.getError().message());
+  std::shared_ptr<llvm::MemoryBuffer> shared(std::move(*buf));
+  cache[key] = shared;
+  return shared;
+}
+
+static Tensor externalTensor(const TensorProto &t, const DecodedHeader &h,
+                             const std::string &baseDir) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &kv : t.external_data()) {
+    try {
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = std::stoll(kv.value());
+      else if (kv.key() == "length")
+        length = std::stoll(kv.value());
+    } catch (const std::exception &) {
+      throw ConvertError(tensorLabel(t) + " has invalid external data " + kv.key() + " '" +
+                         kv.value() + "'");
+    }
+  }
+  if (location.empty())
+    throw ConvertError(tensorLabel(t) + " has external data without a location");
+  // The location must stay inside the model's directory: no absolute paths, no "..".
+  if (llvm::sys::path::is_absolute(location))
+    throw ConvertError(tensorLabel(t) + ": external data location '" + location +
+                       "' must be relative to the model's directory");
+  for (auto it = llvm::sys::path::begin(location), e = llvm::sys::path::end(location); it != e;
+       ++it)
+    if (*it == "..")
+      throw ConvertError(tensorLabel(t) + ": external data location '" + location +
+                         "' escapes the model's directory");
+  llvm::SmallString<256> full(baseDir.empty() ? "." : baseDir);
+  llvm::sys::path::append(full, location);
+  llvm::SmallString<256> realDir, realFile;
+  if (!llvm::sys::fs::real_path(baseDir.empty() ? "." : baseDir, realDir) &&
+      !llvm::sys::fs::real_path(full, realFile)) {
+    std::string dir = std::string(realDir.str()) + "/";
+    if (realFile.str().substr(0, dir.size()) != dir) // e.g. through a symlink
+      throw ConvertError(tensorLabel(t) + ": external data location '" + location +
+                         "' escapes the model's directory");
+  }
+  std::shared_ptr<llvm::MemoryBuffer> file = openShared(std::string(full.str()), tensorLabel(t));
+  int64_t fileSize = static_cast<int64_t>(file->getBufferSize());
+  if (length >= 0 && length != static_cast<int64_t>(h.bytes))
+    sizeMismatch(t, h, static_cast<size_t>(length), "bytes");
+  if (offset < 0 || offset > fileSize || static_cast<int64_t>(h.bytes) > fileSize - offset)
+    throw ConvertError(tensorLabel(t) + ": external data [" + std::to_string(offset) + ", +" +
+                       std::to_string(h.bytes) + ") lies outside '" + location + "' (" +
+                       std::to_string(fileSize) + " bytes)");
+  return viewOrCopy(h, file->getBufferStart() + offset, file);
+}
+
+template <typename Src, typename Field>
+static void copyField(const TensorProto &t, const DecodedHeader &h, Tensor &out,
+                      const Field &field) {
+  size_t n = static_cast<size_t>(out.numElements());
+  if (static_cast<size_t>(field.size()) != n)
+    sizeMismatch(t, h, static_cast<size_t>(field.size()), "elements");
+  for (size_t i = 0; i < n; ++i) {
+    Src v = field.Get(static_cast<int>(i));
+    switch (h.dtype) {
+    case DType::F16:
+    case DType::BF16: // stored as their 16-bit patterns in int32_data
+      out.data<uint16_t>()[i] = static_cast<uint16_t>(v);
+      break;
+#define X(e, name, ty, sz)                                                                         \
+  case DType::e:                                                                                   \
+    out.data<ty>()[i] = static_cast<ty>(v);                                                        \
+    break;
+      X(F32, , float, ) X(F64, , double, ) X(I8, , int8_t, ) X(I16, , int16_t, )
+      X(I32, , int32_t, ) X(I64, , int64_t, ) X(U8, , uint8_t, ) X(U16, , uint16_t, )
+      X(U32, , uint32_t, ) X(U64, , uint64_t, ) X(Bool, , bool, )
+#undef X
+    }
+  }
+}
+
+static Tensor typedFieldTensor(const TensorProto &t, const DecodedHeader &h) {
+  Tensor out(h.dtype, h.shape);
+  switch (t.data_type()) {
+  case TensorProto::FLOAT: copyField<float>(t, h, out, t.float_data()); break;
+  case TensorProto::DOUBLE: copyField<double>(t, h, out, t.double_data()); break;
+  case TensorProto::INT64: copyField<int64_t>(t, h, out, t.int64_data()); break;
+  case TensorProto::UINT32:
+  case TensorProto::UINT64: copyField<uint64_t>(t, h, out, t.uint64_data()); break;
+  default: copyField<int32_t>(t, h, out, t.int32_data()); break; // the narrow types and bool
+  }
+  return out;
+}
+
+static bool isExternal(const TensorProto &t) {
+  return t.data_location() == TensorProto::EXTERNAL;
+}
+
+Tensor tensorFromProto(const TensorProto &t, const std::string &baseDir) {
+  DecodedHeader h = decodeHeader(t);
+  if (isExternal(t))
+    return externalTensor(t, h, baseDir);
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != h.bytes)
+      sizeMismatch(t, h, t.raw_data().size(), "bytes");
+    Tensor out(h.dtype, h.shape);
+    if (h.bytes)
+      std::memcpy(out.rawData(), t.raw_data().data(), h.bytes);
+    return out;
+  }
+  return typedFieldTensor(t, h);
+}
+
+Tensor takeTensorFromProto(TensorProto &t, const std::string &baseDir) {
+  if (isExternal(t) || !t.has_raw_data())
+    return tensorFromProto(t, baseDir);
+  DecodedHeader h = decodeHeader(t);
+  if (t.raw_data().size() != h.bytes)
+    sizeMismatch(t, h, t.raw_data().size(), "bytes");
+  // The proto's string becomes the tensor's storage: no copy of the weights.
+  std::shared_ptr<std::string> bytes(t.release_raw_data());
+  const void *data = bytes->data();
+  return viewOrCopy(h, data, std::move(bytes));
+}
+
+// --- Shapes --------------------------------------------------------------------------------------
+
+int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1) || (rank == 0 && axis != 0 && axis != -1))
+    throw ConvertError("axis " + std::to_string(axis) + " is out of range for rank " +
+                       std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+Value *reshapeTo(Builder &b, Value *x, const std::vector<Dim> &dims) {
+  const TensorType &in = x->type();
+  if (in.dims == dims)
+    return x;
+  std::vector<int64_t> shape;
+  bool inferred = false;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const Dim &d = dims[i];
+    if (d.isStatic()) {
+      shape.push_back(d.size);
+    } else if (i < in.dims.size() && in.dims[i] == d) {
+      shape.push_back(0);
+    } else if (!inferred) {
+      shape.push_back(-1);
+      inferred = true;
+    } else {
+      std::string s;
+      for (const Dim &e : dims)
+        s += (s.empty() ? "" : "x") + e.str();
+      throw ConvertError("cannot reshape " + in.str() + " to " + s +
+                         ": more than one symbolic dim moves");
+    }
+  }
+  // A static 0 next to a 0-copy would need allowzero; keep zeros literal when any appear.
+  bool hasLiteralZero = false;
+  for (size_t i = 0; i < dims.size(); ++i)
+    hasLiteralZero |= dims[i].isStatic() && dims[i].size == 0;
+  AttrMap attrs{{"shape", Attribute(shape)}};
+  if (hasLiteralZero) {
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (!dims[i].isStatic())
+        throw ConvertError("cannot reshape " + in.str() + " to a shape mixing 0 and symbols");
+    attrs["allowzero"] = Attribute(int64_t{1});
+  }
+  return b.value(OpKind::Reshape, {x}, std::move(attrs));
+}
+
+} // namespace strata::onnx_import

@@ -1,0 +1,94 @@
+// Internal interface between the ONNX import driver and the per-op converters.
+//
+// A converter turns one ONNX node into graph IR ops through the Builder and returns the values
+// for the node's outputs (in order; nullptr for an output it does not produce, which is an error
+// if that output is used). Converters live in files by op family; each family file has one
+// registration function with one line per ONNX op type.
+#pragma once
+#include "strata/graph/Builder.h"
+#include "strata/support/Tensor.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace strata::onnx_import {
+
+// Thrown by converters; the driver adds the file and node name.
+struct ConvertError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class ImportContext {
+public:
+  virtual ~ImportContext() = default;
+  virtual Builder &builder() = 0;
+  // Opset version of the default ONNX domain.
+  virtual int64_t opset() const = 0;
+
+  // The value of input i of `node`, or nullptr when the input is absent or named "".
+  virtual Value *input(const onnx::NodeProto &node, int i) = 0;
+  int numInputs(const onnx::NodeProto &node) const { return node.input_size(); }
+  // Directory of the model file: external data of tensors (e.g. a Constant's) is relative to it.
+  virtual const std::string &modelDir() const {
+    static const std::string none;
+    return none;
+  }
+
+  // The constant value of input i when it is known at import (initializer, Constant node, folded
+  // subgraph, or a specializable graph input); nullopt otherwise. Use this for every input that
+  // must be static (shapes, axes, pads, scales, k, ...).
+  virtual std::optional<Tensor> constantInput(const onnx::NodeProto &node, int i) = 0;
+  // Same, but throws ConvertError naming the input when it is not a known constant.
+  Tensor requireConstantInput(const onnx::NodeProto &node, int i, const char *what) {
+    auto t = constantInput(node, i);
+    if (!t)
+      throw ConvertError(std::string(what) + " (input " + std::to_string(i) + " '" +
+                         (i < node.input_size() ? node.input(i) : std::string()) +
+                         "') must be a constant known at import time");
+    return *t;
+  }
+};
+
+// Attribute access with ONNX defaults.
+const onnx::AttributeProto *findAttr(const onnx::NodeProto &node, const std::string &name);
+int64_t attrInt(const onnx::NodeProto &node, const std::string &name, int64_t dflt);
+float attrFloat(const onnx::NodeProto &node, const std::string &name, float dflt);
+std::string attrString(const onnx::NodeProto &node, const std::string &name,
+                       const std::string &dflt);
+std::vector<int64_t> attrInts(const onnx::NodeProto &node, const std::string &name,
+                              std::vector<int64_t> dflt = {});
+std::vector<float> attrFloats(const onnx::NodeProto &node, const std::string &name);
+bool hasAttr(const onnx::NodeProto &node, const std::string &name);
+// TensorProto -> Tensor (raw_data or typed fields; external data resolved relative to `baseDir`).
+Tensor tensorFromProto(const onnx::TensorProto &t, const std::string &baseDir);
+// Same, but moves raw_data out of `t` into the tensor's buffer instead of copying it (the
+// driver uses it for initializers, so weights are copied at most once).
+Tensor takeTensorFromProto(onnx::TensorProto &t, const std::string &baseDir);
+std::optional<DType> dtypeFromOnnx(int32_t onnxType);
+
+using ConvertFn = std::function<std::vector<Value *>(ImportContext &, const onnx::NodeProto &)>;
+using ConverterTable = std::map<std::string, ConvertFn>;
+
+// One registration function per family file.
+void registerElementwiseConverters(ConverterTable &t);   // Elementwise.cpp: math, logic, compare
+void registerActivationConverters(ConverterTable &t);    // Activations.cpp
+void registerNNConverters(ConverterTable &t);            // NN.cpp: conv, pool, norms, matmul, gemm
+void registerReductionConverters(ConverterTable &t);     // Reductions.cpp: Reduce*, Arg*, softmax
+void registerDataMovementConverters(ConverterTable &t);  // DataMovement.cpp: shape ops, gather...
+void registerMiscConverters(ConverterTable &t);          // Misc.cpp: Constant*, Range, TopK, ...
+void registerLossConverters(ConverterTable &t);          // Losses.cpp: NLL, softmax cross entropy
+
+// Normalizes a possibly negative axis for a tensor of `rank`; throws ConvertError if out of range.
+int64_t normalizeAxis(int64_t axis, int64_t rank);
+
+// Reshapes x to `dims`: a symbolic dim is copied with 0 when it sits at the same position in x,
+// otherwise inferred with -1 (at most one such dim); throws ConvertError when not expressible.
+Value *reshapeTo(Builder &b, Value *x, const std::vector<Dim> &dims);
+
+} // namespace strata::onnx_import

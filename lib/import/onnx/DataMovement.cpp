@@ -1,0 +1,576 @@
+// Converters for ONNX shape and data-movement ops: reshapes, transposes, slicing, padding,
+// gathers and scatters, and the shape queries (which fold to constants).
+#include "Converter.h"
+
+#include <numeric>
+
+namespace strata::onnx_import {
+namespace {
+
+using Node = onnx::NodeProto;
+using Values = std::vector<Value *>;
+
+Value *requireInput(ImportContext &ctx, const Node &n, int i, const char *what) {
+  Value *v = ctx.input(n, i);
+  if (!v)
+    throw ConvertError(std::string("missing required input ") + std::to_string(i) + " (" + what +
+                       ")");
+  return v;
+}
+
+std::vector<int64_t> ints(const Tensor &t) { return t.toIntVector(); }
+
+Shape requireStaticShape(Value *v, const char *why) {
+  if (!v->type().isStatic())
+    throw ConvertError(std::string(why) + " needs a static input shape, got " + v->type().str());
+  return v->type().staticShape();
+}
+
+// Axes from the `axes` attribute (before `inputFromOpset`) or from input 1 (from then on).
+std::optional<std::vector<int64_t>> axesAttrOrInput(ImportContext &ctx, const Node &n,
+                                                    int64_t inputFromOpset) {
+  if (ctx.opset() < inputFromOpset) {
+    if (!hasAttr(n, "axes"))
+      return std::nullopt;
+    return attrInts(n, "axes");
+  }
+  if (!ctx.input(n, 1))
+    return std::nullopt;
+  return ints(ctx.requireConstantInput(n, 1, "axes"));
+}
+
+// --- Reshaping -----------------------------------------------------------------------------------
+
+Values convertReshape(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  std::vector<int64_t> shape = ints(ctx.requireConstantInput(n, 1, "shape"));
+  AttrMap attrs{{"shape", Attribute(shape)}};
+  if (int64_t allowZero = attrInt(n, "allowzero", 0))
+    attrs["allowzero"] = Attribute(allowZero);
+  return {ctx.builder().value(OpKind::Reshape, {x}, std::move(attrs))};
+}
+
+// Product of dims [from, to) as a Dim; symbolic only when exactly one symbol and the rest are 1.
+std::optional<Dim> productDim(const std::vector<Dim> &dims, size_t from, size_t to) {
+  int64_t p = 1;
+  std::optional<Dim> symbol;
+  for (size_t i = from; i < to; ++i) {
+    if (dims[i].isStatic())
+      p *= dims[i].size;
+    else if (symbol)
+      return std::nullopt;
+    else
+      symbol = dims[i];
+  }
+  if (!symbol)
+    return Dim(p);
+  if (p == 1)
+    return symbol;
+  return std::nullopt;
+}
+
+// Flattens to 2-D at `axis`: [prod(d[:axis]), prod(d[axis:])].
+Value *flatten2D(Builder &b, Value *x, int64_t axis) {
+  const auto &dims = x->type().dims;
+  auto outer = productDim(dims, 0, axis), inner = productDim(dims, axis, dims.size());
+  if (outer && inner)
+    return reshapeTo(b, x, {*outer, *inner});
+  if (outer && outer->isStatic())
+    return b.value(OpKind::Reshape, {x}, {{"shape", Attribute(std::vector<int64_t>{outer->size, -1})}});
+  if (inner && inner->isStatic())
+    return b.value(OpKind::Reshape, {x}, {{"shape", Attribute(std::vector<int64_t>{-1, inner->size})}});
+  throw ConvertError("cannot flatten " + x->type().str() + " at axis " + std::to_string(axis) +
+                     ": too many symbolic dims");
+}
+
+Values convertFlatten(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "input");
+  int64_t rank = x->type().rank();
+  int64_t axis = attrInt(n, "axis", 1);
+  if (axis < -rank || axis > rank)
+    throw ConvertError("axis " + std::to_string(axis) + " is out of range for rank " +
+                       std::to_string(rank));
+  if (axis < 0)
+    axis += rank;
+  return {flatten2D(ctx.builder(), x, axis)};
+}
+
+Values convertSqueeze(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  const auto &dims = x->type().dims;
+  int64_t rank = x->type().rank();
+  std::vector<bool> drop(rank, false);
+  if (auto axes = axesAttrOrInput(ctx, n, 13)) {
+    for (int64_t a : *axes) {
+      int64_t ax = normalizeAxis(a, rank);
+      if (dims[ax].isStatic() && dims[ax].size != 1)
+        throw ConvertError("cannot squeeze axis " + std::to_string(a) + " of size " +
+                           dims[ax].str());
+      drop[ax] = true;
+    }
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      drop[i] = dims[i].isStatic() && dims[i].size == 1;
+  }
+  std::vector<Dim> out;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!drop[i])
+      out.push_back(dims[i]);
+  return {reshapeTo(ctx.builder(), x, out)};
+}
+
+Values convertUnsqueeze(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  auto axes = axesAttrOrInput(ctx, n, 13);
+  if (!axes)
+    throw ConvertError("Unsqueeze needs axes");
+  int64_t outRank = x->type().rank() + static_cast<int64_t>(axes->size());
+  std::vector<bool> inserted(outRank, false);
+  for (int64_t a : *axes) {
+    int64_t ax = normalizeAxis(a, outRank);
+    if (inserted[ax])
+      throw ConvertError("axis " + std::to_string(a) + " is repeated");
+    inserted[ax] = true;
+  }
+  std::vector<Dim> out;
+  size_t next = 0;
+  for (int64_t i = 0; i < outRank; ++i)
+    out.push_back(inserted[i] ? Dim(1) : x->type().dims[next++]);
+  return {reshapeTo(ctx.builder(), x, out)};
+}
+
+Values convertTranspose(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  int64_t rank = x->type().rank();
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.rbegin(), perm.rend(), 0); // default: reverse the dims
+  perm = attrInts(n, "perm", perm);
+  return {ctx.builder().value(OpKind::Transpose, {x}, {{"perm", Attribute(perm)}})};
+}
+
+// --- Joining and splitting ----------------------------------------------------------------------
+
+Values convertConcat(ImportContext &ctx, const Node &n) {
+  Values inputs;
+  for (int i = 0; i < n.input_size(); ++i)
+    if (Value *v = ctx.input(n, i))
+      inputs.push_back(v);
+  if (inputs.empty())
+    throw ConvertError("Concat needs at least one input");
+  if (!hasAttr(n, "axis"))
+    throw ConvertError("missing required attribute 'axis'");
+  int64_t axis = normalizeAxis(attrInt(n, "axis", 0), inputs[0]->type().rank());
+  if (inputs.size() == 1)
+    return {inputs[0]};
+  return {ctx.builder().value(OpKind::Concat, inputs, {{"axis", Attribute(axis)}})};
+}
+
+Value *sliceAxis(Builder &b, Value *x, int64_t axis, int64_t start, int64_t end) {
+  return b.value(OpKind::Slice, {x},
+                 {{"starts", Attribute(std::vector<int64_t>{start})},
+                  {"ends", Attribute(std::vector<int64_t>{end})},
+                  {"axes", Attribute(std::vector<int64_t>{axis})},
+                  {"steps", Attribute(std::vector<int64_t>{1})}});
+}
+
+Values convertSplit(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "input");
+  int64_t axis = normalizeAxis(attrInt(n, "axis", 0), x->type().rank());
+  int64_t outputs = n.output_size();
+  std::vector<int64_t> sizes;
+  if (ctx.opset() < 13)
+    sizes = attrInts(n, "split");
+  else if (ctx.input(n, 1))
+    sizes = ints(ctx.requireConstantInput(n, 1, "split"));
+  if (sizes.empty()) {
+    const Dim &d = x->type().dims[axis];
+    if (!d.isStatic())
+      throw ConvertError("splitting symbolic dim " + d.str() + " needs explicit split sizes");
+    int64_t parts = ctx.opset() >= 18 && hasAttr(n, "num_outputs") ? attrInt(n, "num_outputs", 1)
+                                                                   : outputs;
+    if (parts <= 0)
+      throw ConvertError("cannot split into " + std::to_string(parts) + " parts");
+    // Equal parts; from opset 18 the last one may be smaller (ceil division).
+    int64_t each = ctx.opset() >= 18 ? (d.size + parts - 1) / parts : d.size / parts;
+    if (ctx.opset() < 18 && d.size % parts != 0)
+      throw ConvertError("dim " + d.str() + " does not split evenly into " +
+                         std::to_string(parts) + " parts");
+    for (int64_t i = 0, left = d.size; i < parts; ++i, left -= each)
+      sizes.push_back(std::min(each, std::max<int64_t>(left, 0)));
+  }
+  if (static_cast<int64_t>(sizes.size()) != outputs)
+    throw ConvertError(std::to_string(sizes.size()) + " split sizes for " +
+                       std::to_string(outputs) + " outputs");
+  Values results;
+  int64_t start = 0;
+  for (int64_t s : sizes) {
+    if (s < 0)
+      throw ConvertError("negative split size " + std::to_string(s));
+    results.push_back(sliceAxis(ctx.builder(), x, axis, start, start + s));
+    start += s;
+  }
+  return results;
+}
+
+Values convertSlice(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  int64_t rank = x->type().rank();
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    starts = attrInts(n, "starts");
+    ends = attrInts(n, "ends");
+    axes = attrInts(n, "axes");
+  } else {
+    starts = ints(ctx.requireConstantInput(n, 1, "starts"));
+    ends = ints(ctx.requireConstantInput(n, 2, "ends"));
+    if (ctx.input(n, 3))
+      axes = ints(ctx.requireConstantInput(n, 3, "axes"));
+    if (ctx.input(n, 4))
+      steps = ints(ctx.requireConstantInput(n, 4, "steps"));
+  }
+  if (starts.size() != ends.size())
+    throw ConvertError("starts and ends differ in length");
+  if (axes.empty()) {
+    axes.resize(starts.size());
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size())
+    throw ConvertError("starts, ends, axes and steps differ in length");
+  for (int64_t &a : axes)
+    a = normalizeAxis(a, rank);
+  for (int64_t s : steps)
+    if (s == 0)
+      throw ConvertError("slice step 0");
+  return {ctx.builder().value(OpKind::Slice, {x},
+                              {{"starts", Attribute(starts)},
+                               {"ends", Attribute(ends)},
+                               {"axes", Attribute(axes)},
+                               {"steps", Attribute(steps)}})};
+}
+
+// --- Padding and tiling ------------------------------------------------------------------------
+
+Values convertPad(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *x = requireInput(ctx, n, 0, "data");
+  int64_t rank = x->type().rank();
+  DType dt = x->type().dtype;
+  std::string mode = attrString(n, "mode", "constant");
+  std::vector<int64_t> pads;
+  Value *value = nullptr;
+  if (ctx.opset() < 11) {
+    pads = attrInts(n, "pads");
+    value = b.scalar(dt, attrFloat(n, "value", 0.f));
+  } else {
+    pads = ints(ctx.requireConstantInput(n, 1, "pads"));
+    if (Value *v = ctx.input(n, 2)) {
+      if (v->type().dtype != dt)
+        throw ConvertError("constant_value is " + v->type().str() + " but data is " +
+                           x->type().str());
+      auto n1 = v->type().staticNumElements();
+      if (!n1 || *n1 != 1)
+        throw ConvertError("constant_value must hold one element, got " + v->type().str());
+      value = v->type().rank() == 0 ? v : reshapeTo(b, v, {});
+    } else {
+      value = b.scalar(dt, 0);
+    }
+    if (ctx.input(n, 3)) {
+      std::vector<int64_t> axes = ints(ctx.requireConstantInput(n, 3, "axes"));
+      if (pads.size() != 2 * axes.size())
+        throw ConvertError("pads has " + std::to_string(pads.size()) + " entries for " +
+                           std::to_string(axes.size()) + " axes");
+      std::vector<int64_t> full(2 * rank, 0);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t a = normalizeAxis(axes[i], rank);
+        full[a] = pads[i];
+        full[a + rank] = pads[i + axes.size()];
+      }
+      pads = full;
+    }
+  }
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    throw ConvertError("pads has " + std::to_string(pads.size()) + " entries for rank " +
+                       std::to_string(rank));
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    throw ConvertError("unsupported pad mode '" + mode + "'");
+  return {b.value(OpKind::Pad, {x, value}, {{"pads", Attribute(pads)}, {"mode", Attribute(mode)}})};
+}
+
+Values convertTile(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *x = requireInput(ctx, n, 0, "input");
+  std::vector<int64_t> repeats = ints(ctx.requireConstantInput(n, 1, "repeats"));
+  const auto &dims = x->type().dims;
+  if (static_cast<int64_t>(repeats.size()) != x->type().rank())
+    throw ConvertError("repeats has " + std::to_string(repeats.size()) + " entries for rank " +
+                       std::to_string(x->type().rank()));
+  for (int64_t r : repeats)
+    if (r < 0)
+      throw ConvertError("negative repeat " + std::to_string(r));
+  if (std::all_of(repeats.begin(), repeats.end(), [](int64_t r) { return r == 1; }))
+    return {x};
+  if (!x->type().isStatic()) {
+    // Symbolic dims: concatenate copies axis by axis.
+    Value *v = x;
+    for (size_t a = 0; a < repeats.size(); ++a) {
+      if (repeats[a] == 1)
+        continue;
+      if (repeats[a] == 0)
+        throw ConvertError("repeat 0 of a symbolic shape is unsupported");
+      Values copies(repeats[a], v);
+      v = b.value(OpKind::Concat, copies, {{"axis", Attribute(static_cast<int64_t>(a))}});
+    }
+    return {v};
+  }
+  // [d0, d1, ...] -> [1, d0, 1, d1, ...] -> expand to [r0, d0, r1, d1, ...] -> [r0*d0, ...]
+  std::vector<Dim> interleaved;
+  std::vector<int64_t> expanded, result;
+  for (size_t a = 0; a < dims.size(); ++a) {
+    interleaved.push_back(Dim(1));
+    interleaved.push_back(dims[a]);
+    expanded.push_back(repeats[a]);
+    expanded.push_back(dims[a].size);
+    result.push_back(repeats[a] * dims[a].size);
+  }
+  Value *v = reshapeTo(b, x, interleaved);
+  v = b.value(OpKind::Expand, {v}, {{"shape", Attribute(expanded)}});
+  return {b.value(OpKind::Reshape, {v}, {{"shape", Attribute(result)}, {"allowzero", Attribute(int64_t{1})}})};
+}
+
+Values convertExpand(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "input");
+  std::vector<int64_t> shape = ints(ctx.requireConstantInput(n, 1, "shape"));
+  return {ctx.builder().value(OpKind::Expand, {x}, {{"shape", Attribute(shape)}})};
+}
+
+// --- Gathers and scatters ------------------------------------------------------------------------
+
+Values convertGather(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  Value *idx = requireInput(ctx, n, 1, "indices");
+  int64_t axis = normalizeAxis(attrInt(n, "axis", 0), x->type().rank());
+  return {ctx.builder().value(OpKind::Gather, {x, idx}, {{"axis", Attribute(axis)}})};
+}
+
+Values convertGatherElements(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  Value *idx = requireInput(ctx, n, 1, "indices");
+  int64_t axis = normalizeAxis(attrInt(n, "axis", 0), x->type().rank());
+  return {ctx.builder().value(OpKind::GatherElements, {x, idx}, {{"axis", Attribute(axis)}})};
+}
+
+Values convertGatherND(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  Value *idx = requireInput(ctx, n, 1, "indices");
+  return {ctx.builder().value(OpKind::GatherND, {x, idx},
+                              {{"batch_dims", Attribute(attrInt(n, "batch_dims", 0))}})};
+}
+
+Values convertScatterElements(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  Value *idx = requireInput(ctx, n, 1, "indices");
+  Value *upd = requireInput(ctx, n, 2, "updates");
+  int64_t axis = normalizeAxis(attrInt(n, "axis", 0), x->type().rank());
+  std::string reduction = attrString(n, "reduction", "none");
+  return {ctx.builder().value(OpKind::ScatterElements, {x, idx, upd},
+                              {{"axis", Attribute(axis)}, {"reduction", Attribute(reduction)}})};
+}
+
+Values convertScatterND(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  Value *idx = requireInput(ctx, n, 1, "indices");
+  Value *upd = requireInput(ctx, n, 2, "updates");
+  std::string reduction = attrString(n, "reduction", "none");
+  return {ctx.builder().value(OpKind::ScatterND, {x, idx, upd},
+                              {{"reduction", Attribute(reduction)}})};
+}
+
+// Reverses the first sequence_lens[b] steps of each batch entry: a gather_elements along the time
+// axis with a constant index tensor (the lengths must be known at import).
+Values convertReverseSequence(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "input");
+  Shape shape = requireStaticShape(x, "ReverseSequence");
+  std::vector<int64_t> lens = ints(ctx.requireConstantInput(n, 1, "sequence_lens"));
+  int64_t rank = x->type().rank();
+  if (rank < 2)
+    throw ConvertError("ReverseSequence needs rank >= 2, got " + x->type().str());
+  int64_t timeAxis = normalizeAxis(attrInt(n, "time_axis", 0), rank);
+  int64_t batchAxis = normalizeAxis(attrInt(n, "batch_axis", 1), rank);
+  if (timeAxis == batchAxis || static_cast<int64_t>(lens.size()) != shape[batchAxis])
+    throw ConvertError("sequence_lens must have one entry per batch element, with distinct "
+                       "time and batch axes");
+  Tensor idx(DType::I64, shape);
+  std::vector<int64_t> strides = contiguousStrides(shape);
+  for (int64_t i = 0; i < idx.numElements(); ++i) {
+    int64_t t = (i / strides[timeAxis]) % shape[timeAxis];
+    int64_t len = std::clamp<int64_t>(lens[(i / strides[batchAxis]) % shape[batchAxis]], 0,
+                                      shape[timeAxis]);
+    idx.setInt(i, t < len ? len - 1 - t : t);
+  }
+  Builder &b = ctx.builder();
+  return {b.value(OpKind::GatherElements, {x, b.constant(idx)}, {{"axis", Attribute(timeAxis)}})};
+}
+
+// --- Depth <-> space --------------------------------------------------------------------------
+
+struct NCHW {
+  Dim n;
+  int64_t c, h, w;
+};
+
+NCHW nchw(Value *x, const char *op) {
+  const auto &d = x->type().dims;
+  if (d.size() != 4 || !d[1].isStatic() || !d[2].isStatic() || !d[3].isStatic())
+    throw ConvertError(std::string(op) + " needs a 4-D input with static C, H, W, got " +
+                       x->type().str());
+  return {d[0], d[1].size, d[2].size, d[3].size};
+}
+
+Values convertDepthToSpace(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *x = requireInput(ctx, n, 0, "input");
+  NCHW s = nchw(x, "DepthToSpace");
+  int64_t bs = attrInt(n, "blocksize", 0);
+  if (bs <= 0 || s.c % (bs * bs) != 0)
+    throw ConvertError("blocksize " + std::to_string(bs) + " does not divide channels " +
+                       std::to_string(s.c));
+  std::string mode = attrString(n, "mode", "DCR");
+  int64_t c = s.c / (bs * bs);
+  Value *v;
+  if (mode == "DCR") {
+    v = reshapeTo(b, x, {s.n, bs, bs, c, s.h, s.w});
+    v = b.value(OpKind::Transpose, {v}, {{"perm", Attribute(std::vector<int64_t>{0, 3, 4, 1, 5, 2})}});
+  } else if (mode == "CRD") {
+    v = reshapeTo(b, x, {s.n, c, bs, bs, s.h, s.w});
+    v = b.value(OpKind::Transpose, {v}, {{"perm", Attribute(std::vector<int64_t>{0, 1, 4, 2, 5, 3})}});
+  } else {
+    throw ConvertError("unknown DepthToSpace mode '" + mode + "'");
+  }
+  return {reshapeTo(b, v, {s.n, c, s.h * bs, s.w * bs})};
+}
+
+Values convertSpaceToDepth(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *x = requireInput(ctx, n, 0, "input");
+  NCHW s = nchw(x, "SpaceToDepth");
+  int64_t bs = attrInt(n, "blocksize", 0);
+  if (bs <= 0 || s.h % bs != 0 || s.w % bs != 0)
+    throw ConvertError("blocksize " + std::to_string(bs) + " does not divide H and W");
+  Value *v = reshapeTo(b, x, {s.n, s.c, s.h / bs, bs, s.w / bs, bs});
+  v = b.value(OpKind::Transpose, {v}, {{"perm", Attribute(std::vector<int64_t>{0, 3, 5, 1, 2, 4})}});
+  return {reshapeTo(b, v, {s.n, s.c * bs * bs, s.h / bs, s.w / bs})};
+}
+
+// --- Identity-like ---------------------------------------------------------------------------
+
+Values convertIdentity(ImportContext &ctx, const Node &n) {
+  return {requireInput(ctx, n, 0, "input")};
+}
+
+// Inference-mode Dropout: the data passes through; the mask is all true.
+Values convertDropout(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  if (ctx.opset() >= 12 && ctx.input(n, 2)) {
+    Tensor training = ctx.requireConstantInput(n, 2, "training_mode");
+    // Training with ratio 0 drops nothing, so it is still the identity.
+    std::optional<Tensor> ratio = ctx.constantInput(n, 1);
+    bool dropsNothing = ratio && ratio->numElements() == 1 && ratio->getDouble(0) == 0;
+    if (training.numElements() > 0 && training.getInt(0) != 0 && !dropsNothing)
+      throw ConvertError("training_mode=true is unsupported (inference only)");
+  }
+  if (ctx.opset() < 7 && attrInt(n, "is_test", 0) == 0)
+    throw ConvertError("training-mode Dropout is unsupported");
+  Values results{x};
+  if (n.output_size() > 1 && !n.output(1).empty()) {
+    Shape shape = requireStaticShape(x, "Dropout's mask output");
+    Tensor mask(DType::Bool, shape);
+    for (int64_t i = 0; i < mask.numElements(); ++i)
+      mask.setInt(i, 1);
+    results.push_back(ctx.builder().constant(mask));
+  }
+  return results;
+}
+
+Values convertShape(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  int64_t rank = x->type().rank();
+  int64_t start = attrInt(n, "start", 0), end = attrInt(n, "end", rank);
+  auto clampAxis = [rank](int64_t a) {
+    if (a < 0)
+      a += rank;
+    return std::clamp<int64_t>(a, 0, rank);
+  };
+  start = clampAxis(start);
+  end = clampAxis(end);
+  std::vector<int64_t> dims;
+  for (int64_t i = start; i < end; ++i) {
+    const Dim &d = x->type().dims[i];
+    if (!d.isStatic())
+      throw ConvertError("the shape of a dynamic dim (" + d.str() + " of " + x->type().str() +
+                         ") is unsupported");
+    dims.push_back(d.size);
+  }
+  return {ctx.builder().constant(
+      Tensor::fromVector(DType::I64, {static_cast<int64_t>(dims.size())}, dims))};
+}
+
+Values convertSize(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "data");
+  auto count = x->type().staticNumElements();
+  if (!count)
+    throw ConvertError("the size of dynamic shape " + x->type().str() + " is unsupported");
+  return {ctx.builder().scalar(DType::I64, static_cast<double>(*count))};
+}
+
+// Trilu keeps the upper (or lower) triangle of the last two dims: select with a constant mask.
+Values convertTrilu(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *x = requireInput(ctx, n, 0, "input");
+  const auto &dims = x->type().dims;
+  if (dims.size() < 2 || !dims[dims.size() - 2].isStatic() || !dims.back().isStatic())
+    throw ConvertError("Trilu needs static last two dims, got " + x->type().str());
+  int64_t rows = dims[dims.size() - 2].size, cols = dims.back().size;
+  int64_t k = 0;
+  if (ctx.input(n, 1))
+    k = ctx.requireConstantInput(n, 1, "k").getInt(0);
+  bool upper = attrInt(n, "upper", 1) != 0;
+  Tensor mask(DType::Bool, {rows, cols});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      mask.setInt(i * cols + j, upper ? j - i >= k : j - i <= k);
+  return {b.value(OpKind::Select, {b.constant(mask), x, b.scalar(x->type().dtype, 0)})};
+}
+
+} // namespace
+
+void registerDataMovementConverters(ConverterTable &t) {
+  t["Reshape"] = convertReshape;
+  t["Flatten"] = convertFlatten;
+  t["Squeeze"] = convertSqueeze;
+  t["Unsqueeze"] = convertUnsqueeze;
+  t["Transpose"] = convertTranspose;
+  t["Concat"] = convertConcat;
+  t["Split"] = convertSplit;
+  t["Slice"] = convertSlice;
+  t["Pad"] = convertPad;
+  t["Tile"] = convertTile;
+  t["Expand"] = convertExpand;
+  t["Gather"] = convertGather;
+  t["GatherElements"] = convertGatherElements;
+  t["GatherND"] = convertGatherND;
+  t["ScatterElements"] = convertScatterElements;
+  t["Scatter"] = convertScatterElements; // deprecated alias (opset 9-10), no reduction
+  t["ScatterND"] = convertScatterND;
+  t["ReverseSequence"] = convertReverseSequence;
+  t["DepthToSpace"] = convertDepthToSpace;
+  t["SpaceToDepth"] = convertSpaceToDepth;
+  t["Identity"] = convertIdentity;
+  t["Dropout"] = convertDropout;
+  t["Shape"] = convertShape;
+  t["Size"] = convertSize;
+  t["Trilu"] = convertTrilu;
+}
+
+} // namespace strata::onnx_import

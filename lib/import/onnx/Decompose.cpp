@@ -1,0 +1,174 @@
+#include "Decompose.h"
+
+#include <algorithm>
+
+namespace strata::onnx_import {
+
+Value *add(Builder &b, Value *x, Value *y) { return b.value(OpKind::Add, {x, y}); }
+Value *sub(Builder &b, Value *x, Value *y) { return b.value(OpKind::Sub, {x, y}); }
+Value *mul(Builder &b, Value *x, Value *y) { return b.value(OpKind::Mul, {x, y}); }
+Value *div(Builder &b, Value *x, Value *y) { return b.value(OpKind::Div, {x, y}); }
+Value *maximum(Builder &b, Value *x, Value *y) { return b.value(OpKind::Max, {x, y}); }
+Value *minimum(Builder &b, Value *x, Value *y) { return b.value(OpKind::Min, {x, y}); }
+Value *unary(Builder &b, OpKind kind, Value *x) { return b.value(kind, {x}); }
+Value *select(Builder &b, Value *cond, Value *ifTrue, Value *ifFalse) {
+  return b.value(OpKind::Select, {cond, ifTrue, ifFalse});
+}
+Value *lessThan(Builder &b, Value *x, Value *y) { return b.value(OpKind::Lt, {x, y}); }
+
+Value *scalarLike(Builder &b, Value *like, double v) { return b.scalar(like->type().dtype, v); }
+
+Value *castTo(Builder &b, Value *x, DType dtype) {
+  if (x->type().dtype == dtype)
+    return x;
+  return b.value(OpKind::Cast, {x}, {{"to", Attribute(dtype)}});
+}
+
+Value *reshape(Builder &b, Value *x, std::vector<int64_t> shape) {
+  return b.value(OpKind::Reshape, {x}, {{"shape", Attribute(std::move(shape))}});
+}
+
+Value *transpose(Builder &b, Value *x, std::vector<int64_t> perm) {
+  return b.value(OpKind::Transpose, {x}, {{"perm", Attribute(std::move(perm))}});
+}
+
+Value *reduce(Builder &b, Value *x, const std::string &kind, std::vector<int64_t> axes,
+              bool keepdims) {
+  return b.value(OpKind::Reduce, {x},
+                 {{"kind", Attribute(kind)},
+                  {"axes", Attribute(std::move(axes))},
+                  {"keepdims", Attribute(int64_t{keepdims ? 1 : 0})}});
+}
+
+Value *perChannel(Builder &b, Value *vec, int64_t rank) {
+  if (rank <= 2)
+    return vec; // [N, C] already broadcasts against [C]
+  std::vector<int64_t> shape(static_cast<size_t>(rank - 1), 1);
+  shape[0] = -1; // the channel count, whatever it is (also when symbolic)
+  return reshape(b, vec, std::move(shape));
+}
+
+Value *log1p(Builder &b, Value *x) {
+  // u = 1 + x rounds; log(u) * x / (u - 1) corrects for that rounding since u - 1 is exact.
+  Value *one = scalarLike(b, x, 1.0);
+  Value *u = add(b, one, x);
+  Value *uMinusOne = sub(b, u, one);
+  Value *corrected = div(b, mul(b, unary(b, OpKind::Log, u), x), uMinusOne);
+  Value *uIsOne = b.value(OpKind::Eq, {u, one}); // x below half an ulp of 1: log1p(x) = x
+  Value *uIsInf = b.value(OpKind::IsInf, {u}, {{"detect_negative", Attribute(int64_t{1})},
+                                               {"detect_positive", Attribute(int64_t{1})}});
+  return select(b, uIsOne, x, select(b, uIsInf, u, corrected));
+}
+
+Value *expm1(Builder &b, Value *x) {
+  // u = exp(x); (u - 1) * x / log(u) cancels the rounding of u (Kahan).
+  Value *one = scalarLike(b, x, 1.0);
+  Value *u = unary(b, OpKind::Exp, x);
+  Value *uMinusOne = sub(b, u, one);
+  Value *corrected = div(b, mul(b, uMinusOne, x), unary(b, OpKind::Log, u));
+  Value *uIsOne = b.value(OpKind::Eq, {u, one});
+  // u == 0 (x very negative) gives 0/-inf = -0 * ...; u - 1 = -1 is the answer there, and for
+  // u = inf the corrected form is inf/inf, so both ends use u - 1 directly.
+  Value *useDirect = b.value(
+      OpKind::Or, {b.value(OpKind::Le, {uMinusOne, scalarLike(b, x, -0.5)}),
+                   b.value(OpKind::IsInf, {u}, {{"detect_negative", Attribute(int64_t{1})},
+                                                {"detect_positive", Attribute(int64_t{1})}})});
+  return select(b, uIsOne, x, select(b, useDirect, uMinusOne, corrected));
+}
+
+std::vector<int64_t> iota(int64_t lo, int64_t hi) {
+  std::vector<int64_t> r;
+  for (int64_t i = lo; i < hi; ++i)
+    r.push_back(i);
+  return r;
+}
+
+std::vector<int64_t> staticShape(Value *x, const char *what) {
+  std::vector<int64_t> shape;
+  for (const Dim &d : x->type().dims) {
+    if (!d.isStatic())
+      throw ConvertError(std::string(what) + " needs a static shape, but it is " +
+                         x->type().str());
+    shape.push_back(d.size);
+  }
+  return shape;
+}
+
+int64_t staticDim(Value *x, int64_t axis, const char *what) {
+  const Dim &d = x->type().dims.at(static_cast<size_t>(axis));
+  if (!d.isStatic())
+    throw ConvertError(std::string(what) + " needs a static size for dim " +
+                       std::to_string(axis) + ", but the type is " + x->type().str());
+  return d.size;
+}
+
+bool outputRequested(const onnx::NodeProto &node, int i) {
+  return i < node.output_size() && !node.output(i).empty();
+}
+
+Value *optionalInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
+  if (i >= node.input_size())
+    return nullptr;
+  return ctx.input(node, i);
+}
+
+Value *requiredInput(ImportContext &ctx, const onnx::NodeProto &node, int i, const char *what) {
+  Value *v = optionalInput(ctx, node, i);
+  if (!v)
+    throw ConvertError(std::string("missing required input ") + std::to_string(i) + " (" + what +
+                       ")");
+  return v;
+}
+
+void requireRank(Value *x, int64_t minRank, const char *what) {
+  if (x->type().rank() < minRank)
+    throw ConvertError(std::string(what) + " must have rank >= " + std::to_string(minRank) +
+                       ", got " + x->type().str());
+}
+
+std::vector<int64_t> spatialAttr(const onnx::NodeProto &node, const std::string &name,
+                                 size_t count, int64_t dflt) {
+  std::vector<int64_t> v = attrInts(node, name, std::vector<int64_t>(count, dflt));
+  if (v.empty())
+    v.assign(count, dflt);
+  if (v.size() != count)
+    throw ConvertError("attribute '" + name + "' has " + std::to_string(v.size()) +
+                       " entries, expected one per spatial dim (" + std::to_string(count) + ")");
+  return v;
+}
+
+std::vector<int64_t> resolveWindowPads(const onnx::NodeProto &node, Value *x,
+                                       const std::vector<int64_t> &kernel,
+                                       const std::vector<int64_t> &strides,
+                                       const std::vector<int64_t> &dilations) {
+  size_t n = kernel.size();
+  std::string autoPad = attrString(node, "auto_pad", "NOTSET");
+  if (autoPad == "NOTSET") {
+    std::vector<int64_t> pads = attrInts(node, "pads", std::vector<int64_t>(2 * n, 0));
+    if (pads.empty())
+      pads.assign(2 * n, 0);
+    if (pads.size() != 2 * n)
+      throw ConvertError("attribute 'pads' has " + std::to_string(pads.size()) +
+                         " entries, expected " + std::to_string(2 * n));
+    return pads;
+  }
+  if (autoPad == "VALID")
+    return std::vector<int64_t>(2 * n, 0);
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
+    throw ConvertError("unsupported auto_pad '" + autoPad + "'");
+  // SAME: output = ceil(input / stride); the padding that achieves it is split evenly, the odd
+  // element going to the end (SAME_UPPER) or the beginning (SAME_LOWER).
+  std::vector<int64_t> pads(2 * n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t in = staticDim(x, static_cast<int64_t>(i) + 2, ("auto_pad " + autoPad).c_str());
+    int64_t out = (in + strides[i] - 1) / strides[i];
+    int64_t window = (kernel[i] - 1) * dilations[i] + 1;
+    int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + window - in);
+    int64_t small = total / 2, large = total - small;
+    pads[i] = autoPad == "SAME_UPPER" ? small : large;
+    pads[i + n] = autoPad == "SAME_UPPER" ? large : small;
+  }
+  return pads;
+}
+
+} // namespace strata::onnx_import

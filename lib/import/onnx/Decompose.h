@@ -1,0 +1,68 @@
+// Internal helpers shared by the ONNX op converters that decompose composite ONNX ops onto the
+// graph IR's primitives: short names for common ops, scalar constants in an operand's dtype,
+// per-channel broadcasting, numerically careful log1p/expm1, and conv/pool padding resolution.
+#pragma once
+#include "Converter.h"
+
+#include <string>
+#include <vector>
+
+namespace strata::onnx_import {
+
+// --- Small op shorthands (all infer types through the Builder) ------------------------------
+Value *add(Builder &b, Value *x, Value *y);
+Value *sub(Builder &b, Value *x, Value *y);
+Value *mul(Builder &b, Value *x, Value *y);
+Value *div(Builder &b, Value *x, Value *y);
+Value *maximum(Builder &b, Value *x, Value *y);
+Value *minimum(Builder &b, Value *x, Value *y);
+Value *unary(Builder &b, OpKind kind, Value *x);
+Value *select(Builder &b, Value *cond, Value *ifTrue, Value *ifFalse);
+Value *lessThan(Builder &b, Value *x, Value *y);
+
+// Rank-0 constant holding `v` in the dtype of `like`.
+Value *scalarLike(Builder &b, Value *like, double v);
+// Casts to `dtype`; returns `x` unchanged when it already has that dtype.
+Value *castTo(Builder &b, Value *x, DType dtype);
+Value *reshape(Builder &b, Value *x, std::vector<int64_t> shape);
+Value *transpose(Builder &b, Value *x, std::vector<int64_t> perm);
+// reduce op; `kind` is sum | prod | max | min | mean; axes must be normalized (non-negative).
+Value *reduce(Builder &b, Value *x, const std::string &kind, std::vector<int64_t> axes,
+              bool keepdims);
+
+// Reshapes a per-channel vector [C] to [C, 1, ..., 1] so that it broadcasts against a tensor of
+// `rank` laid out as [N, C, spatial...] (channel at axis 1).
+Value *perChannel(Builder &b, Value *vec, int64_t rank);
+
+// log(1 + x) and exp(x) - 1 accurate for small |x| (Kahan's tricks: the rounding error of
+// forming 1 + x is cancelled by dividing by the exactly representable difference).
+Value *log1p(Builder &b, Value *x);
+Value *expm1(Builder &b, Value *x);
+
+// [lo, hi)
+std::vector<int64_t> iota(int64_t lo, int64_t hi);
+// Static dims of `x`; throws ConvertError naming `what` if any dim is symbolic.
+std::vector<int64_t> staticShape(Value *x, const char *what);
+// Static size of dim `axis` of `x`; throws ConvertError naming `what` if it is symbolic.
+int64_t staticDim(Value *x, int64_t axis, const char *what);
+// Whether output i of the node is present and named (i.e. the model asks for it).
+bool outputRequested(const onnx::NodeProto &node, int i);
+// Input 1.. that is optional: nullptr when absent.
+Value *optionalInput(ImportContext &ctx, const onnx::NodeProto &node, int i);
+// Input that must exist; throws ConvertError naming `what` when absent.
+Value *requiredInput(ImportContext &ctx, const onnx::NodeProto &node, int i, const char *what);
+// Throws ConvertError when x's rank is not at least `minRank`.
+void requireRank(Value *x, int64_t minRank, const char *what);
+
+// Explicit [begins..., ends...] pads for a conv/pool window over the spatial dims of `x`
+// (NC + spatial layout), resolving ONNX auto_pad (NOTSET uses the `pads` attribute).
+// kernel/strides/dilations have one entry per spatial dim.
+std::vector<int64_t> resolveWindowPads(const onnx::NodeProto &node, Value *x,
+                                       const std::vector<int64_t> &kernel,
+                                       const std::vector<int64_t> &strides,
+                                       const std::vector<int64_t> &dilations);
+// The `name` ints attribute, defaulting to `count` ones; throws if its length is not `count`.
+std::vector<int64_t> spatialAttr(const onnx::NodeProto &node, const std::string &name,
+                                 size_t count, int64_t dflt);
+
+} // namespace strata::onnx_import

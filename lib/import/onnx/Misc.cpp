@@ -1,0 +1,464 @@
+// Converters for the remaining ONNX ops: constants and generators (folded at import), casts,
+// TopK, CumSum, Resize/Upsample, Einsum, Where, OneHot, Hardmax and the window generators.
+//
+// NonZero, Compress and Unique have data-dependent output shapes, so they are deliberately not
+// registered: the driver reports them as unsupported.
+#include "Converter.h"
+
+#include <cmath>
+
+namespace strata::onnx_import {
+namespace {
+
+using Node = onnx::NodeProto;
+using Values = std::vector<Value *>;
+
+Value *requireInput(ImportContext &ctx, const Node &n, int i, const char *what) {
+  Value *v = ctx.input(n, i);
+  if (!v)
+    throw ConvertError(std::string("missing required input ") + std::to_string(i) + " (" + what +
+                       ")");
+  return v;
+}
+
+// A scalar (or one-element tensor) input that must be known at import.
+Tensor requireScalarInput(ImportContext &ctx, const Node &n, int i, const char *what) {
+  Tensor t = ctx.requireConstantInput(n, i, what);
+  if (t.numElements() != 1)
+    throw ConvertError(std::string(what) + " must hold one element, got shape [" +
+                       shapeToString(t.shape()) + "]");
+  return t;
+}
+
+DType requireDType(int32_t onnxType, const char *what) {
+  auto dt = dtypeFromOnnx(onnxType);
+  if (!dt)
+    throw ConvertError(std::string(what) + ": unsupported element type " +
+                       (onnx::TensorProto::DataType_IsValid(onnxType)
+                            ? onnx::TensorProto::DataType_Name(
+                                  static_cast<onnx::TensorProto::DataType>(onnxType))
+                            : std::to_string(onnxType)));
+  return *dt;
+}
+
+// --- Constants and generators ------------------------------------------------------------------
+
+Values convertConstant(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  if (n.attribute_size() != 1)
+    throw ConvertError("Constant needs exactly one value attribute, got " +
+                       std::to_string(n.attribute_size()));
+  const onnx::AttributeProto &a = n.attribute(0);
+  const std::string &key = a.name();
+  if (key == "value")
+    return {b.constant(tensorFromProto(a.t(), ctx.modelDir()))};
+  if (key == "value_float")
+    return {b.scalar(DType::F32, attrFloat(n, key, 0))};
+  if (key == "value_int")
+    return {b.scalar(DType::I64, static_cast<double>(attrInt(n, key, 0)))};
+  if (key == "value_floats") {
+    std::vector<float> v = attrFloats(n, key);
+    return {b.constant(Tensor::fromVector(DType::F32, {static_cast<int64_t>(v.size())}, v))};
+  }
+  if (key == "value_ints") {
+    std::vector<int64_t> v = attrInts(n, key);
+    return {b.constant(Tensor::fromVector(DType::I64, {static_cast<int64_t>(v.size())}, v))};
+  }
+  if (key == "sparse_value" || key == "value_string" || key == "value_strings")
+    throw ConvertError("Constant with '" + key + "' is unsupported");
+  throw ConvertError("Constant has unknown attribute '" + key + "'");
+}
+
+Values convertConstantOfShape(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  std::vector<int64_t> shape = ctx.requireConstantInput(n, 0, "shape").toIntVector();
+  for (int64_t d : shape)
+    if (d < 0)
+      throw ConvertError("negative dim " + std::to_string(d) + " in shape");
+  Tensor fill = Tensor::scalar(DType::F32, 0);
+  if (const onnx::AttributeProto *a = findAttr(n, "value")) {
+    fill = tensorFromProto(a->t(), ctx.modelDir());
+    if (fill.numElements() != 1)
+      throw ConvertError("attribute 'value' must hold one element");
+    fill = fill.reshaped({});
+  }
+  // A broadcast scalar; folding materializes it when small enough.
+  return {b.value(OpKind::Expand, {b.constant(fill)}, {{"shape", Attribute(shape)}})};
+}
+
+Values convertRange(ImportContext &ctx, const Node &n) {
+  Tensor start = requireScalarInput(ctx, n, 0, "start");
+  Tensor limit = requireScalarInput(ctx, n, 1, "limit");
+  Tensor delta = requireScalarInput(ctx, n, 2, "delta");
+  DType dt = start.dtype();
+  if (limit.dtype() != dt || delta.dtype() != dt)
+    throw ConvertError("start, limit and delta must share a type");
+  Tensor out;
+  constexpr double kMaxRange = double(int64_t(1) << 31);
+  if (isFloat(dt)) {
+    double s = start.getDouble(0), l = limit.getDouble(0), d = delta.getDouble(0);
+    if (d == 0)
+      throw ConvertError("delta is 0");
+    double count = std::max(std::ceil((l - s) / d), 0.0);
+    if (!(count <= kMaxRange))
+      throw ConvertError("Range of " + std::to_string(count) + " elements is too large");
+    out = Tensor(dt, {static_cast<int64_t>(count)});
+    for (int64_t i = 0; i < out.numElements(); ++i)
+      out.setDouble(i, s + static_cast<double>(i) * d);
+  } else {
+    int64_t s = start.getInt(0), l = limit.getInt(0), d = delta.getInt(0);
+    if (d == 0)
+      throw ConvertError("delta is 0");
+    // ceil((l - s) / d) in integers, clamped at 0.
+    double span = (static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d);
+    if (span > kMaxRange)
+      throw ConvertError("Range of " + std::to_string(span) + " elements is too large");
+    int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(span)));
+    out = Tensor(dt, {count});
+    for (int64_t i = 0; i < count; ++i)
+      out.setInt(i, s + i * d);
+  }
+  return {ctx.builder().constant(out)};
+}
+
+Values convertEyeLike(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "input");
+  if (x->type().rank() != 2 || !x->type().isStatic())
+    throw ConvertError("EyeLike needs a static 2-D input, got " + x->type().str());
+  DType dt = hasAttr(n, "dtype") ? requireDType(static_cast<int32_t>(attrInt(n, "dtype", 1)), "dtype")
+                                 : x->type().dtype;
+  Shape shape = x->type().staticShape();
+  int64_t k = attrInt(n, "k", 0);
+  Tensor eye(dt, shape);
+  for (int64_t i = 0; i < shape[0]; ++i)
+    if (int64_t j = i + k; j >= 0 && j < shape[1])
+      eye.setDouble(i * shape[1] + j, 1);
+  return {ctx.builder().constant(eye)};
+}
+
+// A constant [0, 1, ..., size-1] of i64 laid along `axis` of a rank-`rank` shape of ones.
+Value *iotaAlong(Builder &b, int64_t size, int64_t axis, int64_t rank) {
+  Shape shape(rank, 1);
+  shape[axis] = size;
+  Tensor t(DType::I64, shape);
+  for (int64_t i = 0; i < size; ++i)
+    t.setInt(i, i);
+  return b.constant(t);
+}
+
+Values convertOneHot(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *indices = requireInput(ctx, n, 0, "indices");
+  Value *values = requireInput(ctx, n, 2, "values");
+  int64_t depth = static_cast<int64_t>(requireScalarInput(ctx, n, 1, "depth").getDouble(0));
+  if (depth <= 0)
+    throw ConvertError("depth must be positive, got " + std::to_string(depth));
+  auto numValues = values->type().staticNumElements();
+  if (!numValues || *numValues != 2)
+    throw ConvertError("values must hold [off_value, on_value], got " + values->type().str());
+  int64_t outRank = indices->type().rank() + 1;
+  int64_t axis = normalizeAxis(attrInt(n, "axis", -1), outRank);
+
+  // Integer indices, negatives counted from depth.
+  Value *idx = indices;
+  if (idx->type().dtype != DType::I64)
+    idx = b.value(OpKind::Cast, {idx}, {{"to", Attribute(DType::I64)}});
+  Value *isNegative = b.value(OpKind::Lt, {idx, b.scalar(DType::I64, 0)});
+  Value *wrapped = b.value(OpKind::Add, {idx, b.scalar(DType::I64, static_cast<double>(depth))});
+  idx = b.value(OpKind::Select, {isNegative, wrapped, idx});
+  std::vector<Dim> dims = idx->type().dims;
+  dims.insert(dims.begin() + axis, Dim(1));
+  idx = reshapeTo(b, idx, dims);
+
+  Value *hot = b.value(OpKind::Eq, {idx, iotaAlong(b, depth, axis, outRank)});
+  Value *flat = reshapeTo(b, values, {Dim(2)});
+  auto element = [&](int64_t i) {
+    Value *s = b.value(OpKind::Slice, {flat},
+                       {{"starts", Attribute(std::vector<int64_t>{i})},
+                        {"ends", Attribute(std::vector<int64_t>{i + 1})},
+                        {"axes", Attribute(std::vector<int64_t>{0})},
+                        {"steps", Attribute(std::vector<int64_t>{1})}});
+    return reshapeTo(b, s, {});
+  };
+  return {b.value(OpKind::Select, {hot, element(1), element(0)})};
+}
+
+// Generalized cosine windows: w[n] = a0 - a1 cos(2 pi n / N') + a2 cos(4 pi n / N'), where N' is
+// N for a periodic window and N - 1 for a symmetric one.
+ConvertFn cosineWindow(double a0, double a1, double a2) {
+  return [=](ImportContext &ctx, const Node &n) -> Values {
+    int64_t size = requireScalarInput(ctx, n, 0, "size").getInt(0);
+    if (size < 0 || size > (int64_t(1) << 31))
+      throw ConvertError("invalid window size " + std::to_string(size));
+    DType dt = requireDType(static_cast<int32_t>(attrInt(n, "output_datatype", 1)),
+                            "attribute 'output_datatype'");
+    double denom = static_cast<double>(attrInt(n, "periodic", 1) ? size : size - 1);
+    Tensor w(dt, {size});
+    for (int64_t i = 0; i < size; ++i) {
+      double phase = denom > 0 ? 2 * M_PI * static_cast<double>(i) / denom : 0;
+      w.setDouble(i, a0 - a1 * std::cos(phase) + a2 * std::cos(2 * phase));
+    }
+    return {ctx.builder().constant(w)};
+  };
+}
+
+// --- Casts ---------------------------------------------------------------------------------------
+
+Values convertCast(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "input");
+  if (!hasAttr(n, "to"))
+    throw ConvertError("missing required attribute 'to'");
+  DType to = requireDType(static_cast<int32_t>(attrInt(n, "to", 0)), "attribute 'to'");
+  if (to == x->type().dtype)
+    return {x};
+  return {ctx.builder().value(OpKind::Cast, {x}, {{"to", Attribute(to)}})};
+}
+
+Values convertCastLike(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "input");
+  DType to = requireInput(ctx, n, 1, "target_type")->type().dtype;
+  if (to == x->type().dtype)
+    return {x};
+  return {ctx.builder().value(OpKind::Cast, {x}, {{"to", Attribute(to)}})};
+}
+
+// --- Structured ----------------------------------------------------------------------------------
+
+Values convertTopK(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "X");
+  int64_t k = ctx.opset() < 10 ? attrInt(n, "k", -1) : requireScalarInput(ctx, n, 1, "K").getInt(0);
+  if (k < 0)
+    throw ConvertError("k must be non-negative, got " + std::to_string(k));
+  int64_t axis = normalizeAxis(attrInt(n, "axis", -1), x->type().rank());
+  Op *op = ctx.builder().create(OpKind::TopK, {x},
+                                {{"axis", Attribute(axis)},
+                                 {"k", Attribute(k)},
+                                 {"largest", Attribute(attrInt(n, "largest", 1))},
+                                 {"sorted", Attribute(attrInt(n, "sorted", 1))}});
+  return {op->result(0), op->result(1)};
+}
+
+Values convertCumSum(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "x");
+  int64_t axis = normalizeAxis(requireScalarInput(ctx, n, 1, "axis").getInt(0), x->type().rank());
+  return {ctx.builder().value(OpKind::CumSum, {x},
+                              {{"axis", Attribute(axis)},
+                               {"exclusive", Attribute(attrInt(n, "exclusive", 0))},
+                               {"reverse", Attribute(attrInt(n, "reverse", 0))}})};
+}
+
+Values convertEinsum(ImportContext &ctx, const Node &n) {
+  Values inputs;
+  for (int i = 0; i < n.input_size(); ++i)
+    inputs.push_back(requireInput(ctx, n, i, "operand"));
+  std::string eq = attrString(n, "equation", "");
+  if (eq.empty())
+    throw ConvertError("missing required attribute 'equation'");
+  return {ctx.builder().value(OpKind::Einsum, inputs, {{"equation", Attribute(eq)}})};
+}
+
+Values convertWhere(ImportContext &ctx, const Node &n) {
+  return {ctx.builder().value(OpKind::Select, {requireInput(ctx, n, 0, "condition"),
+                                               requireInput(ctx, n, 1, "X"),
+                                               requireInput(ctx, n, 2, "Y")})};
+}
+
+// One-hot of the first maximum along `axis` (the axis must be static).
+Value *hardmaxAlong(Builder &b, Value *x, int64_t axis) {
+  const Dim &d = x->type().dims[axis];
+  if (!d.isStatic())
+    throw ConvertError("Hardmax along symbolic dim " + d.str() + " is unsupported");
+  Value *arg = b.value(OpKind::ArgReduce, {x},
+                       {{"kind", Attribute("max")},
+                        {"axis", Attribute(axis)},
+                        {"keepdims", Attribute(int64_t{1})},
+                        {"select_last_index", Attribute(int64_t{0})}});
+  Value *hot = b.value(OpKind::Eq, {arg, iotaAlong(b, d.size, axis, x->type().rank())});
+  return b.value(OpKind::Cast, {hot}, {{"to", Attribute(x->type().dtype)}});
+}
+
+Values convertHardmax(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *x = requireInput(ctx, n, 0, "input");
+  int64_t rank = x->type().rank();
+  if (ctx.opset() >= 13)
+    return {hardmaxAlong(b, x, normalizeAxis(attrInt(n, "axis", -1), rank))};
+  // Before opset 13 the input is coerced to 2-D at `axis` and the max taken per row.
+  int64_t axis = attrInt(n, "axis", 1);
+  if (axis < -rank || axis > rank)
+    throw ConvertError("axis " + std::to_string(axis) + " is out of range for rank " +
+                       std::to_string(rank));
+  if (axis < 0)
+    axis += rank;
+  if (!x->type().isStatic())
+    throw ConvertError("Hardmax before opset 13 needs a static shape, got " + x->type().str());
+  Shape shape = x->type().staticShape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? outer : inner) *= shape[i];
+  Value *flat = reshapeTo(b, x, {Dim(outer), Dim(inner)});
+  return {reshapeTo(b, hardmaxAlong(b, flat, 1), x->type().dims)};
+}
+
+// --- Resize --------------------------------------------------------------------------------------
+
+struct ResizeParams {
+  std::string mode = "nearest";
+  std::string coordMode = "half_pixel";
+  std::string nearestMode = "round_prefer_floor";
+  double cubicA = -0.75;
+  int64_t excludeOutside = 0;
+  double extrapolation = 0;
+};
+
+// Output sizes and (when given) scales for all dims from per-axis scales or sizes.
+Values buildResize(Builder &b, Value *x, const ResizeParams &p, std::vector<int64_t> axes,
+                   std::vector<double> scales, std::vector<int64_t> sizes,
+                   const std::string &aspectPolicy) {
+  if (!x->type().isStatic())
+    throw ConvertError("Resize needs a static input shape, got " + x->type().str());
+  Shape in = x->type().staticShape();
+  int64_t rank = static_cast<int64_t>(in.size());
+  if (axes.empty()) {
+    axes.resize(rank);
+    for (int64_t i = 0; i < rank; ++i)
+      axes[i] = i;
+  }
+  for (int64_t &a : axes)
+    a = normalizeAxis(a, rank);
+  std::vector<int64_t> outSizes = in;
+  std::vector<double> allScales;
+  if (!scales.empty()) {
+    if (scales.size() != axes.size())
+      throw ConvertError(std::to_string(scales.size()) + " scales for " +
+                         std::to_string(axes.size()) + " axes");
+    allScales.assign(rank, 1.0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (!(scales[i] > 0))
+        throw ConvertError("scale " + std::to_string(scales[i]) + " must be positive");
+      allScales[axes[i]] = scales[i];
+      double out = std::floor(static_cast<double>(in[axes[i]]) * scales[i]);
+      if (out > double(int64_t(1) << 31))
+        throw ConvertError("scale " + std::to_string(scales[i]) + " gives an absurd size");
+      outSizes[axes[i]] = static_cast<int64_t>(out);
+    }
+  } else if (!sizes.empty()) {
+    if (sizes.size() != axes.size())
+      throw ConvertError(std::to_string(sizes.size()) + " sizes for " +
+                         std::to_string(axes.size()) + " axes");
+    for (int64_t s : sizes)
+      if (s < 0 || s > (int64_t(1) << 31))
+        throw ConvertError("invalid output size " + std::to_string(s));
+    if (aspectPolicy == "stretch") {
+      for (size_t i = 0; i < axes.size(); ++i)
+        outSizes[axes[i]] = sizes[i];
+    } else if (aspectPolicy == "not_larger" || aspectPolicy == "not_smaller") {
+      // One scale for every listed axis, so the aspect ratio is kept.
+      double scale = aspectPolicy == "not_larger" ? INFINITY : 0;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        double s = static_cast<double>(sizes[i]) / static_cast<double>(in[axes[i]]);
+        scale = aspectPolicy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+      }
+      allScales.assign(rank, 1.0);
+      for (int64_t a : axes) {
+        allScales[a] = scale;
+        outSizes[a] = static_cast<int64_t>(std::floor(scale * static_cast<double>(in[a]) + 0.5));
+      }
+    } else {
+      throw ConvertError("unknown keep_aspect_ratio_policy '" + aspectPolicy + "'");
+    }
+  } else {
+    throw ConvertError("Resize needs scales or sizes");
+  }
+  if (p.coordMode == "tf_crop_and_resize")
+    throw ConvertError("coordinate_transformation_mode 'tf_crop_and_resize' is unsupported");
+  return {b.value(OpKind::Resize, {x},
+                  {{"sizes", Attribute(outSizes)},
+                   {"scales", Attribute(allScales)},
+                   {"mode", Attribute(p.mode)},
+                   {"coordinate_transformation_mode", Attribute(p.coordMode)},
+                   {"nearest_mode", Attribute(p.nearestMode)},
+                   {"cubic_coeff_a", Attribute(p.cubicA)},
+                   {"exclude_outside", Attribute(p.excludeOutside)},
+                   {"extrapolation_value", Attribute(p.extrapolation)}})};
+}
+
+std::vector<double> toDoubles(const Tensor &t) { return t.toDoubleVector(); }
+
+// Resize before opset 11 and Upsample: asymmetric coordinates, nearest rounds down when
+// upsampling and up when downsampling (what these ops computed before nearest_mode existed).
+ResizeParams legacyParams(const Node &n, const std::vector<double> &scales) {
+  ResizeParams p;
+  p.mode = attrString(n, "mode", "nearest");
+  if (p.mode == "bilinear" || p.mode == "trilinear")
+    p.mode = "linear";
+  p.coordMode = "asymmetric";
+  bool downsample = !scales.empty() && std::all_of(scales.begin(), scales.end(),
+                                                   [](double s) { return s <= 1; });
+  p.nearestMode = downsample ? "ceil" : "floor";
+  return p;
+}
+
+Values convertResize(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *x = requireInput(ctx, n, 0, "X");
+  if (attrInt(n, "antialias", 0) != 0)
+    throw ConvertError("antialias=1 is unsupported");
+  if (ctx.opset() < 11) {
+    std::vector<double> scales = toDoubles(ctx.requireConstantInput(n, 1, "scales"));
+    return buildResize(b, x, legacyParams(n, scales), {}, scales, {}, "stretch");
+  }
+  ResizeParams p;
+  p.mode = attrString(n, "mode", "nearest");
+  p.coordMode = attrString(n, "coordinate_transformation_mode", "half_pixel");
+  p.nearestMode = attrString(n, "nearest_mode", "round_prefer_floor");
+  p.cubicA = attrFloat(n, "cubic_coeff_a", -0.75f);
+  p.excludeOutside = attrInt(n, "exclude_outside", 0);
+  p.extrapolation = attrFloat(n, "extrapolation_value", 0.f);
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  if (ctx.input(n, 2))
+    scales = toDoubles(ctx.requireConstantInput(n, 2, "scales"));
+  if (ctx.input(n, 3))
+    sizes = ctx.requireConstantInput(n, 3, "sizes").toIntVector();
+  if (!scales.empty() && !sizes.empty())
+    throw ConvertError("only one of scales and sizes may be given");
+  return buildResize(b, x, p, attrInts(n, "axes"), scales, sizes,
+                     attrString(n, "keep_aspect_ratio_policy", "stretch"));
+}
+
+Values convertUpsample(ImportContext &ctx, const Node &n) {
+  Value *x = requireInput(ctx, n, 0, "X");
+  std::vector<double> scales;
+  if (ctx.opset() < 9) {
+    for (float f : attrFloats(n, "scales"))
+      scales.push_back(f);
+  } else {
+    scales = toDoubles(ctx.requireConstantInput(n, 1, "scales"));
+  }
+  return buildResize(ctx.builder(), x, legacyParams(n, scales), {}, scales, {}, "stretch");
+}
+
+} // namespace
+
+void registerMiscConverters(ConverterTable &t) {
+  t["Constant"] = convertConstant;
+  t["ConstantOfShape"] = convertConstantOfShape;
+  t["Range"] = convertRange;
+  t["EyeLike"] = convertEyeLike;
+  t["OneHot"] = convertOneHot;
+  t["Cast"] = convertCast;
+  t["CastLike"] = convertCastLike;
+  t["TopK"] = convertTopK;
+  t["CumSum"] = convertCumSum;
+  t["Einsum"] = convertEinsum;
+  t["Where"] = convertWhere;
+  t["Hardmax"] = convertHardmax;
+  t["Resize"] = convertResize;
+  t["Upsample"] = convertUpsample;
+  t["HannWindow"] = cosineWindow(0.5, 0.5, 0);
+  t["HammingWindow"] = cosineWindow(25.0 / 46, 21.0 / 46, 0);
+  t["BlackmanWindow"] = cosineWindow(0.42, 0.5, 0.08);
+}
+
+} // namespace strata::onnx_import

@@ -1,0 +1,570 @@
+// The ONNX import driver: reads and validates a model, checks up front that every op is
+// supported, creates graph inputs and constants, converts node by node through the converter
+// table, folds constant subgraphs as it goes, and finishes with dead-code removal and the verifier.
+#include "strata/import/OnnxImporter.h"
+
+#include "Converter.h"
+#include "strata/graph/Verifier.h"
+#include "strata/interp/Interpreter.h"
+
+#include "google/protobuf/io/coded_stream.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <climits>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace strata {
+namespace {
+
+using namespace onnx_import;
+
+// An import failure; the message is completed with the file name at the API boundary.
+struct ImportFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Opsets 1-6 are accepted because the ops strata supports mean the same there, except for the
+// legacy `broadcast` attribute of binary ops, which convertNode rejects.
+constexpr int64_t kMinOpset = 1, kMaxOpset = 21;
+// A graph input dim beyond this is not a real model; refuse it before anything allocates.
+constexpr int64_t kMaxDim = INT32_MAX;
+constexpr int64_t kMaxInputElements = int64_t(1) << 40;
+
+bool isDefaultDomain(const std::string &d) { return d.empty() || d == "ai.onnx"; }
+
+// Parses a whole-file protobuf message with the 2 GiB limit protobuf allows.
+bool parseMessage(const llvm::MemoryBuffer &buf, google::protobuf::MessageLite &msg) {
+  google::protobuf::io::CodedInputStream in(
+      reinterpret_cast<const uint8_t *>(buf.getBufferStart()),
+      static_cast<int>(buf.getBufferSize()));
+  in.SetTotalBytesLimit(INT_MAX);
+  return msg.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+std::unique_ptr<llvm::MemoryBuffer> readWholeFile(const std::string &path, const char *what) {
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buf)
+    throw ImportFailure(std::string("cannot read ") + what + ": " + buf.getError().message());
+  if ((*buf)->getBufferSize() >= static_cast<size_t>(INT_MAX))
+    throw ImportFailure(std::string("not a valid ") + what +
+                        " (larger than the 2 GiB protobuf limit; use external data)");
+  return std::move(*buf);
+}
+
+// Inputs that must be known at import time, by ONNX op type and opset: the candidates for
+// ImportOptions::specializableInputs.
+std::vector<int> staticInputPositions(const std::string &op, int64_t opset) {
+  if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "OneHot" || op == "Trilu" ||
+      op == "CumSum")
+    return {1};
+  if (op == "ConstantOfShape")
+    return {0};
+  if (op == "Range")
+    return {0, 1, 2};
+  if (op == "Slice" && opset >= 10)
+    return {1, 2, 3, 4};
+  if (op == "Pad" && opset >= 11)
+    return {1, 3};
+  if ((op == "Squeeze" || op == "Unsqueeze" || op == "Split" || op == "ReduceSum") && opset >= 13)
+    return {1};
+  if (op.rfind("Reduce", 0) == 0 && opset >= 18)
+    return {1};
+  if (op == "TopK" && opset >= 10)
+    return {1};
+  if (op == "Resize")
+    return {1, 2, 3};
+  if (op == "Upsample" && opset >= 9)
+    return {1};
+  if (op == "Clip" && opset >= 11)
+    return {1, 2};
+  if (op == "Dropout" && opset >= 12)
+    return {1, 2};
+  if (op == "ReverseSequence" || op == "HannWindow" || op == "HammingWindow" ||
+      op == "BlackmanWindow")
+    return {op == "ReverseSequence" ? 1 : 0};
+  return {};
+}
+
+std::string sanitizeSymbol(const std::string &s) {
+  std::string out;
+  for (char c : s)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
+    out = "_" + out;
+  return out;
+}
+
+std::string typeCategory(const onnx::TypeProto &t) {
+  switch (t.value_case()) {
+  case onnx::TypeProto::kSequenceType: return "a sequence";
+  case onnx::TypeProto::kMapType: return "a map";
+  case onnx::TypeProto::kOptionalType: return "an optional";
+  case onnx::TypeProto::kSparseTensorType: return "a sparse tensor";
+  case onnx::TypeProto::kOpaqueType: return "an opaque";
+  default: return "no";
+  }
+}
+
+class Importer final : public ImportContext {
+public:
+  Importer(std::string path, const ImportOptions &opts)
+      : path_(std::move(path)), opts_(opts), graph_(std::make_unique<Graph>("main")),
+        builder_(*graph_) {
+    llvm::StringRef dir = llvm::sys::path::parent_path(path_);
+    dir_ = dir.empty() ? "." : dir.str();
+  }
+
+  ImportResult run() {
+    loadModel();
+    registerElementwiseConverters(table_);
+    registerActivationConverters(table_);
+    registerNNConverters(table_);
+    registerReductionConverters(table_);
+    registerDataMovementConverters(table_);
+    registerMiscConverters(table_);
+    registerLossConverters(table_);
+
+    const onnx::GraphProto &g = model_.graph();
+    nodeNames_.reserve(g.node_size());
+    for (int i = 0; i < g.node_size(); ++i)
+      nodeNames_.push_back(g.node(i).name().empty() ? g.node(i).op_type() + "_" + std::to_string(i)
+                                                    : g.node(i).name());
+    // Unsupported ops first: a model of only, say, training-domain ops is best told so.
+    checkUnsupportedOps();
+    readOpset();
+    checkDefinitions();
+    collectInitializers();
+    createInputs();
+    for (int i = 0; i < g.node_size(); ++i)
+      convertNode(i);
+    createOutputs();
+    removeDeadOps();
+    if (llvm::Error e = verifyGraph(*graph_))
+      throw ImportFailure("imported graph does not verify: " + llvm::toString(std::move(e)));
+    return ImportResult{std::move(graph_), std::move(specialized_)};
+  }
+
+  // --- ImportContext ---
+  Builder &builder() override { return builder_; }
+  int64_t opset() const override { return opset_; }
+  const std::string &modelDir() const override { return dir_; }
+
+  Value *input(const onnx::NodeProto &node, int i) override {
+    if (i < 0 || i >= node.input_size() || node.input(i).empty())
+      return nullptr;
+    return lookup(node.input(i));
+  }
+
+  std::optional<Tensor> constantInput(const onnx::NodeProto &node, int i) override {
+    if (i < 0 || i >= node.input_size() || node.input(i).empty())
+      return std::nullopt;
+    const std::string &name = node.input(i);
+    if (const Tensor *t = knownTensor(name))
+      return *t;
+    Value *v = lookup(name);
+    if (Op *def = v->definingOp(); def && def->kind() == OpKind::Constant)
+      return def->attr("value").getTensor();
+    return std::nullopt;
+  }
+
+private:
+  void loadModel() {
+    auto buf = readWholeFile(path_, "ONNX model");
+    if (buf->getBufferSize() == 0)
+      throw ImportFailure("not a valid ONNX model (empty file)");
+    if (!parseMessage(*buf, model_))
+      throw ImportFailure("not a valid ONNX model (protobuf parse failed: truncated or corrupt)");
+    if (!model_.has_graph())
+      throw ImportFailure("not a valid ONNX model (no graph)");
+  }
+
+  void readOpset() {
+    bool found = false;
+    for (const auto &os : model_.opset_import()) {
+      if (isDefaultDomain(os.domain())) {
+        opset_ = os.version();
+        found = true;
+      }
+    }
+    if (!found)
+      throw ImportFailure("model imports no default-domain (ai.onnx) opset");
+    if (opset_ < kMinOpset || opset_ > kMaxOpset)
+      throw ImportFailure("unsupported opset " + std::to_string(opset_) + " (supported: " +
+                          std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
+  }
+
+  // Every unsupported op type, with the nodes using it, in one error.
+  void checkUnsupportedOps() {
+    const onnx::GraphProto &g = model_.graph();
+    std::vector<std::pair<std::string, std::vector<std::string>>> missing;
+    std::unordered_map<std::string, size_t> index;
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto &n = g.node(i);
+      bool known = isDefaultDomain(n.domain()) && table_.count(n.op_type());
+      if (known)
+        continue;
+      std::string key = isDefaultDomain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
+      auto [it, fresh] = index.emplace(key, missing.size());
+      if (fresh)
+        missing.push_back({key, {}});
+      missing[it->second].second.push_back(nodeNames_[i]);
+    }
+    if (missing.empty())
+      return;
+    std::string msg = "unsupported ONNX ops: ";
+    for (size_t k = 0; k < missing.size(); ++k) {
+      auto &[op, nodes] = missing[k];
+      msg += (k ? ", " : "") + op + " (nodes: ";
+      constexpr size_t kShown = 8;
+      for (size_t j = 0; j < nodes.size() && j < kShown; ++j)
+        msg += (j ? ", " : "") + nodes[j];
+      if (nodes.size() > kShown)
+        msg += ", and " + std::to_string(nodes.size() - kShown) + " more";
+      msg += ")";
+    }
+    throw ImportFailure(msg);
+  }
+
+  // Every tensor name is defined once and before its use.
+  void checkDefinitions() {
+    const onnx::GraphProto &g = model_.graph();
+    if (g.sparse_initializer_size() > 0)
+      throw ImportFailure("sparse initializers are unsupported (tensor '" +
+                          g.sparse_initializer(0).values().name() + "')");
+    std::unordered_set<std::string> defined, producedLater;
+    for (const auto &t : g.initializer())
+      if (!defined.insert(t.name()).second)
+        throw ImportFailure("initializer '" + t.name() + "' is defined twice");
+    std::unordered_set<std::string> inputNames;
+    for (const auto &in : g.input()) {
+      if (!inputNames.insert(in.name()).second)
+        throw ImportFailure("graph input '" + in.name() + "' is declared twice");
+      defined.insert(in.name()); // an input may share its name with an initializer (a default)
+    }
+    for (const auto &n : g.node())
+      for (const auto &o : n.output())
+        if (!o.empty())
+          producedLater.insert(o);
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto &n = g.node(i);
+      std::string where = "node \"" + nodeNames_[i] + "\" (" + n.op_type() + ")";
+      for (const auto &in : n.input()) {
+        if (in.empty() || defined.count(in))
+          continue;
+        if (producedLater.count(in))
+          throw ImportFailure(where + ": input '" + in +
+                              "' is used before the node producing it (graph not sorted)");
+        throw ImportFailure(where + ": input '" + in +
+                            "' is not a graph input, initializer or node output");
+      }
+      for (const auto &o : n.output())
+        if (!o.empty() && !defined.insert(o).second)
+          throw ImportFailure(where + ": output '" + o + "' is already defined");
+    }
+    for (const auto &out : g.output())
+      if (!defined.count(out.name()))
+        throw ImportFailure("graph output '" + out.name() + "' is not defined by any node");
+  }
+
+  void collectInitializers() {
+    onnx::GraphProto *g = model_.mutable_graph();
+    for (int i = 0; i < g->initializer_size(); ++i)
+      initializers_[g->initializer(i).name()] = g->mutable_initializer(i);
+  }
+
+  // The tensor behind an initializer or specialized input, decoded on first use.
+  const Tensor *knownTensor(const std::string &name) {
+    if (auto it = tensors_.find(name); it != tensors_.end())
+      return &it->second;
+    auto it = initializers_.find(name);
+    if (it == initializers_.end())
+      return nullptr;
+    Tensor t;
+    try {
+      t = takeTensorFromProto(*it->second, dir_);
+    } catch (const ConvertError &e) {
+      throw ImportFailure(std::string("initializer: ") + e.what());
+    }
+    return &tensors_.emplace(name, std::move(t)).first->second;
+  }
+
+  Value *lookup(const std::string &name) {
+    auto it = values_.find(name);
+    if (it != values_.end()) {
+      if (!it->second)
+        throw ConvertError("input '" + name + "' is an optional output its producer did not create");
+      return it->second;
+    }
+    if (const Tensor *t = knownTensor(name)) {
+      // Materialize initializers only where a converter uses them as values.
+      Value *v = builder_.constant(*t);
+      v->setName(name);
+      values_[name] = v;
+      return v;
+    }
+    throw ConvertError("input '" + name + "' is not defined");
+  }
+
+  TensorType inputType(const onnx::ValueInfoProto &vi) {
+    std::string what = "graph input '" + vi.name() + "'";
+    if (!vi.has_type())
+      throw ImportFailure(what + " has no type");
+    if (vi.type().value_case() != onnx::TypeProto::kTensorType)
+      throw ImportFailure(what + " has " + typeCategory(vi.type()) +
+                          " type; only tensors are supported");
+    const auto &tt = vi.type().tensor_type();
+    auto dt = dtypeFromOnnx(tt.elem_type());
+    if (!dt)
+      throw ImportFailure(what + " has unsupported element type " +
+                          (onnx::TensorProto::DataType_IsValid(tt.elem_type())
+                               ? onnx::TensorProto::DataType_Name(
+                                     static_cast<onnx::TensorProto::DataType>(tt.elem_type()))
+                               : std::to_string(tt.elem_type())));
+    if (!tt.has_shape())
+      throw ImportFailure(what + " has no shape (unknown rank is unsupported)");
+    std::vector<Dim> dims;
+    int64_t staticElems = 1;
+    for (const auto &d : tt.shape().dim()) {
+      if (d.has_dim_value()) {
+        int64_t v = d.dim_value();
+        if (v < 0 || v > kMaxDim)
+          throw ImportFailure(what + " has absurd dim " + std::to_string(v));
+        staticElems = v == 0 ? 0 : std::min(kMaxInputElements + 1, staticElems * v);
+        if (staticElems > kMaxInputElements)
+          throw ImportFailure(what + " has an absurd static size (over 2^40 elements)");
+        dims.push_back(Dim(v));
+      } else if (d.has_dim_param() && !d.dim_param().empty()) {
+        dims.push_back(Dim::sym(sanitizeSymbol(d.dim_param())));
+      } else {
+        dims.push_back(Dim::sym("unk" + std::to_string(unknownDims_++)));
+      }
+    }
+    return TensorType(*dt, std::move(dims));
+  }
+
+  // Names whose values some node needs statically, following producers back to the graph
+  // inputs (a Shape or Size node only needs its operand's type, so the walk stops there).
+  std::unordered_set<std::string> namesNeededStatically() {
+    const onnx::GraphProto &g = model_.graph();
+    std::unordered_map<std::string, int> producer;
+    for (int i = 0; i < g.node_size(); ++i)
+      for (const auto &o : g.node(i).output())
+        producer[o] = i;
+    std::unordered_set<std::string> needed;
+    std::vector<std::string> work;
+    for (const auto &n : g.node())
+      for (int pos : staticInputPositions(n.op_type(), opset_))
+        if (pos < n.input_size() && !n.input(pos).empty() && needed.insert(n.input(pos)).second)
+          work.push_back(n.input(pos));
+    while (!work.empty()) {
+      std::string name = std::move(work.back());
+      work.pop_back();
+      auto it = producer.find(name);
+      if (it == producer.end())
+        continue;
+      const onnx::NodeProto &p = g.node(it->second);
+      if (p.op_type() == "Shape" || p.op_type() == "Size")
+        continue;
+      for (const auto &in : p.input())
+        if (!in.empty() && needed.insert(in).second)
+          work.push_back(in);
+    }
+    return needed;
+  }
+
+  void createInputs() {
+    const onnx::GraphProto &g = model_.graph();
+    std::unordered_set<std::string> needed;
+    if (!opts_.specializableInputs.empty())
+      needed = namesNeededStatically();
+    for (const auto &vi : g.input()) {
+      if (initializers_.count(vi.name()))
+        continue; // an initializer: a constant, not an input
+      TensorType type = inputType(vi);
+      auto spec = opts_.specializableInputs.find(vi.name());
+      if (spec != opts_.specializableInputs.end() && needed.count(vi.name())) {
+        specialize(vi.name(), type, spec->second);
+        continue;
+      }
+      Value *v = graph_->addInput(type, vi.name());
+      values_[vi.name()] = v;
+    }
+  }
+
+  void specialize(const std::string &name, const TensorType &type, const Tensor &value) {
+    std::string what = "specialized input '" + name + "'";
+    if (value.dtype() != type.dtype)
+      throw ImportFailure(what + " is " + std::string(dtypeName(value.dtype())) +
+                          " but the model declares " + type.str());
+    bool fits = value.rank() == type.rank();
+    for (int64_t d = 0; fits && d < type.rank(); ++d)
+      fits = !type.dims[d].isStatic() || type.dims[d].size == value.shape()[d];
+    if (!fits)
+      throw ImportFailure(what + " has shape " + shapeToString(value.shape()) +
+                          " but the model declares " + type.str());
+    tensors_.emplace(name, value);
+    specialized_.push_back(name);
+  }
+
+  void convertNode(int index) {
+    const onnx::NodeProto &node = model_.graph().node(index);
+    const std::string &name = nodeNames_[index];
+    builder_.setLocation(name);
+    auto ops = graph_->ops();
+    bool wasEmpty = ops.size() == 0;
+    auto mark = wasEmpty ? ops.end() : Graph::OpRange::iterator{std::prev(ops.end().it)};
+    std::vector<Value *> results;
+    try {
+      if (opset_ < 7 && attrInt(node, "broadcast", 0) != 0)
+        throw ConvertError("legacy broadcasting (opset < 7, broadcast=1) is unsupported");
+      results = table_.at(node.op_type())(*this, node);
+      std::vector<Op *> created;
+      for (auto it = wasEmpty ? ops.begin() : ++mark; it != ops.end(); ++it)
+        created.push_back(&*it);
+      auto replaced = foldConstants(created);
+      for (Value *&v : results)
+        if (auto r = replaced.find(v); r != replaced.end())
+          v = r->second;
+    } catch (const ImportFailure &) {
+      throw;
+    } catch (const std::exception &e) {
+      throw ImportFailure("node \"" + name + "\" (" + node.op_type() + "): " + e.what());
+    }
+    for (int k = 0; k < node.output_size(); ++k) {
+      const std::string &out = node.output(k);
+      if (out.empty())
+        continue;
+      Value *v = k < static_cast<int>(results.size()) ? results[k] : nullptr;
+      if (v && v->name().empty())
+        v->setName(out);
+      values_[out] = v;
+    }
+  }
+
+  // Replaces each new op whose operands are all constants by constants of its results, so
+  // shape arithmetic (Shape -> Gather -> Concat -> Reshape) becomes static.
+  std::unordered_map<Value *, Value *> foldConstants(const std::vector<Op *> &created) {
+    std::unordered_map<Value *, Value *> replaced;
+    if (!opts_.foldConstants)
+      return replaced;
+    for (Op *op : created) {
+      if (op->kind() == OpKind::Constant || op->numOperands() == 0 || op->numRegions() > 0)
+        continue;
+      std::vector<Tensor> operands;
+      for (Value *v : op->operands()) {
+        Op *def = v->definingOp();
+        if (!def || def->kind() != OpKind::Constant)
+          break;
+        operands.push_back(def->attr("value").getTensor());
+      }
+      if (operands.size() != op->numOperands())
+        continue;
+      bool small = true;
+      for (unsigned r = 0; r < op->numResults(); ++r) {
+        auto n = op->result(r)->type().staticNumElements();
+        small &= n && *n <= opts_.foldElementLimit;
+      }
+      if (!small)
+        continue;
+      auto values = evaluateOp(*op, operands);
+      if (!values) {
+        // Leave it to run time; the interpreter reports the problem there.
+        llvm::consumeError(values.takeError());
+        continue;
+      }
+      builder_.setInsertBefore(op);
+      for (unsigned r = 0; r < op->numResults(); ++r) {
+        Value *c = builder_.constant((*values)[r]);
+        c->setName(op->result(r)->name());
+        op->result(r)->replaceAllUsesWith(c);
+        replaced[op->result(r)] = c;
+      }
+      builder_.setInsertBefore(nullptr);
+      graph_->eraseOp(op);
+    }
+    return replaced;
+  }
+
+  void createOutputs() {
+    for (const auto &out : model_.graph().output()) {
+      if (out.has_type() && out.type().value_case() != onnx::TypeProto::kTensorType &&
+          out.type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
+        throw ImportFailure("graph output '" + out.name() + "' has " + typeCategory(out.type()) +
+                            " type; only tensors are supported");
+      Value *v;
+      try {
+        v = lookup(out.name());
+      } catch (const ConvertError &e) {
+        throw ImportFailure("graph output '" + out.name() + "': " + e.what());
+      }
+      graph_->addOutput(v, out.name());
+    }
+  }
+
+  // Folding and lazily unused results leave dead ops; drop them (users before producers).
+  void removeDeadOps() {
+    std::unordered_set<Value *> outputs;
+    for (unsigned i = 0; i < graph_->numOutputs(); ++i)
+      outputs.insert(graph_->output(i));
+    std::vector<Op *> ops = graph_->opList();
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+      Op *op = *it;
+      bool dead = true;
+      for (unsigned r = 0; r < op->numResults() && dead; ++r)
+        dead = !op->result(r)->hasUses() && !outputs.count(op->result(r));
+      if (dead)
+        graph_->eraseOp(op);
+    }
+  }
+
+  std::string path_, dir_;
+  const ImportOptions &opts_;
+  onnx::ModelProto model_;
+  int64_t opset_ = 0;
+  ConverterTable table_;
+  std::unique_ptr<Graph> graph_;
+  Builder builder_;
+  std::vector<std::string> nodeNames_;
+  std::unordered_map<std::string, onnx::TensorProto *> initializers_;
+  std::unordered_map<std::string, Tensor> tensors_;  // decoded initializers, specialized inputs
+  std::unordered_map<std::string, Value *> values_;  // ONNX name -> value (null: not produced)
+  std::vector<std::string> specialized_;
+  int unknownDims_ = 0;
+};
+
+llvm::Error fileError(const std::string &path, const std::string &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), path + ": " + msg);
+}
+
+} // namespace
+
+llvm::Expected<ImportResult> importOnnxFile(const std::string &path, const ImportOptions &opts) {
+  try {
+    Importer importer(path, opts);
+    return importer.run();
+  } catch (const ImportFailure &e) {
+    return fileError(path, e.what());
+  } catch (const std::exception &e) { // e.g. bad_alloc: still an error, never a crash
+    return fileError(path, std::string("import failed: ") + e.what());
+  }
+}
+
+llvm::Expected<Tensor> readTensorProtoFile(const std::string &path, std::string *name) {
+  try {
+    auto buf = readWholeFile(path, "TensorProto");
+    onnx::TensorProto proto;
+    if (buf->getBufferSize() == 0 || !parseMessage(*buf, proto))
+      throw ImportFailure("not a valid TensorProto (empty, truncated or corrupt)");
+    if (name)
+      *name = proto.name();
+    llvm::StringRef dir = llvm::sys::path::parent_path(path);
+    return takeTensorFromProto(proto, dir.empty() ? "." : dir.str());
+  } catch (const std::exception &e) {
+    return fileError(path, e.what());
+  }
+}
+
+} // namespace strata

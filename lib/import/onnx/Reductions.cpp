@@ -1,0 +1,180 @@
+// ONNX reductions (Reduce*, ArgMax/ArgMin) and Softmax/LogSoftmax. Composite reductions
+// (L1, L2, LogSum, LogSumExp, SumSquare) become an elementwise prologue, a `reduce` op and an
+// elementwise epilogue, so fusion can still see the reduction.
+#include "Decompose.h"
+
+#include <algorithm>
+#include <set>
+
+namespace strata::onnx_import {
+namespace {
+
+// The reduction axes of a Reduce* node, normalized and sorted. `noop` is set when the axes are
+// empty and noop_with_empty_axes asks for no reduction at all.
+struct ReduceSpec {
+  std::vector<int64_t> axes; // empty: all axes
+  bool keepdims = true;
+  bool noop = false;
+};
+
+ReduceSpec readReduceSpec(ImportContext &ctx, const onnx::NodeProto &node, Value *x,
+                          int axesInputSince) {
+  ReduceSpec spec;
+  spec.keepdims = attrInt(node, "keepdims", 1) != 0;
+  std::vector<int64_t> axes;
+  if (ctx.opset() >= axesInputSince) {
+    if (optionalInput(ctx, node, 1))
+      axes = ctx.requireConstantInput(node, 1, "axes").toIntVector();
+    spec.noop = axes.empty() && attrInt(node, "noop_with_empty_axes", 0) != 0;
+  } else {
+    axes = attrInts(node, "axes");
+  }
+  std::set<int64_t> unique;
+  for (int64_t a : axes)
+    unique.insert(normalizeAxis(a, x->type().rank()));
+  spec.axes.assign(unique.begin(), unique.end());
+  return spec;
+}
+
+// ReduceSum takes its axes as an input from opset 13, the other reductions from opset 18.
+int axesInputSince(const std::string &opType) { return opType == "ReduceSum" ? 13 : 18; }
+
+Value *applyReduce(Builder &b, Value *x, const std::string &kind, const ReduceSpec &spec) {
+  if (spec.noop)
+    return x;
+  return reduce(b, x, kind, spec.axes, spec.keepdims);
+}
+
+// Reduce{Sum,Mean,Max,Min,Prod}: one reduce op.
+ConvertFn plainReduce(const char *kind) {
+  std::string k = kind;
+  return [k](ImportContext &ctx, const onnx::NodeProto &node) -> std::vector<Value *> {
+    Value *x = requiredInput(ctx, node, 0, "data");
+    ReduceSpec spec = readReduceSpec(ctx, node, x, axesInputSince(node.op_type()));
+    return {applyReduce(ctx.builder(), x, k, spec)};
+  };
+}
+
+std::vector<Value *> convertReduceL1(ImportContext &ctx, const onnx::NodeProto &node) {
+  Builder &b = ctx.builder();
+  Value *x = requiredInput(ctx, node, 0, "data");
+  ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
+  return {applyReduce(b, unary(b, OpKind::Abs, x), "sum", spec)};
+}
+
+std::vector<Value *> convertReduceL2(ImportContext &ctx, const onnx::NodeProto &node) {
+  Builder &b = ctx.builder();
+  Value *x = requiredInput(ctx, node, 0, "data");
+  ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
+  return {unary(b, OpKind::Sqrt, applyReduce(b, mul(b, x, x), "sum", spec))};
+}
+
+std::vector<Value *> convertReduceSumSquare(ImportContext &ctx, const onnx::NodeProto &node) {
+  Builder &b = ctx.builder();
+  Value *x = requiredInput(ctx, node, 0, "data");
+  ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
+  return {applyReduce(b, mul(b, x, x), "sum", spec)};
+}
+
+std::vector<Value *> convertReduceLogSum(ImportContext &ctx, const onnx::NodeProto &node) {
+  Builder &b = ctx.builder();
+  Value *x = requiredInput(ctx, node, 0, "data");
+  ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
+  return {unary(b, OpKind::Log, applyReduce(b, x, "sum", spec))};
+}
+
+// An infinite max (an all -inf or +inf slice) would make x - max NaN; shift by 0 there instead.
+Value *finiteOrZero(Builder &b, Value *m) {
+  if (!isFloat(m->type().dtype))
+    return m;
+  Value *notFinite = unary(b, OpKind::IsNaN, sub(b, m, m));
+  return select(b, notFinite, scalarLike(b, m, 0.0), m);
+}
+
+std::vector<Value *> convertReduceLogSumExp(ImportContext &ctx, const onnx::NodeProto &node) {
+  // max + log(sum(exp(x - max))): exp cannot overflow. The max is computed with keepdims=1 to
+  // broadcast against x, and once more in the requested form to add back.
+  Builder &b = ctx.builder();
+  Value *x = requiredInput(ctx, node, 0, "data");
+  ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
+  if (spec.noop)
+    return {x};
+  Value *maxKept = finiteOrZero(b, reduce(b, x, "max", spec.axes, true));
+  Value *sumExp =
+      reduce(b, unary(b, OpKind::Exp, sub(b, x, maxKept)), "sum", spec.axes, spec.keepdims);
+  Value *shift =
+      spec.keepdims ? maxKept : finiteOrZero(b, reduce(b, x, "max", spec.axes, false));
+  return {add(b, unary(b, OpKind::Log, sumExp), shift)};
+}
+
+ConvertFn argReduce(const char *kind) {
+  std::string k = kind;
+  return [k](ImportContext &ctx, const onnx::NodeProto &node) -> std::vector<Value *> {
+    Value *x = requiredInput(ctx, node, 0, "data");
+    int64_t axis = normalizeAxis(attrInt(node, "axis", 0), x->type().rank());
+    return {ctx.builder().value(
+        OpKind::ArgReduce, {x},
+        {{"kind", Attribute(k)},
+         {"axis", Attribute(axis)},
+         {"keepdims", Attribute(attrInt(node, "keepdims", 1))},
+         {"select_last_index", Attribute(attrInt(node, "select_last_index", 0))}})};
+  };
+}
+
+// Softmax/LogSoftmax over the flattened dims [axis, rank) with reduces, for the pre-13 semantics
+// when shapes are not static enough to reshape.
+Value *softmaxOverTrailingDims(Builder &b, Value *x, int64_t axis, bool logarithmic) {
+  std::vector<int64_t> axes = iota(axis, x->type().rank());
+  Value *shifted = sub(b, x, reduce(b, x, "max", axes, true));
+  Value *sumExp = reduce(b, unary(b, OpKind::Exp, shifted), "sum", axes, true);
+  if (logarithmic)
+    return sub(b, shifted, unary(b, OpKind::Log, sumExp));
+  return div(b, unary(b, OpKind::Exp, shifted), sumExp);
+}
+
+ConvertFn softmaxLike(OpKind kind) {
+  return [kind](ImportContext &ctx, const onnx::NodeProto &node) -> std::vector<Value *> {
+    Builder &b = ctx.builder();
+    Value *x = requiredInput(ctx, node, 0, "input");
+    int64_t rank = x->type().rank();
+    if (ctx.opset() >= 13) {
+      int64_t axis = normalizeAxis(attrInt(node, "axis", -1), rank);
+      return {b.value(kind, {x}, {{"axis", Attribute(axis)}})};
+    }
+    // Before opset 13 the input is coerced to 2-D [prod(dims < axis), prod(dims >= axis)] and
+    // normalized along the second dim.
+    int64_t axis = normalizeAxis(attrInt(node, "axis", 1), std::max<int64_t>(rank, 1));
+    if (axis == rank - 1 || rank == 0)
+      return {b.value(kind, {x}, {{"axis", Attribute(std::max<int64_t>(axis, 0))}})};
+    if (!x->type().isStatic())
+      return {softmaxOverTrailingDims(b, x, axis, kind == OpKind::LogSoftmax)};
+    Shape shape = x->type().staticShape();
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < rank; ++i)
+      (i < axis ? outer : inner) *= shape[static_cast<size_t>(i)];
+    Value *flat = reshapeTo(b, x, {Dim(outer), Dim(inner)});
+    Value *y = b.value(kind, {flat}, {{"axis", Attribute(int64_t{1})}});
+    return {reshapeTo(b, y, x->type().dims)};
+  };
+}
+
+} // namespace
+
+void registerReductionConverters(ConverterTable &t) {
+  t["ReduceSum"] = plainReduce("sum");
+  t["ReduceMean"] = plainReduce("mean");
+  t["ReduceMax"] = plainReduce("max");
+  t["ReduceMin"] = plainReduce("min");
+  t["ReduceProd"] = plainReduce("prod");
+  t["ReduceL1"] = convertReduceL1;
+  t["ReduceL2"] = convertReduceL2;
+  t["ReduceLogSum"] = convertReduceLogSum;
+  t["ReduceLogSumExp"] = convertReduceLogSumExp;
+  t["ReduceSumSquare"] = convertReduceSumSquare;
+  t["ArgMax"] = argReduce("max");
+  t["ArgMin"] = argReduce("min");
+  t["Softmax"] = softmaxLike(OpKind::Softmax);
+  t["LogSoftmax"] = softmaxLike(OpKind::LogSoftmax);
+}
+
+} // namespace strata::onnx_import

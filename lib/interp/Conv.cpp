@@ -1,0 +1,288 @@
+// conv and conv_transpose: N-d, NC... layout, via im2col / col2im around the shared GEMM.
+#include "Kernels.h"
+
+#include <algorithm>
+
+namespace strata::interp::structured {
+
+namespace {
+
+// Per-spatial-dim window geometry, with ONNX defaults for omitted attributes.
+struct ConvGeometry {
+  int64_t spatialRank = 0;
+  std::vector<int64_t> strides, padsBegin, padsEnd, dilations;
+};
+
+ConvGeometry readGeometry(const Op &op, int64_t spatialRank) {
+  ConvGeometry g;
+  g.spatialRank = spatialRank;
+  auto perDim = [&](const char *name, int64_t dflt) {
+    std::vector<int64_t> v = op.intsAttr(name);
+    if (v.empty())
+      v.assign(spatialRank, dflt);
+    if (static_cast<int64_t>(v.size()) != spatialRank)
+      fail(op, std::string(name) + " has " + std::to_string(v.size()) + " entries, expected " +
+                   std::to_string(spatialRank));
+    return v;
+  };
+  g.strides = perDim("strides", 1);
+  g.dilations = perDim("dilations", 1);
+  std::vector<int64_t> pads = op.intsAttr("pads");
+  if (pads.empty())
+    pads.assign(2 * spatialRank, 0);
+  if (static_cast<int64_t>(pads.size()) != 2 * spatialRank)
+    fail(op, "pads has " + std::to_string(pads.size()) + " entries, expected " +
+                 std::to_string(2 * spatialRank));
+  g.padsBegin.assign(pads.begin(), pads.begin() + spatialRank);
+  g.padsEnd.assign(pads.begin() + spatialRank, pads.end());
+  for (int64_t d = 0; d < spatialRank; ++d)
+    if (g.strides[d] <= 0 || g.dilations[d] <= 0)
+      fail(op, "strides and dilations must be positive");
+  return g;
+}
+
+// Rows of the column matrix are (channel, kernel offset...) tuples, columns are the positions of
+// `outer` (the output grid for conv, the input grid for conv_transpose). `visit(row, col, inner)`
+// is called with the flattened position in `inner` (the other grid) or -1 when it falls in the
+// padding. Shared by im2col (gather) and col2im (scatter-add).
+template <typename Visit>
+void forEachWindowTap(const ConvGeometry &g, int64_t channels, const Shape &kernel,
+                      const Shape &outerGrid, const Shape &innerGrid, Visit &&visit) {
+  int64_t rank = g.spatialRank;
+  int64_t kernelSize = numElements(kernel), outerSize = numElements(outerGrid);
+  if (outerSize == 0 || kernelSize == 0)
+    return;
+  std::vector<int64_t> innerStrides = contiguousStrides(innerGrid);
+  int64_t innerSize = numElements(innerGrid);
+  std::vector<int64_t> kIdx(rank), pos(rank);
+  int64_t lastOuter = outerGrid[rank - 1];
+  for (int64_t kFlat = 0; kFlat < kernelSize; ++kFlat) {
+    for (int64_t d = rank - 1, r = kFlat; d >= 0; --d) {
+      kIdx[d] = r % kernel[d];
+      r /= kernel[d];
+    }
+    // Walk the outer grid; the innermost dim is a contiguous run handled in one loop.
+    std::fill(pos.begin(), pos.end(), 0);
+    for (int64_t colBase = 0; colBase < outerSize; colBase += lastOuter) {
+      int64_t offset = 0;
+      bool inside = true;
+      for (int64_t d = 0; d + 1 < rank; ++d) {
+        // conv: in = out*s - pb + k*dil; conv_transpose: out = in*s - pb + k*dil.
+        int64_t coord = pos[d] * g.strides[d] - g.padsBegin[d] + kIdx[d] * g.dilations[d];
+        if (coord < 0 || coord >= innerGrid[d]) {
+          inside = false;
+          break;
+        }
+        offset += coord * innerStrides[d];
+      }
+      int64_t d = rank - 1;
+      for (int64_t c = 0; c < channels; ++c) {
+        int64_t row = c * kernelSize + kFlat;
+        int64_t channelOffset = c * innerSize;
+        for (int64_t x = 0; x < lastOuter; ++x) {
+          int64_t coord = x * g.strides[d] - g.padsBegin[d] + kIdx[d] * g.dilations[d];
+          bool ok = inside && coord >= 0 && coord < innerGrid[d];
+          visit(row, colBase + x, ok ? channelOffset + offset + coord : int64_t{-1});
+        }
+      }
+      for (int64_t dd = rank - 2; dd >= 0; --dd) {
+        if (++pos[dd] < outerGrid[dd])
+          break;
+        pos[dd] = 0;
+      }
+    }
+  }
+}
+
+template <typename T>
+Tensor convTyped(const Tensor &x, const Tensor &w, const Tensor *bias, const ConvGeometry &g,
+                 int64_t group, const Shape &outShape) {
+  int64_t rank = g.spatialRank;
+  int64_t batch = x.shape()[0], inChannels = x.shape()[1], outChannels = w.shape()[0];
+  int64_t inPerGroup = inChannels / group, outPerGroup = outChannels / group;
+  Shape inGrid(x.shape().begin() + 2, x.shape().end());
+  Shape kernel(w.shape().begin() + 2, w.shape().end());
+  Shape outGrid(outShape.begin() + 2, outShape.end());
+  int64_t inSize = numElements(inGrid), outSize = numElements(outGrid);
+  int64_t kernelSize = numElements(kernel);
+  int64_t colRows = inPerGroup * kernelSize;
+
+  Tensor result(x.dtype(), outShape);
+  const T *xData = x.data<T>(), *wData = w.data<T>();
+  T *yData = result.data<T>();
+  if (bias) {
+    const T *bData = bias->data<T>();
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t m = 0; m < outChannels; ++m)
+        std::fill_n(yData + (n * outChannels + m) * outSize, outSize, bData[m]);
+  }
+  // A 1x1 kernel with unit stride and no padding reads the input directly as the column matrix.
+  bool pointwise = kernelSize == 1 && inGrid == outGrid;
+  for (int64_t d = 0; d < rank && pointwise; ++d)
+    pointwise = g.strides[d] == 1 && g.padsBegin[d] == 0;
+  std::vector<T> col(pointwise ? 0 : static_cast<size_t>(colRows * outSize));
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const T *xGroup = xData + (n * inChannels + gi * inPerGroup) * inSize;
+      const T *colData = xGroup;
+      if (!pointwise) {
+        forEachWindowTap(g, inPerGroup, kernel, outGrid, inGrid,
+                         [&](int64_t row, int64_t c, int64_t in) {
+                           col[row * outSize + c] = in < 0 ? T(0) : xGroup[in];
+                         });
+        colData = col.data();
+      }
+      gemmAccumulate<T>(outPerGroup, outSize, colRows, wData + gi * outPerGroup * colRows, colRows,
+                        colData, outSize, yData + (n * outChannels + gi * outPerGroup) * outSize,
+                        outSize);
+    }
+  return result;
+}
+
+void checkBias(const Op &op, const Tensor *bias, int64_t channels, DType dtype) {
+  if (!bias)
+    return;
+  if (bias->dtype() != dtype || bias->rank() != 1 || bias->shape()[0] != channels)
+    fail(op, "bias must be a 1-D " + std::string(dtypeName(dtype)) + " tensor of " +
+                 std::to_string(channels) + " elements, got " + shapeToString(bias->shape()));
+}
+
+} // namespace
+
+Tensors convKernel(const Op &op, const Tensors &operands) {
+  DType dtype = operands[0].dtype();
+  Tensor x = widenHalf(operands[0]), w = widenHalf(operands[1]);
+  Tensor biasWide = operands.size() > 2 ? widenHalf(operands[2]) : Tensor();
+  const Tensor *bias = operands.size() > 2 ? &biasWide : nullptr;
+  if (operands[1].dtype() != dtype)
+    fail(op, "input and weight dtypes differ");
+  if (x.rank() < 3 || w.rank() != x.rank())
+    fail(op, "expected input [N, C, spatial...] and weight of the same rank, got " +
+                 shapeToString(x.shape()) + " and " + shapeToString(w.shape()));
+  int64_t rank = x.rank() - 2;
+  ConvGeometry g = readGeometry(op, rank);
+  int64_t group = std::max<int64_t>(op.intAttr("group", 1), 1);
+  int64_t inChannels = x.shape()[1], outChannels = w.shape()[0];
+  if (inChannels % group || outChannels % group || w.shape()[1] * group != inChannels)
+    fail(op, "channels do not match group " + std::to_string(group) + ": input " +
+                 shapeToString(x.shape()) + ", weight " + shapeToString(w.shape()));
+  checkBias(op, bias, outChannels, x.dtype());
+
+  Shape outShape = {x.shape()[0], outChannels};
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t span = g.dilations[d] * (w.shape()[d + 2] - 1) + 1;
+    int64_t padded = x.shape()[d + 2] + g.padsBegin[d] + g.padsEnd[d];
+    if (padded < span)
+      fail(op, "kernel extent " + std::to_string(span) + " exceeds padded input " +
+                   std::to_string(padded) + " in spatial dim " + std::to_string(d));
+    outShape.push_back((padded - span) / g.strides[d] + 1);
+  }
+  Tensor result = visitDType(op, x.dtype(), /*allowInts=*/false, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>)
+      return convTyped<T>(x, w, bias, g, group, outShape);
+    else
+      return Tensor();
+  });
+  return {narrowFromF32(result, dtype)};
+}
+
+namespace {
+
+template <typename T>
+Tensor convTransposeTyped(const Tensor &x, const Tensor &w, const Tensor *bias,
+                          const ConvGeometry &g, int64_t group, const Shape &outShape) {
+  int64_t batch = x.shape()[0], inChannels = x.shape()[1];
+  int64_t outPerGroup = w.shape()[1], inPerGroup = inChannels / group;
+  int64_t outChannels = outPerGroup * group;
+  Shape inGrid(x.shape().begin() + 2, x.shape().end());
+  Shape kernel(w.shape().begin() + 2, w.shape().end());
+  Shape outGrid(outShape.begin() + 2, outShape.end());
+  int64_t inSize = numElements(inGrid), outSize = numElements(outGrid);
+  int64_t kernelSize = numElements(kernel);
+  int64_t colRows = outPerGroup * kernelSize;
+
+  Tensor result(x.dtype(), outShape);
+  const T *xData = x.data<T>(), *wData = w.data<T>();
+  T *yData = result.data<T>();
+  // Per group: col [outPerGroup*k, inSize] = W_g^T [outPerGroup*k, inPerGroup] x X_g, then each
+  // column entry is scatter-added to the output position its tap lands on.
+  std::vector<T> weightT(static_cast<size_t>(colRows * inPerGroup));
+  std::vector<T> col(static_cast<size_t>(colRows * inSize));
+  for (int64_t gi = 0; gi < group; ++gi) {
+    const T *wGroup = wData + gi * inPerGroup * colRows;
+    for (int64_t ci = 0; ci < inPerGroup; ++ci)
+      for (int64_t r = 0; r < colRows; ++r)
+        weightT[r * inPerGroup + ci] = wGroup[ci * colRows + r];
+    for (int64_t n = 0; n < batch; ++n) {
+      std::fill(col.begin(), col.end(), T(0));
+      gemmAccumulate<T>(colRows, inSize, inPerGroup, weightT.data(), inPerGroup,
+                        xData + (n * inChannels + gi * inPerGroup) * inSize, inSize, col.data(),
+                        inSize);
+      T *yGroup = yData + (n * outChannels + gi * outPerGroup) * outSize;
+      forEachWindowTap(g, outPerGroup, kernel, inGrid, outGrid,
+                       [&](int64_t row, int64_t c, int64_t out) {
+                         if (out >= 0)
+                           yGroup[out] += col[row * inSize + c];
+                       });
+    }
+  }
+  if (bias) {
+    const T *bData = bias->data<T>();
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t m = 0; m < outChannels; ++m) {
+        T *plane = yData + (n * outChannels + m) * outSize;
+        for (int64_t i = 0; i < outSize; ++i)
+          plane[i] += bData[m];
+      }
+  }
+  return result;
+}
+
+} // namespace
+
+Tensors convTransposeKernel(const Op &op, const Tensors &operands) {
+  DType dtype = operands[0].dtype();
+  Tensor x = widenHalf(operands[0]), w = widenHalf(operands[1]);
+  Tensor biasWide = operands.size() > 2 ? widenHalf(operands[2]) : Tensor();
+  const Tensor *bias = operands.size() > 2 ? &biasWide : nullptr;
+  if (operands[1].dtype() != dtype)
+    fail(op, "input and weight dtypes differ");
+  if (x.rank() < 3 || w.rank() != x.rank())
+    fail(op, "expected input [N, C, spatial...] and weight of the same rank, got " +
+                 shapeToString(x.shape()) + " and " + shapeToString(w.shape()));
+  int64_t rank = x.rank() - 2;
+  ConvGeometry g = readGeometry(op, rank);
+  int64_t group = std::max<int64_t>(op.intAttr("group", 1), 1);
+  if (x.shape()[1] != w.shape()[0] || x.shape()[1] % group)
+    fail(op, "weight " + shapeToString(w.shape()) + " does not match input " +
+                 shapeToString(x.shape()) + " with group " + std::to_string(group));
+  std::vector<int64_t> outputPadding = op.intsAttr("output_padding");
+  if (outputPadding.empty())
+    outputPadding.assign(rank, 0);
+  if (static_cast<int64_t>(outputPadding.size()) != rank)
+    fail(op, "output_padding has " + std::to_string(outputPadding.size()) + " entries, expected " +
+                 std::to_string(rank));
+  int64_t outChannels = w.shape()[1] * group;
+  checkBias(op, bias, outChannels, x.dtype());
+
+  Shape outShape = {x.shape()[0], outChannels};
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = g.strides[d] * (x.shape()[d + 2] - 1) + outputPadding[d] +
+                   (w.shape()[d + 2] - 1) * g.dilations[d] + 1 - g.padsBegin[d] - g.padsEnd[d];
+    if (size < 0)
+      fail(op, "output size " + std::to_string(size) + " is negative in spatial dim " +
+                   std::to_string(d));
+    outShape.push_back(size);
+  }
+  Tensor result = visitDType(op, x.dtype(), /*allowInts=*/false, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>)
+      return convTransposeTyped<T>(x, w, bias, g, group, outShape);
+    else
+      return Tensor();
+  });
+  return {narrowFromF32(result, dtype)};
+}
+
+} // namespace strata::interp::structured

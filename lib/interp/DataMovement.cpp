@@ -1,0 +1,320 @@
+// Kernels that move elements without computing on them: reshape, transpose, expand, slice,
+// concat and pad (gather/scatter live in GatherScatter.cpp). They copy by element size, so every
+// dtype shares one implementation per width.
+#include "ElementwiseSupport.h"
+#include "strata/interp/Interpreter.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace strata::interp {
+
+void registerGatherScatterKernels(KernelFn *table); // GatherScatter.cpp
+
+namespace {
+
+std::string shapeText(const Shape &s) { return "[" + shapeToString(s) + "]"; }
+
+// ONNX Reshape from the static `shape` attribute and the runtime input shape: 0 copies the input
+// dim (unless allowzero), one -1 is inferred. Shares the input's buffer.
+Tensors reshapeKernel(const Op &op, const Tensors &xs) {
+  const Tensor &x = xs[0];
+  std::vector<int64_t> target = op.intsAttr("shape");
+  const bool allowZero = op.intAttr("allowzero", 0) != 0;
+  Shape out(target.size());
+  int64_t inferAt = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t d = target[i];
+    if (d == 0 && !allowZero) {
+      if (static_cast<int64_t>(i) >= x.rank())
+        throw InterpError("reshape: shape entry " + std::to_string(i) +
+                          " is 0 but the input has rank " + std::to_string(x.rank()));
+      d = x.shape()[i];
+    } else if (d == -1) {
+      if (inferAt >= 0)
+        throw InterpError("reshape: more than one -1 in shape");
+      inferAt = static_cast<int64_t>(i);
+      continue;
+    } else if (d < 0) {
+      throw InterpError("reshape: invalid shape entry " + std::to_string(d));
+    }
+    out[i] = d;
+    known = known * d;
+  }
+  const int64_t total = x.numElements();
+  if (inferAt >= 0) {
+    if (known == 0)
+      throw InterpError("reshape: cannot infer -1 with a zero-sized dim in shape");
+    if (total % known != 0)
+      throw InterpError("reshape: cannot reshape " + shapeText(x.shape()) + " (" +
+                        std::to_string(total) + " elements) with a -1 into multiples of " +
+                        std::to_string(known));
+    out[inferAt] = total / known;
+  }
+  if (numElements(out) != total)
+    throw InterpError("reshape: cannot reshape " + shapeText(x.shape()) + " into " +
+                      shapeText(out));
+  return {x.reshaped(out)};
+}
+
+Tensors transposeKernel(const Op &op, const Tensors &xs) {
+  const Tensor &x = xs[0];
+  const int64_t rank = x.rank();
+  std::vector<int64_t> perm = op.intsAttr("perm");
+  if (perm.empty()) // ONNX default: reverse the dims
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  if (static_cast<int64_t>(perm.size()) != rank)
+    throw InterpError("transpose: perm has " + std::to_string(perm.size()) +
+                      " entries for rank " + std::to_string(rank));
+  std::vector<bool> seen(rank, false);
+  std::vector<int64_t> inStrides = contiguousStrides(x.shape());
+  Shape outShape(rank);
+  std::vector<int64_t> strides(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t p = normalizeAxis(perm[i], rank, "transpose");
+    if (seen[p])
+      throw InterpError("transpose: perm repeats axis " + std::to_string(p));
+    seen[p] = true;
+    outShape[i] = x.shape()[p];
+    strides[i] = inStrides[p];
+  }
+  return {stridedCopy(x, outShape, 0, strides)};
+}
+
+Tensors expandKernel(const Op &op, const Tensors &xs) {
+  const Tensor &x = xs[0];
+  Shape target = op.intsAttr("shape");
+  Shape outShape = broadcastShapes(x.shape(), target);
+  std::vector<int64_t> inStrides = contiguousStrides(x.shape());
+  std::vector<int64_t> strides(outShape.size(), 0);
+  const size_t lead = outShape.size() - x.shape().size();
+  for (size_t d = 0; d < x.shape().size(); ++d)
+    strides[lead + d] = x.shape()[d] == 1 ? 0 : inStrides[d];
+  return {stridedCopy(x, outShape, 0, strides)};
+}
+
+// ONNX Slice: per listed axis, start/end are made non-negative by adding the dim, then clamped
+// to [0, dim] for positive steps or [0, dim-1] / [-1, dim-1] for negative ones.
+Tensors sliceKernel(const Op &op, const Tensors &xs) {
+  const Tensor &x = xs[0];
+  const int64_t rank = x.rank();
+  std::vector<int64_t> starts = op.intsAttr("starts"), ends = op.intsAttr("ends");
+  std::vector<int64_t> axes = op.intsAttr("axes"), steps = op.intsAttr("steps");
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    throw InterpError("slice: starts, ends, axes and steps must have the same length");
+
+  Shape outShape = x.shape();
+  std::vector<int64_t> inStrides = contiguousStrides(x.shape());
+  std::vector<int64_t> strides = inStrides;
+  std::vector<bool> seen(rank, false);
+  int64_t base = 0;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t axis = normalizeAxis(axes[i], rank, "slice");
+    if (seen[axis])
+      throw InterpError("slice: axis " + std::to_string(axis) + " listed twice");
+    seen[axis] = true;
+    const int64_t dim = x.shape()[axis];
+    const int64_t step = steps[i];
+    if (step == 0)
+      throw InterpError("slice: step is 0 for axis " + std::to_string(axis));
+    int64_t start = starts[i], end = ends[i];
+    if (start < 0)
+      start += dim; // cannot overflow: start < 0 <= dim
+    if (end < 0)
+      end += dim;
+    int64_t len;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      len = end > start ? (end - start - 1) / step + 1 : 0;
+    } else {
+      start = std::clamp<int64_t>(start, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      // step == INT64_MIN cannot be negated; it takes at most one element either way.
+      const int64_t stride = step == std::numeric_limits<int64_t>::min()
+                                 ? std::numeric_limits<int64_t>::max()
+                                 : -step;
+      len = start > end ? (start - end - 1) / stride + 1 : 0;
+    }
+    outShape[axis] = len;
+    if (len > 0)
+      base += start * inStrides[axis];
+    // With two or more elements the product stays inside the tensor, so it cannot overflow.
+    strides[axis] = len > 1 ? inStrides[axis] * step : 0;
+  }
+  return {stridedCopy(x, outShape, base, strides)};
+}
+
+Tensors concatKernel(const Op &op, const Tensors &xs) {
+  const Tensor &first = xs[0];
+  const int64_t rank = first.rank();
+  if (rank == 0)
+    throw InterpError("concat: operands must have rank >= 1");
+  const int64_t axis = normalizeAxis(op.intAttr("axis", 0), rank, "concat");
+  Shape outShape = first.shape();
+  outShape[axis] = 0;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    const Tensor &x = xs[k];
+    if (x.dtype() != first.dtype())
+      throw InterpError("concat: operand " + std::to_string(k) + " has dtype " +
+                        std::string(dtypeName(x.dtype())) + ", expected " +
+                        std::string(dtypeName(first.dtype())));
+    bool compatible = x.rank() == rank;
+    for (int64_t d = 0; compatible && d < rank; ++d)
+      compatible = d == axis || x.shape()[d] == first.shape()[d];
+    if (!compatible)
+      throw InterpError("concat: operand " + std::to_string(k) + " has shape " +
+                        shapeText(x.shape()) + ", incompatible with " + shapeText(first.shape()) +
+                        " along axis " + std::to_string(axis));
+    outShape[axis] += x.shape()[axis];
+  }
+  Tensor out(first.dtype(), outShape);
+  // Each operand contributes a contiguous block of (its axis dim x inner) elements per outer index.
+  const size_t elem = dtypeSize(first.dtype());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= outShape[d];
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= outShape[d];
+  const size_t outRowBytes = static_cast<size_t>(outShape[axis] * inner) * elem;
+  auto *dst = static_cast<uint8_t *>(out.rawData());
+  size_t columnOffset = 0;
+  for (const Tensor &x : xs) {
+    const size_t blockBytes = static_cast<size_t>(x.shape()[axis] * inner) * elem;
+    const auto *src = static_cast<const uint8_t *>(x.rawData());
+    if (blockBytes != 0)
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(dst + o * outRowBytes + columnOffset, src + o * blockBytes, blockBytes);
+    columnOffset += blockBytes;
+  }
+  return {out};
+}
+
+// Maps output coordinate j along one axis to an input coordinate, or -1 for the pad value.
+// Negative pads crop first; the padding modes then see only the kept range [lo, lo + size).
+int64_t padSource(int64_t j, int64_t lo, int64_t size, const std::string &mode) {
+  if (j >= 0 && j < size)
+    return lo + j;
+  if (mode == "constant")
+    return -1;
+  int64_t k;
+  if (mode == "edge") {
+    k = j < 0 ? 0 : size - 1;
+  } else if (mode == "wrap") {
+    k = ((j % size) + size) % size;
+  } else { // reflect: mirror without repeating the edge element (numpy 'reflect')
+    if (size == 1) {
+      k = 0;
+    } else {
+      const int64_t period = 2 * (size - 1);
+      k = ((j % period) + period) % period;
+      if (k >= size)
+        k = period - k;
+    }
+  }
+  return lo + k;
+}
+
+Tensors padKernel(const Op &op, const Tensors &xs) {
+  const Tensor &x = xs[0];
+  const int64_t rank = x.rank();
+  std::vector<int64_t> pads = op.intsAttr("pads");
+  const std::string mode = op.stringAttr("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    throw InterpError("pad: unknown mode \"" + mode + "\"");
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    throw InterpError("pad: pads has " + std::to_string(pads.size()) + " entries, expected " +
+                      std::to_string(2 * rank));
+  // The pad value: a one-element tensor, converted to x's dtype if it differs.
+  Tensor value = xs[1];
+  if (value.numElements() != 1)
+    throw InterpError("pad: value must have exactly one element, got shape " +
+                      shapeText(value.shape()));
+  if (value.dtype() != x.dtype())
+    value = castTensor(value, x.dtype());
+
+  Shape outShape(rank);
+  std::vector<std::vector<int64_t>> sourceIndex(rank); // per axis: output coord -> input coord
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t dim = x.shape()[d], begin = pads[d], end = pads[rank + d];
+    const int64_t lo = std::max<int64_t>(0, -begin);
+    const int64_t kept = dim - lo - std::max<int64_t>(0, -end);
+    if (kept < 0)
+      throw InterpError("pad: pads " + std::to_string(begin) + ", " + std::to_string(end) +
+                        " crop more than axis " + std::to_string(d) + " of size " +
+                        std::to_string(dim));
+    outShape[d] = kept + std::max<int64_t>(0, begin) + std::max<int64_t>(0, end);
+    if (kept == 0 && outShape[d] > 0 && mode != "constant")
+      throw InterpError("pad: cannot " + mode + "-pad axis " + std::to_string(d) +
+                        ", which has no elements");
+    sourceIndex[d].resize(outShape[d]);
+    for (int64_t j = 0; j < outShape[d]; ++j)
+      sourceIndex[d][j] = padSource(j - std::max<int64_t>(0, begin), lo, kept, mode);
+  }
+
+  Tensor out(x.dtype(), outShape);
+  const int64_t total = out.numElements();
+  if (total == 0)
+    return {out};
+  const std::vector<int64_t> inStrides = contiguousStrides(x.shape());
+  visitElemSize(dtypeSize(x.dtype()), [&](auto word) {
+    using W = decltype(word);
+    const W *src = x.data<W>();
+    const W fill = *value.data<W>();
+    W *dst = out.data<W>();
+    if (rank == 0) {
+      dst[0] = src[0];
+      return;
+    }
+    // Walk output rows along the last axis; an outer coordinate in the padding fills the row.
+    const int64_t inner = outShape[rank - 1];
+    const std::vector<int64_t> &lastMap = sourceIndex[rank - 1];
+    std::vector<int64_t> index(rank - 1, 0);
+    for (int64_t rowStart = 0; rowStart < total; rowStart += inner) {
+      int64_t offset = 0;
+      bool padded = false;
+      for (int64_t d = 0; d < rank - 1 && !padded; ++d) {
+        int64_t s = sourceIndex[d][index[d]];
+        padded = s < 0;
+        offset += s * inStrides[d];
+      }
+      W *row = dst + rowStart;
+      if (padded) {
+        std::fill(row, row + inner, fill);
+      } else {
+        for (int64_t j = 0; j < inner; ++j)
+          row[j] = lastMap[j] < 0 ? fill : src[offset + lastMap[j]];
+      }
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        if (++index[d] < outShape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+  });
+  return {out};
+}
+
+} // namespace
+
+void registerDataMovementKernels(KernelFn *table) {
+  auto set = [&](OpKind k, KernelFn fn) { table[static_cast<size_t>(k)] = fn; };
+  set(OpKind::Reshape, reshapeKernel);
+  set(OpKind::Transpose, transposeKernel);
+  set(OpKind::Expand, expandKernel);
+  set(OpKind::Slice, sliceKernel);
+  set(OpKind::Concat, concatKernel);
+  set(OpKind::Pad, padKernel);
+  registerGatherScatterKernels(table);
+}
+
+} // namespace strata::interp

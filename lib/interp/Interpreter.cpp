@@ -1,0 +1,227 @@
+// The interpreter driver: input checking and symbol binding, op-by-op evaluation through a
+// dispatch table filled by the kernel families, freeing of dead intermediates, and a check of
+// every result against its op's static type (which catches type-inference bugs).
+#include "strata/interp/Interpreter.h"
+
+#include "Kernels.h"
+
+#include <array>
+#include <map>
+#include <unordered_map>
+
+namespace strata {
+namespace interp {
+
+Shape broadcastShapes(const Shape &a, const Shape &b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Align from the right; missing leading dims act as 1.
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw InterpError("cannot broadcast shapes [" + shapeToString(a) + "] and [" +
+                        shapeToString(b) + "]");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+} // namespace interp
+
+namespace {
+
+using interp::InterpError;
+using interp::KernelFn;
+using interp::Tensors;
+
+const std::array<KernelFn, static_cast<size_t>(OpKind::NumKinds)> &kernelTable() {
+  static const auto table = [] {
+    std::array<KernelFn, static_cast<size_t>(OpKind::NumKinds)> t{};
+    interp::registerElementwiseKernels(t.data());
+    interp::registerDataMovementKernels(t.data());
+    interp::registerStructuredKernels(t.data());
+    return t;
+  }();
+  return table;
+}
+
+llvm::Error makeError(const std::string &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+// "op 'gather' (node "Gather_7")", the prefix of every per-op message.
+std::string describeOp(const Op &op) {
+  std::string s = "op '" + std::string(op.opName()) + "'";
+  if (!op.location().empty())
+    s += " (node \"" + op.location() + "\")";
+  return s;
+}
+
+// Runs the kernel of `op`; throws InterpError or whatever the kernel throws.
+Tensors runKernel(const Op &op, const Tensors &operands) {
+  const OpInfo &info = op.info();
+  const int count = static_cast<int>(operands.size());
+  if (count < info.minOperands || (info.maxOperands >= 0 && count > info.maxOperands))
+    throw InterpError("got " + std::to_string(count) + " operands, expected " +
+                      (info.minOperands == info.maxOperands
+                           ? std::to_string(info.minOperands)
+                           : std::to_string(info.minOperands) + ".." +
+                                 (info.maxOperands < 0 ? std::string("")
+                                                       : std::to_string(info.maxOperands))));
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (!operands[i].valid())
+      throw InterpError("operand " + std::to_string(i) + " has no data");
+  KernelFn fn = kernelTable()[static_cast<size_t>(op.kind())];
+  if (!fn)
+    throw InterpError("no interpreter kernel for this op");
+  Tensors results = fn(op, operands);
+  if (static_cast<int>(results.size()) != info.numResults)
+    throw InterpError("kernel produced " + std::to_string(results.size()) + " results, expected " +
+                      std::to_string(info.numResults));
+  return results;
+}
+
+// Runs one op, turning any exception into an error naming the op.
+llvm::Expected<Tensors> runOp(const Op &op, const Tensors &operands) {
+  try {
+    return runKernel(op, operands);
+  } catch (const std::exception &e) {
+    return makeError("interp: " + describeOp(op) + ": " + e.what());
+  }
+}
+
+// Symbol bindings: each symbolic dim name gets one size, fixed by its first occurrence.
+class SymbolBindings {
+public:
+  // Returns an empty string when `size` agrees with `dim` (binding a new symbol), otherwise a
+  // description of the conflict.
+  std::string bind(const Dim &dim, int64_t size, const std::string &where) {
+    if (dim.isStatic())
+      return dim.size == size ? "" : "expected " + std::to_string(dim.size);
+    auto [it, inserted] = sizes_.try_emplace(dim.symbol, Binding{size, where});
+    if (inserted || it->second.size == size)
+      return "";
+    return "expected " + dim.str() + " = " + std::to_string(it->second.size) + " (bound by " +
+           it->second.where + ")";
+  }
+
+private:
+  struct Binding {
+    int64_t size;
+    std::string where;
+  };
+  std::map<std::string, Binding> sizes_;
+};
+
+std::string inputLabel(const Value *v, unsigned index) {
+  return "input '" + (v->name().empty() ? "#" + std::to_string(index) : v->name()) + "'";
+}
+
+llvm::Error checkInput(const Value *v, unsigned index, const Tensor &t, SymbolBindings &symbols) {
+  const TensorType &type = v->type();
+  const std::string label = inputLabel(v, index);
+  if (!t.valid())
+    return makeError("interp: " + label + " has no data");
+  if (t.dtype() != type.dtype)
+    return makeError("interp: " + label + ": expected dtype " +
+                     std::string(dtypeName(type.dtype)) + ", got " +
+                     std::string(dtypeName(t.dtype())));
+  if (t.rank() != type.rank())
+    return makeError("interp: " + label + ": expected rank " + std::to_string(type.rank()) +
+                     ", got " + std::to_string(t.rank()) + " (shape [" +
+                     shapeToString(t.shape()) + "])");
+  for (int64_t d = 0; d < t.rank(); ++d) {
+    std::string conflict = symbols.bind(type.dims[d], t.shape()[d], label);
+    if (!conflict.empty())
+      return makeError("interp: " + label + ": " +
+                       (type.dims[d].isStatic() ? "expected dim " + std::to_string(d) + " = " +
+                                                      std::to_string(type.dims[d].size)
+                                                : "dim " + std::to_string(d) + " " + conflict) +
+                       ", got " + std::to_string(t.shape()[d]));
+  }
+  return llvm::Error::success();
+}
+
+// The result of an op must match its static type: dtype, rank, static dims, and symbolic dims
+// consistently bound.
+llvm::Error checkResult(const Op &op, unsigned index, const Tensor &t, SymbolBindings &symbols) {
+  const TensorType &type = op.result(index)->type();
+  std::string where = describeOp(op) + " result " + std::to_string(index);
+  auto mismatch = [&](const std::string &what) {
+    return makeError("interp: " + where + " " + what + " [" + shapeToString(t.shape()) + "] " +
+                     std::string(dtypeName(t.dtype())) + " disagrees with its type " + type.str());
+  };
+  if (t.dtype() != type.dtype || t.rank() != type.rank())
+    return mismatch("of");
+  for (int64_t d = 0; d < t.rank(); ++d) {
+    std::string conflict = symbols.bind(type.dims[d], t.shape()[d], where);
+    if (!conflict.empty())
+      return mismatch("dim " + std::to_string(d) + " (" + conflict + ") in");
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<std::vector<Tensor>> evaluateOp(const Op &op, const std::vector<Tensor> &operands) {
+  return runOp(op, operands);
+}
+
+llvm::Expected<std::vector<Tensor>> interpret(const Graph &g, const std::vector<Tensor> &inputs) {
+  if (inputs.size() != g.numInputs())
+    return makeError("interp: graph '" + g.name() + "' expects " + std::to_string(g.numInputs()) +
+                     " inputs, got " + std::to_string(inputs.size()));
+  SymbolBindings symbols;
+  std::unordered_map<const Value *, Tensor> values;
+  for (unsigned i = 0; i < g.numInputs(); ++i) {
+    if (llvm::Error err = checkInput(g.input(i), i, inputs[i], symbols))
+      return err;
+    values[g.input(i)] = inputs[i];
+  }
+
+  // Remaining uses of each value by ops of this graph; graph outputs are never freed.
+  std::unordered_map<const Value *, size_t> remainingUses;
+  for (const Op &op : g.ops())
+    for (const Value *v : op.operands())
+      ++remainingUses[v];
+  for (unsigned i = 0; i < g.numOutputs(); ++i)
+    remainingUses[g.output(i)] += 1;
+
+  Tensors operands;
+  for (const Op &op : g.ops()) {
+    operands.clear();
+    for (const Value *v : op.operands()) {
+      auto it = values.find(v);
+      if (it == values.end())
+        return makeError("interp: " + describeOp(op) + ": operand '" + v->name() +
+                         "' used before it is defined");
+      operands.push_back(it->second);
+    }
+    auto results = runOp(op, operands);
+    if (!results)
+      return results.takeError();
+    for (unsigned r = 0; r < op.numResults() && r < results->size(); ++r) {
+      if (llvm::Error err = checkResult(op, r, (*results)[r], symbols))
+        return err;
+      if (remainingUses[op.result(r)] > 0) // an unused result is dropped at once
+        values[op.result(r)] = std::move((*results)[r]);
+    }
+    operands.clear(); // drop our references before freeing
+    for (const Value *v : op.operands())
+      if (--remainingUses[v] == 0)
+        values.erase(v);
+  }
+
+  std::vector<Tensor> outputs;
+  outputs.reserve(g.numOutputs());
+  for (unsigned i = 0; i < g.numOutputs(); ++i) {
+    auto it = values.find(g.output(i));
+    if (it == values.end())
+      return makeError("interp: output '" + g.outputName(i) + "' is not computed by the graph");
+    outputs.push_back(it->second);
+  }
+  return outputs;
+}
+
+} // namespace strata

@@ -1,0 +1,110 @@
+// Internal: the interpreter's per-op evaluation functions, one family per file.
+// Each takes the op (for attributes) and concrete operand tensors, and returns the results.
+// Kernels throw InterpError on bad runtime input (shape mismatch, index out of range, ...).
+#pragma once
+#include "strata/graph/Graph.h"
+#include "strata/support/Tensor.h"
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace strata::interp {
+
+struct InterpError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using Tensors = std::vector<Tensor>;
+using KernelFn = Tensors (*)(const Op &op, const Tensors &operands);
+
+// Registration: each family file fills the table slots of the kinds it implements.
+// Elementwise.cpp: all T_ELEMENTWISE ops, select, cast, constant.
+void registerElementwiseKernels(KernelFn *table);
+// DataMovement.cpp: reshape, transpose, expand, slice, concat, pad, gather*, scatter*.
+void registerDataMovementKernels(KernelFn *table);
+// Structured.cpp / Conv.cpp / Reductions.cpp ...: matmul, conv, conv_transpose, pool, reduce,
+// arg_reduce, softmax, log_softmax, layer_norm, cumsum, topk, resize, einsum.
+void registerStructuredKernels(KernelFn *table);
+
+// Numpy broadcast of concrete shapes; throws InterpError when incompatible.
+Shape broadcastShapes(const Shape &a, const Shape &b);
+
+} // namespace strata::interp
+
+// --- Helpers shared by the structured-kernel files (defined in Structured.cpp) ------------------
+namespace strata::interp::structured {
+
+// Throws InterpError(msg) for `op` (the driver prefixes the op's name and location).
+[[noreturn]] void fail(const Op &op, const std::string &msg);
+// Maps a possibly negative axis into [0, rank); fails when out of range.
+int64_t normalizeAxis(const Op &op, int64_t axis, int64_t rank);
+// f16/bf16 tensors widened to f32 (other dtypes returned unchanged), and the rounding back.
+Tensor widenHalf(const Tensor &t);
+Tensor narrowFromF32(const Tensor &t, DType to);
+// Offsets into a tensor of shape `src` for every element of `dst` (row-major) under numpy
+// broadcasting of src to dst (src right-aligned); fails when src does not broadcast to dst.
+std::vector<int64_t> broadcastOffsets(const Op &op, const Shape &src, const Shape &dst);
+
+// Integer arithmetic that wraps instead of overflowing (computed in a wide-enough unsigned type).
+template <typename T> using WrapUnsigned =
+    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+template <typename T> T wrapAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(static_cast<WrapUnsigned<T>>(a) + static_cast<WrapUnsigned<T>>(b));
+  else
+    return a + b;
+}
+template <typename T> T wrapMul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(static_cast<WrapUnsigned<T>>(a) * static_cast<WrapUnsigned<T>>(b));
+  else
+    return a * b;
+}
+
+// Calls f(T{}) with the C++ storage type of `dt`. f16/bf16 must be widened first; `allowInts`
+// false rejects integer and bool dtypes with a clear error.
+template <typename F> decltype(auto) visitDType(const Op &op, DType dt, bool allowInts, F &&f) {
+  if (!allowInts && !isFloat(dt))
+    fail(op, "dtype " + std::string(dtypeName(dt)) + " is not supported (floating point only)");
+  switch (dt) {
+  case DType::F32: return f(float{});
+  case DType::F64: return f(double{});
+  case DType::I8: return f(int8_t{});
+  case DType::I16: return f(int16_t{});
+  case DType::I32: return f(int32_t{});
+  case DType::I64: return f(int64_t{});
+  case DType::U8: return f(uint8_t{});
+  case DType::U16: return f(uint16_t{});
+  case DType::U32: return f(uint32_t{});
+  case DType::U64: return f(uint64_t{});
+  case DType::Bool: return f(bool{});
+  case DType::F16:
+  case DType::BF16: break;
+  }
+  fail(op, "internal error: half-precision tensor reached a kernel unwidened");
+}
+
+// Kernels of the structured family (one file each, registered by registerStructuredKernels).
+Tensors matMulKernel(const Op &op, const Tensors &operands);
+Tensors convKernel(const Op &op, const Tensors &operands);
+Tensors convTransposeKernel(const Op &op, const Tensors &operands);
+Tensors poolKernel(const Op &op, const Tensors &operands);
+Tensors reduceKernel(const Op &op, const Tensors &operands);
+Tensors argReduceKernel(const Op &op, const Tensors &operands);
+Tensors softmaxKernel(const Op &op, const Tensors &operands);
+Tensors logSoftmaxKernel(const Op &op, const Tensors &operands);
+Tensors layerNormKernel(const Op &op, const Tensors &operands);
+Tensors cumSumKernel(const Op &op, const Tensors &operands);
+Tensors topKKernel(const Op &op, const Tensors &operands);
+Tensors resizeKernel(const Op &op, const Tensors &operands);
+Tensors einsumKernel(const Op &op, const Tensors &operands);
+
+// C += A * B for row-major A [m x k] (leading dim lda), B [k x n] (ldb), C [m x n] (ldc).
+// Cache-blocked; shared by matmul, conv and conv_transpose.
+template <typename T>
+void gemmAccumulate(int64_t m, int64_t n, int64_t k, const T *a, int64_t lda, const T *b,
+                    int64_t ldb, T *c, int64_t ldc);
+
+} // namespace strata::interp::structured

@@ -1,0 +1,184 @@
+// pool: max | avg | lp over the spatial dims of an NC... tensor (ONNX MaxPool / AveragePool /
+// LpPool with explicit pads).
+#include "Kernels.h"
+
+#include <cmath>
+#include <limits>
+
+namespace strata::interp::structured {
+
+namespace {
+
+enum class PoolKind { Max, Avg, Lp };
+
+// For one spatial dim: for each output coordinate, the input coordinates its window reads (taps
+// inside the real input) and how many taps fall inside the padded bounds.
+struct DimWindows {
+  std::vector<std::vector<int64_t>> taps;
+  std::vector<int64_t> paddedCount;
+};
+
+int64_t pooledSize(const Op &op, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                   int64_t padBegin, int64_t padEnd, bool ceilMode) {
+  int64_t span = dilation * (kernel - 1) + 1;
+  int64_t room = in + padBegin + padEnd - span;
+  if (room < 0)
+    fail(op, "window extent " + std::to_string(span) + " exceeds padded input " +
+                 std::to_string(in + padBegin + padEnd));
+  int64_t out = (ceilMode ? (room + stride - 1) / stride : room / stride) + 1;
+  // In ceil mode the last window must start inside the input or its begin padding.
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
+}
+
+DimWindows windowsForDim(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
+                         int64_t padBegin, int64_t padEnd) {
+  DimWindows w;
+  w.taps.resize(out);
+  w.paddedCount.resize(out);
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t start = o * stride - padBegin;
+    for (int64_t t = 0; t < kernel; ++t) {
+      int64_t coord = start + t * dilation;
+      if (coord >= -padBegin && coord < in + padEnd)
+        ++w.paddedCount[o];
+      if (coord >= 0 && coord < in)
+        w.taps[o].push_back(coord);
+    }
+  }
+  return w;
+}
+
+template <typename T>
+Tensor poolTyped(const Tensor &x, const Shape &outShape, const std::vector<DimWindows> &windows,
+                 PoolKind kind, bool countIncludePad, int64_t p) {
+  int64_t rank = static_cast<int64_t>(windows.size());
+  Shape inGrid(x.shape().begin() + 2, x.shape().end());
+  Shape outGrid(outShape.begin() + 2, outShape.end());
+  std::vector<int64_t> inStrides = contiguousStrides(inGrid);
+  int64_t planes = x.shape()[0] * x.shape()[1];
+  int64_t inSize = numElements(inGrid), outSize = numElements(outGrid);
+  Tensor result(x.dtype(), outShape);
+  const T *xData = x.data<T>();
+  T *yData = result.data<T>();
+  std::vector<int64_t> outIdx(rank), tapIdx(rank);
+
+  for (int64_t o = 0; o < outSize; ++o) {
+    for (int64_t d = rank - 1, r = o; d >= 0; --d) {
+      outIdx[d] = r % outGrid[d];
+      r /= outGrid[d];
+    }
+    // Offsets of all real taps of this window, and the window's divisor for avg.
+    std::vector<int64_t> offsets = {0};
+    int64_t padded = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      const std::vector<int64_t> &taps = windows[d].taps[outIdx[d]];
+      std::vector<int64_t> next;
+      next.reserve(offsets.size() * taps.size());
+      for (int64_t base : offsets)
+        for (int64_t t : taps)
+          next.push_back(base + t * inStrides[d]);
+      offsets = std::move(next);
+      padded *= windows[d].paddedCount[outIdx[d]];
+    }
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const T *in = xData + plane * inSize;
+      T &out = yData[plane * outSize + o];
+      if (kind == PoolKind::Max) {
+        T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                      : std::numeric_limits<T>::lowest();
+        for (int64_t off : offsets) {
+          T v = in[off];
+          if constexpr (std::is_floating_point_v<T>)
+            if (std::isnan(v)) {
+              best = v;
+              break;
+            }
+          if (v > best)
+            best = v;
+        }
+        out = best;
+      } else if (kind == PoolKind::Avg) {
+        double sum = 0;
+        for (int64_t off : offsets)
+          sum += static_cast<double>(in[off]);
+        int64_t divisor = countIncludePad ? padded : static_cast<int64_t>(offsets.size());
+        out = static_cast<T>(divisor ? sum / static_cast<double>(divisor)
+                                     : std::numeric_limits<double>::quiet_NaN());
+      } else {
+        double sum = 0;
+        for (int64_t off : offsets)
+          sum += std::pow(std::fabs(static_cast<double>(in[off])), static_cast<double>(p));
+        out = static_cast<T>(std::pow(sum, 1.0 / static_cast<double>(p)));
+      }
+    }
+  }
+  return result;
+}
+
+} // namespace
+
+Tensors poolKernel(const Op &op, const Tensors &operands) {
+  DType dtype = operands[0].dtype();
+  Tensor x = widenHalf(operands[0]);
+  if (x.rank() < 3)
+    fail(op, "expected an input [N, C, spatial...], got " + shapeToString(x.shape()));
+  int64_t rank = x.rank() - 2;
+  std::string kindName = op.stringAttr("kind");
+  PoolKind kind;
+  if (kindName == "max")
+    kind = PoolKind::Max;
+  else if (kindName == "avg")
+    kind = PoolKind::Avg;
+  else if (kindName == "lp")
+    kind = PoolKind::Lp;
+  else
+    fail(op, "unknown pool kind '" + kindName + "' (expected max, avg or lp)");
+
+  std::vector<int64_t> kernel = op.intsAttr("kernel");
+  auto perDim = [&](const char *name, int64_t dflt, int64_t count) {
+    std::vector<int64_t> v = op.intsAttr(name);
+    if (v.empty())
+      v.assign(count, dflt);
+    if (static_cast<int64_t>(v.size()) != count)
+      fail(op, std::string(name) + " has " + std::to_string(v.size()) + " entries, expected " +
+                   std::to_string(count));
+    return v;
+  };
+  if (static_cast<int64_t>(kernel.size()) != rank)
+    fail(op, "kernel has " + std::to_string(kernel.size()) + " entries, expected " +
+                 std::to_string(rank));
+  std::vector<int64_t> strides = perDim("strides", 1, rank);
+  std::vector<int64_t> dilations = perDim("dilations", 1, rank);
+  std::vector<int64_t> pads = perDim("pads", 0, 2 * rank);
+  bool ceilMode = op.intAttr("ceil_mode", 0) != 0;
+  bool countIncludePad = op.intAttr("count_include_pad", 0) != 0;
+  int64_t p = op.intAttr("p", 2);
+  for (int64_t d = 0; d < rank; ++d)
+    if (kernel[d] <= 0 || strides[d] <= 0 || dilations[d] <= 0)
+      fail(op, "kernel, strides and dilations must be positive");
+
+  Shape outShape = {x.shape()[0], x.shape()[1]};
+  std::vector<DimWindows> windows;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t in = x.shape()[d + 2];
+    int64_t out =
+        pooledSize(op, in, kernel[d], strides[d], dilations[d], pads[d], pads[rank + d], ceilMode);
+    outShape.push_back(out);
+    windows.push_back(
+        windowsForDim(in, out, kernel[d], strides[d], dilations[d], pads[d], pads[rank + d]));
+  }
+  Tensor result = visitDType(op, x.dtype(), /*allowInts=*/kind == PoolKind::Max, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      fail(op, "bool input is not supported");
+      return Tensor();
+    } else {
+      return poolTyped<T>(x, outShape, windows, kind, countIncludePad, p);
+    }
+  });
+  return {narrowFromF32(result, dtype)};
+}
+
+} // namespace strata::interp::structured

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages strata needs, only when some are missing (idempotent).
+set -euo pipefail
+PACKAGES=(
+  cmake ninja-build g++ ccache
+  llvm-19-dev llvm-19-tools
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libgtest-dev libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install_deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+echo "install_deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

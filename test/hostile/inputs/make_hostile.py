@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""Writes one hostile input for the lit tests: `make_hostile.py CASE OUT`."""
+import random
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+SRC_MODEL = __file__.rsplit("/test/", 1)[0] + "/models/digits/digits.onnx"
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13):
+    g = helper.make_graph(nodes, "hostile", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def vi(name, dims, t=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, t, dims)
+
+
+def build(case):
+    if case == "empty":
+        return b""
+    if case == "truncated":
+        data = open(SRC_MODEL, "rb").read()
+        return data[: len(data) // 2]
+    if case == "random":
+        rng = random.Random(1234)
+        return bytes(rng.randrange(256) for _ in range(4096))
+    if case == "missing-input":
+        n = helper.make_node("Add", ["x", "ghost"], ["y"], name="add_ghost")
+        return model([n], [vi("x", [2])], [vi("y", [2])])
+    if case == "wrong-attr-type":
+        n = helper.make_node("Transpose", ["x"], ["y"], name="bad_perm")
+        n.attribute.append(helper.make_attribute("perm", "not a list"))
+        return model([n], [vi("x", [2, 3])], [vi("y", [3, 2])])
+    if case == "shape-mismatch":
+        n = helper.make_node("Add", ["x", "z"], ["y"], name="add_mismatch")
+        return model([n], [vi("x", [2, 3]), vi("z", [4, 5])], [vi("y", [2, 3])])
+    if case == "unknown-op":
+        nodes = [helper.make_node("FrobnicateV2", ["x"], ["a"], name="frob_1"),
+                 helper.make_node("FrobnicateV2", ["a"], ["b"], name="frob_2"),
+                 helper.make_node("Relu", ["b"], ["c"], name="relu_ok"),
+                 helper.make_node("Unique", ["c"], ["y"], name="unique_1")]
+        return model(nodes, [vi("x", [4])], [vi("y", [4])])
+    if case == "negative-dim":
+        n = helper.make_node("Relu", ["x"], ["y"], name="relu_neg")
+        return model([n], [vi("x", [2, -3])], [vi("y", [2, 3])])
+    if case == "absurd-dim":
+        n = helper.make_node("Relu", ["x"], ["y"], name="relu_huge")
+        return model([n], [vi("x", [1 << 20, 1 << 20, 1 << 20])], [vi("y", [1])])
+    if case == "absurd-constant":
+        shape = helper.make_tensor("shape", TensorProto.INT64, [3], [1 << 20, 1 << 20, 1 << 20])
+        n = helper.make_node("ConstantOfShape", ["shape"], ["y"], name="fill_huge")
+        return model([n], [], [vi("y", [1 << 20, 1 << 20, 1 << 20])], inits=[shape])
+    if case == "bad-initializer":
+        t = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1000])
+        t.raw_data = b"\x00" * 12  # 3 floats where 1000 are declared
+        n = helper.make_node("Add", ["x", "w"], ["y"], name="add_w")
+        return model([n], [vi("x", [1000])], [vi("y", [1000])], inits=[t])
+    raise SystemExit(f"unknown case {case}")
+
+
+def main():
+    case, out = sys.argv[1], sys.argv[2]
+    m = build(case)
+    with open(out, "wb") as f:
+        f.write(m if isinstance(m, bytes) else m.SerializeToString())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,305 @@
+// strata conformance DIR: runs ONNX backend test folders (model.onnx, test_data_set_*/) and
+// compares with ONNX's tolerances. Each test runs in a forked child, so a crash or hang in one
+// test is reported as that test's failure instead of ending the run.
+#include "Commands.h"
+
+#include "strata/interp/Interpreter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <set>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace strata::cli {
+
+namespace {
+
+struct ConfOpts {
+  std::string dir, engine = "interp", filter, expected, writePasses;
+  double rtol = 1e-3, atol = 1e-7;
+  unsigned timeoutSeconds = 120;
+};
+
+enum class Outcome { Pass, Fail, Unsupported };
+
+struct TestResult {
+  Outcome outcome;
+  std::string reason;
+};
+
+std::vector<fs::path> sortedEntries(const fs::path &dir, const std::string &prefix) {
+  std::vector<fs::path> v;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0)
+      v.push_back(e.path());
+  // input_10 must come after input_9: sort by the numeric suffix.
+  std::sort(v.begin(), v.end(), [](const fs::path &a, const fs::path &b) {
+    auto num = [](const fs::path &p) {
+      std::string s = p.stem().string();
+      size_t u = s.rfind('_');
+      return u == std::string::npos ? 0L : std::strtol(s.c_str() + u + 1, nullptr, 10);
+    };
+    return num(a) < num(b);
+  });
+  return v;
+}
+
+// ONNX 1.12 stores bfloat16 test data as uint16 tensors holding the bits; view them as bf16.
+Tensor asDType(const Tensor &t, DType wanted) {
+  if (wanted == DType::BF16 && t.dtype() == DType::U16)
+    return Tensor(DType::BF16, t.shape(), t.buffer());
+  return t;
+}
+
+// Compares with numpy.testing.assert_allclose semantics: |a - b| <= atol + rtol * |b|, NaNs
+// must match in position, shapes and dtypes must agree.
+std::optional<std::string> compare(const Tensor &got, const Tensor &wantIn, double rtol,
+                                   double atol) {
+  Tensor want = asDType(wantIn, got.dtype());
+  if (got.dtype() != want.dtype())
+    return fmt::format("dtype {} but expected {}", dtypeName(got.dtype()), dtypeName(want.dtype()));
+  if (got.shape() != want.shape())
+    return fmt::format("shape [{}] but expected [{}]", fmt::join(got.shape(), ","),
+                       fmt::join(want.shape(), ","));
+  double worst = 0;
+  int64_t worstIndex = -1, bad = 0;
+  for (int64_t i = 0, n = want.numElements(); i < n; ++i) {
+    double a = got.getDouble(i), b = want.getDouble(i);
+    if (std::isnan(a) || std::isnan(b)) {
+      if (std::isnan(a) != std::isnan(b)) {
+        ++bad;
+        worstIndex = i;
+        worst = INFINITY;
+      }
+      continue;
+    }
+    if (a == b)
+      continue;
+    double err = std::fabs(a - b);
+    if (!(err <= atol + rtol * std::fabs(b))) {
+      ++bad;
+      if (!(err <= worst)) {
+        worst = err;
+        worstIndex = i;
+      }
+    }
+  }
+  if (!bad)
+    return std::nullopt;
+  return fmt::format("mismatch in {} of {} elements, max abs error {:.6g} at index {} (got {:.9g}, "
+                     "expected {:.9g})",
+                     bad, want.numElements(), worst, worstIndex, got.getDouble(worstIndex),
+                     want.getDouble(worstIndex));
+}
+
+TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
+  fs::path model = testDir / "model.onnx";
+  auto dataSets = sortedEntries(testDir, "test_data_set_");
+  if (dataSets.empty())
+    return {Outcome::Fail, "no test_data_set_* folder"};
+
+  // Read the first data set's inputs up front: they may specialize shape inputs at import.
+  auto readSet = [&](const fs::path &set, const std::string &prefix,
+                     std::vector<std::pair<std::string, Tensor>> &out) -> std::optional<std::string> {
+    for (const fs::path &p : sortedEntries(set, prefix)) {
+      std::string name;
+      auto t = readTensorProtoFile(p.string(), &name);
+      if (!t)
+        return llvm::toString(t.takeError());
+      out.push_back({name, std::move(*t)});
+    }
+    return std::nullopt;
+  };
+  std::vector<std::pair<std::string, Tensor>> firstInputs;
+  if (auto err = readSet(dataSets[0], "input_", firstInputs))
+    return {Outcome::Unsupported, "unsupported test data: " + *err};
+
+  ImportOptions io;
+  for (auto &[name, t] : firstInputs)
+    io.specializableInputs[name] = t;
+  auto imported = importOnnxFile(model.string(), io);
+  if (!imported) {
+    std::string msg = llvm::toString(imported.takeError());
+    bool unsupported = msg.find("unsupported") != std::string::npos;
+    return {unsupported ? Outcome::Unsupported : Outcome::Fail, msg};
+  }
+  Graph &g = *imported->graph;
+  std::set<std::string> specialized(imported->specializedInputs.begin(),
+                                    imported->specializedInputs.end());
+
+  for (const fs::path &set : dataSets) {
+    std::vector<std::pair<std::string, Tensor>> ins, outs;
+    if (set == dataSets[0])
+      ins = firstInputs;
+    else if (auto err = readSet(set, "input_", ins))
+      return {Outcome::Unsupported, "unsupported test data: " + *err};
+    if (auto err = readSet(set, "output_", outs))
+      return {Outcome::Unsupported, "unsupported test data: " + *err};
+
+    std::vector<Tensor> inputs;
+    for (unsigned i = 0; i < g.numInputs(); ++i) {
+      const std::string &name = g.input(i)->name();
+      auto it = std::find_if(ins.begin(), ins.end(), [&](auto &p) { return p.first == name; });
+      if (it == ins.end())
+        return {Outcome::Fail, "no test data for input '" + name + "'"};
+      inputs.push_back(asDType(it->second, g.input(i)->type().dtype));
+    }
+    for (auto &[name, t] : ins)
+      if (specialized.count(name) && set != dataSets[0] &&
+          !t.identical(io.specializableInputs[name]))
+        return {Outcome::Unsupported,
+                "input '" + name + "' was specialized but differs between data sets"};
+
+    auto results = interpret(g, inputs);
+    if (!results)
+      return {Outcome::Fail, llvm::toString(results.takeError())};
+    if (results->size() != outs.size())
+      return {Outcome::Fail, fmt::format("{} outputs but expected {}", results->size(), outs.size())};
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (auto diff = compare((*results)[i], outs[i].second, o.rtol, o.atol))
+        return {Outcome::Fail, "output '" + g.outputName(static_cast<unsigned>(i)) + "': " + *diff};
+  }
+  return {Outcome::Pass, ""};
+}
+
+// Runs one test in a child process; the child reports through a pipe.
+TestResult runIsolated(const fs::path &testDir, const ConfOpts &o) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return runTest(testDir, o);
+  std::cout.flush();
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    alarm(o.timeoutSeconds);
+    TestResult r = runTest(testDir, o);
+    std::string msg = std::to_string(static_cast<int>(r.outcome)) + r.reason;
+    ssize_t written = write(fds[1], msg.data(), msg.size());
+    (void)written;
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string msg;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0)
+    msg.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    return {Outcome::Fail, sig == SIGALRM ? fmt::format("timed out after {} s", o.timeoutSeconds)
+                                          : fmt::format("crashed with signal {} ({})", sig,
+                                                        strsignal(sig))};
+  }
+  if (msg.empty())
+    return {Outcome::Fail, "test process exited without a result"};
+  return {static_cast<Outcome>(msg[0] - '0'), msg.substr(1)};
+}
+
+std::set<std::string> readNameList(const std::string &path) {
+  std::set<std::string> names;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    names.insert(line);
+  }
+  return names;
+}
+
+int runConformance(const ConfOpts &o) {
+  std::error_code ec;
+  if (!fs::is_directory(o.dir, ec)) {
+    std::cerr << "error: " << o.dir << ": not a directory\n";
+    return 1;
+  }
+  std::regex filter;
+  try {
+    filter = std::regex(o.filter.empty() ? ".*" : o.filter);
+  } catch (const std::regex_error &e) {
+    std::cerr << "error: --filter: invalid regular expression: " << e.what() << "\n";
+    return 1;
+  }
+  std::vector<fs::path> tests;
+  for (const auto &e : fs::directory_iterator(o.dir, ec))
+    if (fs::exists(e.path() / "model.onnx") &&
+        std::regex_search(e.path().filename().string(), filter))
+      tests.push_back(e.path());
+  std::sort(tests.begin(), tests.end());
+
+  std::set<std::string> expected;
+  if (!o.expected.empty()) {
+    if (!fs::exists(o.expected)) {
+      std::cerr << "error: " << o.expected << ": no such file\n";
+      return 1;
+    }
+    expected = readNameList(o.expected);
+  }
+
+  int passed = 0, failed = 0, unsupported = 0;
+  std::vector<std::string> passes, regressions;
+  for (const fs::path &t : tests) {
+    std::string name = t.filename().string();
+    TestResult r = runIsolated(t, o);
+    if (r.outcome == Outcome::Pass) {
+      ++passed;
+      passes.push_back(name);
+      continue;
+    }
+    ++failed;
+    if (r.outcome == Outcome::Unsupported)
+      ++unsupported;
+    std::replace(r.reason.begin(), r.reason.end(), '\n', ' ');
+    fmt::print("{} {}: {}\n", r.outcome == Outcome::Unsupported ? "UNSUPPORTED" : "FAIL", name,
+               r.reason);
+    if (expected.count(name))
+      regressions.push_back(name);
+  }
+  if (!o.writePasses.empty()) {
+    std::string text = "# ONNX node tests expected to pass (engine: " + o.engine + ")\n";
+    for (const std::string &p : passes)
+      text += p + "\n";
+    if (!writeTextOutput(o.writePasses, text))
+      return 1;
+  }
+  for (const std::string &r : regressions)
+    fmt::print("REGRESSION {}: listed in {} but failed\n", r, o.expected);
+  fmt::print("{} unsupported\n", unsupported);
+  fmt::print("{} passed, {} failed\n", passed, failed);
+  if (!o.expected.empty())
+    return regressions.empty() ? 0 : 1;
+  return failed == 0 ? 0 : 1;
+}
+
+} // namespace
+
+Action addConformanceCommand(CLI::App &app) {
+  auto o = std::make_shared<ConfOpts>();
+  CLI::App *cmd = app.add_subcommand("conformance", "Run ONNX backend test folders");
+  cmd->add_option("dir", o->dir, "Folder of ONNX backend test folders")->required();
+  cmd->add_option("--engine", o->engine, "Execution engine")
+      ->check(CLI::IsMember({"interp"}))
+      ->capture_default_str();
+  cmd->add_option("--filter", o->filter, "Only tests whose name matches this regex");
+  cmd->add_option("--expected", o->expected,
+                  "File of test names that must pass; exit 1 only if one of them fails");
+  cmd->add_option("--write-passes", o->writePasses, "Write the names of passing tests here");
+  cmd->add_option("--timeout", o->timeoutSeconds, "Seconds allowed per test")->capture_default_str();
+  return [o]() { return runConformance(*o); };
+}
+
+} // namespace strata::cli
