@@ -34,11 +34,15 @@ asan: deps
 	ninja -C $(BUILD)-asan -j$(JOBS) strata strata-opt
 
 # Every test: unit tests, lit, ONNX conformance against the expected-pass list, the model zoo,
-# and the hostile-input tests under AddressSanitizer.
+# and, under AddressSanitizer, the hostile-input tests and the conformance suite.
 test: build test-data asan
-	cd $(BUILD) && ctest --output-on-failure
 	STRATA_BIN_DIR=$(CURDIR)/$(BUILD)-asan/bin $(PY) /usr/lib/llvm-19/build/utils/lit/lit.py -sv \
 	  --filter hostile $(BUILD)/test
+	$(BUILD)-asan/bin/strata conformance $(BUILD)/onnx-node-tests \
+	  --expected conformance/interp-expected.txt > $(BUILD)-asan/conformance.log \
+	  || (grep -E "^(FAIL|REGRESSION)" $(BUILD)-asan/conformance.log; exit 1)
+	@echo "conformance under AddressSanitizer: no regressions ($(BUILD)-asan/conformance.log)"
+	cd $(BUILD) && ctest --output-on-failure
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan
