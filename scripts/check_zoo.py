@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""Checks every zoo model end to end: import, verify, print -> parse -> print identity, and the
-interpreter's outputs against torch's (max |diff| <= 1e-4 * max |reference|)."""
+"""Checks every zoo model end to end: import, verify, print -> parse -> print identity, the
+interpreter's outputs against torch's (max |diff| <= 1e-4 * max |reference|), and the same for
+the graph optimized by the default pipeline, which is also run under --verify-semantics.
+Unfolded exports must optimize to the same op and kernel counts as their folded twins."""
 import argparse
 import glob
 import os
@@ -38,13 +40,21 @@ def check_model(args, onnx_path):
 
     # An unfolded export shares its folded twin's reference data.
     ref = name[: -len("_unfolded")] if name.endswith("_unfolded") else name
+    # The default pipeline, checked pass by pass against the interpreter.
+    optimized = os.path.join(work, "optimized.sg")
+    stats_text = run([strata, "compile", onnx_path, "--emit=graph", "--emit-blobs",
+                      "--verify-semantics", "--stats", "-o", optimized])
+    stats = dict(line.split(": ", 1) for line in stats_text.splitlines() if ": " in line)
+
     cases = [("", f"{ref}.input.npy", f"{ref}.output.npy")]
     if os.path.exists(os.path.join(args.zoo, f"{ref}.b8.input.npy")):
         cases.append(("b8", f"{ref}.b8.input.npy", f"{ref}.b8.output.npy"))
     report = []
-    for tag, inp, outp in cases:
-        out_dir = os.path.join(work, tag or "b1")
-        run([strata, "run", onnx_path, "--input", "input=" + os.path.join(args.zoo, inp),
+    for (tag, inp, outp), (model, kind) in [(c, m) for c in cases
+                                             for m in ((onnx_path, ""), (optimized, "opt"))]:
+        tag = "-".join(t for t in (tag or "b1", kind) if t)
+        out_dir = os.path.join(work, tag)
+        run([strata, "run", model, "--input", "input=" + os.path.join(args.zoo, inp),
              "--output-dir", out_dir])
         got = np.load(os.path.join(out_dir, "output.npy"))
         want = np.load(os.path.join(args.zoo, outp))
@@ -53,9 +63,15 @@ def check_model(args, onnx_path):
         rel = float(np.max(np.abs(got.astype(np.float64) - want)) / np.max(np.abs(want)))
         if not rel <= TOLERANCE:
             raise RuntimeError(f"{name}{tag}: max error {rel:.3g} of max |reference| > {TOLERANCE}")
-        report.append(f"{tag or 'b1'} rel.err {rel:.2e}")
-    ops = sum(1 for line in open(first) if " = " in line)
-    print(f"PASS {name}: {ops} ops, {', '.join(report)}, {time.time() - start:.1f} s", flush=True)
+        report.append(f"{tag} rel.err {rel:.2e}")
+    print(f"PASS {name}: ops {stats['ops_imported']} -> {stats['ops_optimized']}, kernels "
+          f"{stats['kernels']}, arena {stats['arena_peak_bytes']} of "
+          f"{stats['intermediate_total_bytes']} bytes; {', '.join(report)}; "
+          f"{time.time() - start:.1f} s", flush=True)
+    if name.startswith("resnet50") and 2 * int(stats["arena_peak_bytes"]) > int(
+            stats["intermediate_total_bytes"]):
+        raise RuntimeError(f"{name}: arena exceeds half of the intermediate bytes")
+    return stats
 
 
 def main():
@@ -69,12 +85,21 @@ def main():
         print(f"no models in {args.zoo}: run `make test-data` first", file=sys.stderr)
         return 1
     failed = 0
+    results = {}
     for m in models:
         try:
-            check_model(args, m)
+            results[os.path.basename(m)[: -len(".onnx")]] = check_model(args, m)
         except RuntimeError as e:
             failed += 1
             print(f"FAIL {e}", flush=True)
+    # strata folds BatchNorms, shapes and constants itself: unfolded twins end up identical.
+    for name, stats in results.items():
+        twin = results.get(name[: -len("_unfolded")]) if name.endswith("_unfolded") else None
+        if twin and (stats["ops_optimized"], stats["kernels"]) != (twin["ops_optimized"],
+                                                                 twin["kernels"]):
+            failed += 1
+            print(f"FAIL {name}: optimizes to {stats['ops_optimized']} ops / {stats['kernels']} "
+                  f"kernels but its folded twin to {twin['ops_optimized']} / {twin['kernels']}")
     print(f"{len(models) - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -308,7 +308,8 @@ private:
     if (types.size() != resultNames.size())
       failAt(opOffset, "op '" + opName + "' names " + std::to_string(resultNames.size()) +
                            " results but lists " + std::to_string(types.size()) + " result types");
-    if (static_cast<int>(types.size()) != info->numResults)
+    // numResults -1 (kernel): any count, the region's outputs decide (checked by the verifier).
+    if (info->numResults >= 0 && static_cast<int>(types.size()) != info->numResults)
       failAt(opOffset, "op '" + opName + "' has " + std::to_string(info->numResults) +
                            " results, got " + std::to_string(types.size()));
 

@@ -266,6 +266,11 @@ Inferred inferDetailed(OpKind kind, const std::vector<TensorType> &operands, con
     if (!t.valid() && !t.isElided())
       fail("attribute 'value' holds no tensor data");
     out.types = {TensorType::fromShape(t.dtype(), t.shape())};
+  } else if (kind == OpKind::Kernel) {
+    // A kernel's results are its region's outputs; the verifier checks them against the region.
+    fail("kernel result types come from its region");
+  } else if (usesBlockedLayout(kind, attrs)) {
+    out.types = inferLayout(c);
   } else if (kind == OpKind::Einsum) {
     out.types = inferEinsum(c);
   } else if (info.traits & T_ELEMENTWISE) {

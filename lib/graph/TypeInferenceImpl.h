@@ -71,6 +71,9 @@ std::vector<TensorType> inferElementwise(const InferContext &c);
 std::vector<TensorType> inferDataMovement(const InferContext &c);
 std::vector<TensorType> inferStructured(const InferContext &c);
 std::vector<TensorType> inferEinsum(const InferContext &c);
+// TypeInferenceLayout.cpp: relayout and conv in a blocked layout (layout = "NCHW<c>c").
+bool usesBlockedLayout(OpKind kind, const AttrMap &attrs);
+std::vector<TensorType> inferLayout(const InferContext &c);
 
 // Full inference including arity and attribute checks; throws InferError.
 Inferred inferDetailed(OpKind kind, const std::vector<TensorType> &operands, const AttrMap &attrs);

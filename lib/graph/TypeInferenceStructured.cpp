@@ -37,6 +37,15 @@ TensorType inferMatMul(const InferContext &c) {
     out.push_back(da[da.size() - 2]);
   if (b.rank() >= 2)
     out.push_back(db.back());
+  if (c.numOperands() > 2) {
+    // The bias is added to the finished product; it may broadcast but not grow the result.
+    requireSameDType(c, 2, 0);
+    const TensorType &bias = c.operand(2);
+    auto sum = broadcastDims(out, bias.dims, &why);
+    if (!sum || *sum != out)
+      fail("operand 2 (bias) of shape " + dimsToString(bias.dims) +
+           " does not broadcast to the product shape " + dimsToString(out));
+  }
   return a.withDims(std::move(out));
 }
 

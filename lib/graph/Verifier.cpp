@@ -94,6 +94,10 @@ public:
         const Graph &region = op.region(r);
         if (region.parentOp() != &op)
           opError(op, "region " + std::to_string(r) + " does not record this op as its parent");
+        if (op.kind() == OpKind::Kernel) {
+          verifyClosedRegion(region);
+          continue;
+        }
         verify(region);
       }
       for (unsigned r = 0; r < op.numResults(); ++r)
@@ -120,6 +124,46 @@ private:
   // Values in scope at the current point: inputs and earlier results of this graph and of the
   // enclosing graphs (up to the op owning the region).
   std::unordered_set<const Value *> visible_;
+  // Values of graphs enclosing a kernel region: in lexical scope but not usable, since a kernel
+  // is closed (everything it reads comes through its operands).
+  std::unordered_set<const Value *> hiddenByKernel_;
+
+  // A kernel's region sees nothing of the enclosing graphs.
+  void verifyClosedRegion(const Graph &region) {
+    std::unordered_set<const Value *> outer;
+    outer.swap(visible_);
+    std::unordered_set<const Value *> hiddenBefore = hiddenByKernel_;
+    hiddenByKernel_.insert(outer.begin(), outer.end());
+    verify(region);
+    hiddenByKernel_.swap(hiddenBefore);
+    visible_.swap(outer);
+  }
+
+  // kernel: one region whose inputs take the operand types and whose outputs give the result
+  // types; `kind` is its only attribute.
+  void verifyKernel(const Op &op, const std::vector<TensorType> &operandTypes) {
+    if (llvm::Error err = checkAttributes(op.kind(), op.attrs()))
+      opError(op, llvm::toString(std::move(err)));
+    if (op.numRegions() != 1)
+      opError(op, "has " + std::to_string(op.numRegions()) + " regions; a kernel has exactly one");
+    const Graph &region = op.region(0);
+    if (region.numInputs() != operandTypes.size())
+      opError(op, "has " + std::to_string(operandTypes.size()) + " operands but its region has " +
+                      std::to_string(region.numInputs()) + " inputs");
+    for (unsigned i = 0; i < region.numInputs(); ++i)
+      if (region.input(i)->type() != operandTypes[i])
+        opError(op, "region input " + std::to_string(i) + " has type " +
+                        region.input(i)->type().str() + " but operand " + std::to_string(i) +
+                        " has " + operandTypes[i].str());
+    if (region.numOutputs() != op.numResults())
+      opError(op, "has " + std::to_string(op.numResults()) + " results but its region has " +
+                      std::to_string(region.numOutputs()) + " outputs");
+    for (unsigned i = 0; i < region.numOutputs(); ++i)
+      if (region.output(i) && region.output(i)->type() != op.result(i)->type())
+        opError(op, "result " + std::to_string(i) + " has type " + op.result(i)->type().str() +
+                        " but region output " + std::to_string(i) + " has " +
+                        region.output(i)->type().str());
+  }
 
   void checkNames(const Graph &g) {
     std::unordered_set<std::string> names;
@@ -166,6 +210,10 @@ private:
       if (!v)
         opError(op, slot + " is null");
       if (!visible_.count(v)) {
+        if (hiddenByKernel_.count(v))
+          opError(op, slot + " (" + valueLabel(v) +
+                          ") comes from outside the enclosing kernel; a kernel region is closed "
+                          "(pass the value as a kernel operand)");
         if (definedHere.count(v))
           opError(op, slot + " (" + valueLabel(v) +
                           ") is used before its definition (or forms a cycle)");
@@ -184,6 +232,10 @@ private:
       if (res->definingOp() != &op || res->resultIndex() != r)
         opError(op, "result " + std::to_string(r) + " does not record this op as its definition");
       checkUsesPointBack(g, &op, res);
+    }
+    if (op.kind() == OpKind::Kernel) {
+      verifyKernel(op, operandTypes);
+      return;
     }
     if (static_cast<int>(op.numResults()) != info.numResults)
       opError(op, "has " + std::to_string(op.numResults()) + " results; expected " +

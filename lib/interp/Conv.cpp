@@ -1,6 +1,8 @@
 // conv and conv_transpose: N-d, NC... layout, via im2col / col2im around the shared GEMM.
 #include "Kernels.h"
 
+#include "strata/graph/Layout.h"
+
 #include <algorithm>
 
 namespace strata::interp::structured {
@@ -110,12 +112,6 @@ Tensor convTyped(const Tensor &x, const Tensor &w, const Tensor *bias, const Con
   Tensor result(x.dtype(), outShape);
   const T *xData = x.data<T>(), *wData = w.data<T>();
   T *yData = result.data<T>();
-  if (bias) {
-    const T *bData = bias->data<T>();
-    for (int64_t n = 0; n < batch; ++n)
-      for (int64_t m = 0; m < outChannels; ++m)
-        std::fill_n(yData + (n * outChannels + m) * outSize, outSize, bData[m]);
-  }
   // A 1x1 kernel with unit stride and no padding reads the input directly as the column matrix.
   bool pointwise = kernelSize == 1 && inGrid == outGrid;
   for (int64_t d = 0; d < rank && pointwise; ++d)
@@ -136,6 +132,17 @@ Tensor convTyped(const Tensor &x, const Tensor &w, const Tensor *bias, const Con
                         colData, outSize, yData + (n * outChannels + gi * outPerGroup) * outSize,
                         outSize);
     }
+  // The bias goes on after accumulation (y = acc + bias), so conv(x, w, b) rounds exactly like
+  // add(conv(x, w), b) and fusing that add is exact.
+  if (bias) {
+    const T *bData = bias->data<T>();
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t m = 0; m < outChannels; ++m) {
+        T *row = yData + (n * outChannels + m) * outSize;
+        for (int64_t i = 0; i < outSize; ++i)
+          row[i] += bData[m];
+      }
+  }
   return result;
 }
 
@@ -149,7 +156,28 @@ void checkBias(const Op &op, const Tensor *bias, int64_t channels, DType dtype) 
 
 } // namespace
 
+Tensors convKernelPlain(const Op &op, const Tensors &operands);
+
+// A conv in a blocked layout (layout-nchwc pass) is the plain conv on unblocked operands with
+// the result blocked again: the reference, not a fast path.
 Tensors convKernel(const Op &op, const Tensors &operands) {
+  std::optional<int64_t> block = parseChannelLayout(op.stringAttr("layout"));
+  if (!block)
+    fail(op, "unknown layout \"" + op.stringAttr("layout") + "\"");
+  if (*block == 0)
+    return convKernelPlain(op, operands);
+  if (operands[0].rank() < 3 || operands[0].shape().back() != *block ||
+      operands[1].rank() != operands[0].rank() + 1 || operands[1].shape().back() != *block)
+    fail(op, "operands " + shapeToString(operands[0].shape()) + " and " +
+                 shapeToString(operands[1].shape()) + " are not blocked by " +
+                 std::to_string(*block));
+  Tensors plain = {unblockChannels(operands[0]), unblockConvWeight(operands[1])};
+  if (operands.size() > 2)
+    plain.push_back(operands[2]);
+  return {blockChannels(convKernelPlain(op, plain).at(0), *block)};
+}
+
+Tensors convKernelPlain(const Op &op, const Tensors &operands) {
   DType dtype = operands[0].dtype();
   Tensor x = widenHalf(operands[0]), w = widenHalf(operands[1]);
   Tensor biasWide = operands.size() > 2 ? widenHalf(operands[2]) : Tensor();

@@ -41,6 +41,7 @@ const std::array<KernelFn, static_cast<size_t>(OpKind::NumKinds)> &kernelTable()
     interp::registerElementwiseKernels(t.data());
     interp::registerDataMovementKernels(t.data());
     interp::registerStructuredKernels(t.data());
+    interp::registerLayoutKernels(t.data());
     return t;
   }();
   return table;
@@ -72,6 +73,20 @@ Tensors runKernel(const Op &op, const Tensors &operands) {
   for (size_t i = 0; i < operands.size(); ++i)
     if (!operands[i].valid())
       throw InterpError("operand " + std::to_string(i) + " has no data");
+  // A fused kernel means its region: interpret it on the operands (a kernel is closed, so the
+  // operands are all it reads).
+  if (op.kind() == OpKind::Kernel) {
+    if (op.numRegions() != 1)
+      throw InterpError("a kernel needs exactly one region, has " +
+                        std::to_string(op.numRegions()));
+    auto results = interpret(op.region(0), operands);
+    if (!results)
+      throw InterpError("in its region: " + llvm::toString(results.takeError()));
+    if (results->size() != op.numResults())
+      throw InterpError("region produced " + std::to_string(results->size()) +
+                        " results, expected " + std::to_string(op.numResults()));
+    return std::move(*results);
+  }
   KernelFn fn = kernelTable()[static_cast<size_t>(op.kind())];
   if (!fn)
     throw InterpError("no interpreter kernel for this op");

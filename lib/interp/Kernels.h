@@ -27,6 +27,8 @@ void registerDataMovementKernels(KernelFn *table);
 // Structured.cpp / Conv.cpp / Reductions.cpp ...: matmul, conv, conv_transpose, pool, reduce,
 // arg_reduce, softmax, log_softmax, layer_norm, cumsum, topk, resize, einsum.
 void registerStructuredKernels(KernelFn *table);
+// Relayout.cpp: relayout between plain and blocked channel layouts.
+void registerLayoutKernels(KernelFn *table);
 
 // Numpy broadcast of concrete shapes; throws InterpError when incompatible.
 Shape broadcastShapes(const Shape &a, const Shape &b);

@@ -140,6 +140,13 @@ Tensors matMulKernel(const Op &op, const Tensors &operands) {
     resultShape.push_back(m);
   if (!rhsVector)
     resultShape.push_back(n);
+  Tensor bias;
+  if (operands.size() > 2) {
+    if (operands[2].dtype() != dtype)
+      fail(op, "bias dtype " + std::string(dtypeName(operands[2].dtype())) +
+                   " differs from the operands' " + std::string(dtypeName(dtype)));
+    bias = widenHalf(operands[2]);
+  }
   Tensor result(lhs.dtype(), resultShape);
   int64_t batchCount = numElements(batch);
   visitDType(op, lhs.dtype(), /*allowInts=*/true, [&](auto tag) {
@@ -151,6 +158,14 @@ Tensors matMulKernel(const Op &op, const Tensors &operands) {
       for (int64_t bi = 0; bi < batchCount; ++bi)
         gemmAccumulate<T>(m, n, k, a + lhsOffsets[bi] * m * k, k, b + rhsOffsets[bi] * k * n, n,
                           c + bi * m * n, n);
+      // The bias goes on after accumulation (y = acc + bias), so matmul(a, b, bias) rounds
+      // exactly like add(matmul(a, b), bias) and fusing the add is exact.
+      if (bias.valid()) {
+        std::vector<int64_t> biasOffsets = broadcastOffsets(op, bias.shape(), resultShape);
+        const T *biasData = bias.data<T>();
+        for (size_t e = 0; e < biasOffsets.size(); ++e)
+          c[e] = wrapAdd(c[e], biasData[biasOffsets[e]]);
+      }
     }
   });
   return {narrowFromF32(result, dtype)};

@@ -1,12 +1,18 @@
 // strata-opt: reads graph IR text, verifies it, transforms it, prints it. The driver of lit tests.
 //
 //   strata-opt FILE [-o OUT] [--emit-blobs] [--print-locations] [--no-verify]
+//              [--passes=PIPELINE] [--verify-each] [--print-ir-after-all] [--print-ir-after=NAME]
+//              [--time-passes] [--stats] [--verify-semantics] [--fast-math] [--list-passes]
+//              [--print-memory-plan]
 //
-// Stages run in order: parse -> verify -> (passes, later) -> print. Any failure prints one
-// error line to stderr and exits with 1; the output file is only written (atomically) on success.
+// Stages run in order: parse -> verify -> passes -> print. Any failure prints one error line to
+// stderr and exits with 1; the output file is only written (atomically) on success. IR dumps,
+// timings and statistics go to stderr so stdout stays parseable IR.
 #include "strata/graph/Parser.h"
 #include "strata/graph/Printer.h"
 #include "strata/graph/Verifier.h"
+#include "strata/graph/passes/MemoryPlan.h"
+#include "strata/graph/passes/PassManager.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -21,10 +27,17 @@ struct Options {
   std::string output = "-";
   bool noVerify = false;
   strata::PrintOptions print;
+  std::string passes;
+  std::vector<std::string> printIrAfter;
+  bool stats = false;
+  bool listPasses = false;
+  bool printMemoryPlan = false;
+  strata::PassManagerOptions pm;
+  strata::PassOptions passOptions;
 };
 
 void addOptions(CLI::App &app, Options &opts) {
-  app.add_option("input", opts.input, "Graph IR text file ('-' reads stdin)")->required();
+  app.add_option("input", opts.input, "Graph IR text file ('-' reads stdin)");
   app.add_option("-o,--output", opts.output, "Output file ('-' is stdout)")
       ->capture_default_str();
   app.add_flag("--emit-blobs", opts.print.emitBlobs,
@@ -36,6 +49,42 @@ void addOptions(CLI::App &app, Options &opts) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-verify", opts.noVerify, "Skip the verifier (print malformed IR as parsed)");
+  app.add_option("--passes", opts.passes,
+                 "Pass pipeline: comma-separated pass names, fixpoint(a,b,...) groups, or "
+                 "'default' (see --list-passes)");
+  app.add_flag("--verify-each", opts.pm.verifyEach,
+               "Verify the graph after every pass (always on in debug builds)");
+  app.add_flag("--print-ir-after-all", opts.pm.printIrAfterAll,
+               "Print the graph to stderr after every pass");
+  app.add_option("--print-ir-after", opts.printIrAfter,
+                 "Print the graph to stderr after each run of the named pass (repeatable)");
+  app.add_flag("--time-passes", opts.pm.timePasses, "Print wall time per pass to stderr");
+  app.add_flag("--stats", opts.stats,
+               "Print pass and pattern statistics to stderr as sorted `key: value` lines");
+  app.add_flag("--verify-semantics", opts.pm.verifySemantics,
+               "Interpret the graph on seeded random inputs before the pipeline and after each "
+               "pass; fail naming the first pass that changes an output beyond tolerance");
+  app.add_option("--semantics-tolerance", opts.pm.semanticsTolerance,
+                 "Relative tolerance of --verify-semantics")
+      ->capture_default_str();
+  app.add_option("--semantics-seed", opts.pm.semanticsSeed,
+                 "Seed of the --verify-semantics inputs")
+      ->capture_default_str();
+  app.add_option("--fixpoint-cap", opts.pm.fixpointCap,
+                 "Most iterations of a fixpoint(...) group")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--fast-math", opts.passOptions.fastMath,
+               "Allow rewrites that are not exact under IEEE arithmetic");
+  app.add_flag("--list-passes", opts.listPasses, "List the registered passes and exit");
+  app.add_flag("--print-memory-plan", opts.printMemoryPlan,
+               "After the IR, print the arena memory plan of the transformed graph to stdout");
+}
+
+void listPasses() {
+  for (const strata::PassInfo &p : strata::passRegistry())
+    llvm::outs() << "  " << p.name << " - " << p.description << "\n";
+  llvm::outs() << "  default - " << strata::PassManager::defaultPipeline() << "\n";
 }
 
 std::string displayName(const Options &opts) {
@@ -49,6 +98,27 @@ llvm::Error transform(strata::Graph &graph, const Options &opts) {
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      displayName(opts) + ": error: verification failed: " +
                                          llvm::toString(std::move(err)));
+  if (opts.passes.empty())
+    return llvm::Error::success();
+  strata::PassManagerOptions pmOpts = opts.pm;
+  for (const std::string &name : opts.printIrAfter)
+    if (!strata::lookupPass(name))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "strata-opt: error: --print-ir-after: unknown pass '" +
+                                         name + "'");
+  pmOpts.printIrAfter.insert(opts.printIrAfter.begin(), opts.printIrAfter.end());
+  strata::PassManager pm(pmOpts);
+  strata::PassContext ctx;
+  ctx.options = opts.passOptions;
+  llvm::Error err = pm.parsePipeline(opts.passes);
+  if (!err)
+    err = pm.run(graph, ctx);
+  if (opts.stats) // also on failure: the counts help to find a runaway pattern
+    for (const auto &[key, count] : ctx.stats.all())
+      llvm::errs() << key << ": " << count << "\n";
+  if (err)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   displayName(opts) + ": error: " + llvm::toString(std::move(err)));
   return llvm::Error::success();
 }
 
@@ -69,6 +139,14 @@ llvm::Error run(const Options &opts) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "strata-opt: error: cannot write '" + opts.output +
                                        "': " + llvm::toString(std::move(err)));
+  if (opts.printMemoryPlan) {
+    auto plan = strata::planMemory(**graph);
+    if (!plan)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     displayName(opts) + ": error: " +
+                                         llvm::toString(plan.takeError()));
+    strata::printMemoryPlan(*plan, llvm::outs());
+  }
   return llvm::Error::success();
 }
 
@@ -79,6 +157,14 @@ int main(int argc, char **argv) {
   Options opts;
   addOptions(app, opts);
   CLI11_PARSE(app, argc, argv);
+  if (opts.listPasses) {
+    listPasses();
+    return 0;
+  }
+  if (opts.input.empty()) {
+    llvm::errs() << "strata-opt: error: an input file is required\n";
+    return 1;
+  }
 
   if (llvm::Error err = run(opts)) {
     // Messages already start with `file:line:col: error:` (or `file: error:`).

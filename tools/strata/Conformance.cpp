@@ -3,6 +3,7 @@
 // test is reported as that test's failure instead of ending the run.
 #include "Commands.h"
 
+#include "strata/graph/passes/PassManager.h"
 #include "strata/interp/Interpreter.h"
 
 #include <algorithm>
@@ -24,7 +25,7 @@ namespace strata::cli {
 namespace {
 
 struct ConfOpts {
-  std::string dir, engine = "interp", filter, expected, writePasses;
+  std::string dir, engine = "interp", filter, expected, writePasses, passes;
   double rtol = 1e-3, atol = 1e-7;
   unsigned timeoutSeconds = 120;
 };
@@ -134,6 +135,15 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
     return {unsupported ? Outcome::Unsupported : Outcome::Fail, msg};
   }
   Graph &g = *imported->graph;
+  if (!o.passes.empty()) {
+    PassManager pm;
+    PassContext ctx;
+    llvm::Error err = pm.parsePipeline(o.passes);
+    if (!err)
+      err = pm.run(g, ctx);
+    if (err)
+      return {Outcome::Fail, "optimizing: " + llvm::toString(std::move(err))};
+  }
   std::set<std::string> specialized(imported->specializedInputs.begin(),
                                     imported->specializedInputs.end());
 
@@ -298,6 +308,8 @@ Action addConformanceCommand(CLI::App &app) {
   cmd->add_option("--expected", o->expected,
                   "File of test names that must pass; exit 1 only if one of them fails");
   cmd->add_option("--write-passes", o->writePasses, "Write the names of passing tests here");
+  cmd->add_option("--passes", o->passes,
+                  "Optimize each test's graph with this pipeline (e.g. default) before running it");
   cmd->add_option("--timeout", o->timeoutSeconds, "Seconds allowed per test")->capture_default_str();
   return [o]() { return runConformance(*o); };
 }

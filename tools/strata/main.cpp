@@ -17,6 +17,7 @@ int main(int argc, char **argv) {
   add(strata::cli::addImportCommand);
   add(strata::cli::addRunCommand);
   add(strata::cli::addConformanceCommand);
+  add(strata::cli::addCompileCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

@@ -1,0 +1,67 @@
+// Memory planning: places every intermediate tensor of a (fused) top-level graph at an offset in
+// one arena, reusing memory between buffers whose lifetimes do not overlap and letting an
+// elementwise op (or elementwise kernel) write its result over an operand that dies there.
+//
+// Intermediates are the results of top-level ops that are neither constants (they live in the
+// weights section) nor graph outputs (they live in memory the caller provides). Kernels are
+// treated as single ops: values inside their regions never reach memory.
+#pragma once
+#include "strata/graph/Graph.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+struct BufferAssignment {
+  const Value *value = nullptr;
+  int64_t offset = 0;   // bytes from the arena start; a multiple of the alignment
+  int64_t bytes = 0;    // the tensor's size (unpadded)
+  int64_t firstUse = 0; // index of the defining top-level op
+  int64_t lastUse = 0;  // index of the last top-level op reading it (firstUse if unused)
+  // The operand whose buffer this value overwrites in place (same offset), or null.
+  const Value *reusedFrom = nullptr;
+};
+
+struct MemoryPlan {
+  std::vector<BufferAssignment> buffers; // in definition order
+  int64_t arenaPeakBytes = 0;            // arena size needed (end of the highest buffer)
+  int64_t intermediateTotalBytes = 0;    // sum of all intermediate sizes (no reuse at all)
+  int64_t inPlaceCount = 0;              // buffers that overwrite a dying operand
+  // The largest total size of intermediates live at one op: a lower bound for any placement.
+  int64_t peakLiveBytes = 0;
+};
+
+struct MemoryPlanOptions {
+  // Sizes for symbolic dims (e.g. {"batch", 1}); a symbol missing here is an error.
+  std::map<std::string, int64_t> symbolSizes;
+  int64_t alignment = 64; // bytes; every offset is a multiple
+  bool inPlace = true;    // allow elementwise results to overwrite dying operands
+};
+
+// Plans the top-level graph `g`. Errors: a symbolic dim without a binding, a size overflow.
+llvm::Expected<MemoryPlan> planMemory(const Graph &g, const MemoryPlanOptions &opts = {});
+
+// The placement step on its own: one (bytes, first, last) live range per buffer, returned
+// offsets (multiples of `alignment`) such that ranges live at a common op index never share
+// bytes. Greedy by size: largest first, each into the tightest gap among the already placed
+// ranges it conflicts with, else above them all. `peakBytes` receives the arena size.
+struct LiveRange {
+  int64_t bytes = 0;
+  int64_t first = 0, last = 0; // inclusive op indices
+};
+std::vector<int64_t> placeLiveRanges(const std::vector<LiveRange> &ranges, int64_t alignment,
+                                     int64_t *peakBytes);
+
+// Checks the plan's invariants: buffers whose lifetimes overlap occupy disjoint bytes unless one
+// overwrites the other in place, offsets are aligned, everything fits in arenaPeakBytes.
+llvm::Error checkMemoryPlan(const MemoryPlan &plan, int64_t alignment = 64);
+
+// One header line with the totals, then one line per buffer in definition order.
+void printMemoryPlan(const MemoryPlan &plan, llvm::raw_ostream &os);
+
+} // namespace strata

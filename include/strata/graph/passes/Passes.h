@@ -1,0 +1,16 @@
+// Constructors of every graph pass; Registry.cpp lists them by name, one line each.
+#pragma once
+#include "strata/graph/passes/Pass.h"
+
+namespace strata {
+
+std::unique_ptr<Pass> createCanonicalizePass();   // Canonicalize*.cpp: algebraic + data movement
+std::unique_ptr<Pass> createConstantFoldPass();   // ConstantFold.cpp: through the interpreter
+std::unique_ptr<Pass> createCSEPass();            // CSE.cpp
+std::unique_ptr<Pass> createDCEPass();            // DCE.cpp
+std::unique_ptr<Pass> createFoldBatchNormPass();  // FoldBatchNorm.cpp: scale/bias into conv/matmul
+std::unique_ptr<Pass> createFuseBiasPass();       // FuseBias.cpp: matmul + bias add -> one op
+std::unique_ptr<Pass> createLayoutNCHWcPass();    // LayoutNCHWc.cpp
+std::unique_ptr<Pass> createFusePass();           // Fuse.cpp: fusion planning into kernels
+
+} // namespace strata

@@ -1,0 +1,121 @@
+// Blocked channel layouts: name parsing and the tensor permutations (dtype-generic byte copies).
+#include "strata/graph/Layout.h"
+
+#include <cassert>
+#include <charconv>
+
+namespace strata {
+
+std::optional<int64_t> parseChannelLayout(std::string_view layout) {
+  if (layout.empty() || layout == "NCHW")
+    return 0;
+  if (layout.size() < 6 || layout.substr(0, 4) != "NCHW" || layout.back() != 'c')
+    return std::nullopt;
+  std::string_view digits = layout.substr(4, layout.size() - 5);
+  int64_t block = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), block);
+  if (ec != std::errc() || end != digits.data() + digits.size() || block < 1 || digits[0] == '0')
+    return std::nullopt;
+  return block;
+}
+
+std::string blockedLayoutName(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
+
+namespace {
+
+int64_t product(const Shape &s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i)
+    p *= s[i];
+  return p;
+}
+
+// Copies element `from` of `src` to element `to` of `dst` (same dtype).
+inline void copyElement(const uint8_t *src, int64_t from, uint8_t *dst, int64_t to, size_t size) {
+  std::memcpy(dst + to * size, src + from * size, size);
+}
+
+} // namespace
+
+Tensor blockChannels(const Tensor &plain, int64_t block) {
+  const Shape &s = plain.shape();
+  assert(s.size() >= 2 && block > 0 && s[1] % block == 0);
+  int64_t n = s[0], channels = s[1], spatial = product(s, 2, s.size());
+  Shape outShape = {n, channels / block};
+  outShape.insert(outShape.end(), s.begin() + 2, s.end());
+  outShape.push_back(block);
+  Tensor out(plain.dtype(), outShape);
+  size_t size = dtypeSize(plain.dtype());
+  const auto *src = static_cast<const uint8_t *>(plain.rawData());
+  auto *dst = static_cast<uint8_t *>(out.rawData());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < spatial; ++p)
+        copyElement(src, (b * channels + c) * spatial + p, dst,
+                    ((b * (channels / block) + c / block) * spatial + p) * block + c % block, size);
+  return out;
+}
+
+Tensor unblockChannels(const Tensor &blocked) {
+  const Shape &s = blocked.shape();
+  assert(s.size() >= 3);
+  int64_t n = s[0], blocks = s[1], block = s.back(), spatial = product(s, 2, s.size() - 1);
+  int64_t channels = blocks * block;
+  Shape outShape = {n, channels};
+  outShape.insert(outShape.end(), s.begin() + 2, s.end() - 1);
+  Tensor out(blocked.dtype(), outShape);
+  size_t size = dtypeSize(blocked.dtype());
+  const auto *src = static_cast<const uint8_t *>(blocked.rawData());
+  auto *dst = static_cast<uint8_t *>(out.rawData());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < spatial; ++p)
+        copyElement(src, ((b * blocks + c / block) * spatial + p) * block + c % block, dst,
+                    (b * channels + c) * spatial + p, size);
+  return out;
+}
+
+Tensor blockConvWeight(const Tensor &plain, int64_t inBlock, int64_t outBlock) {
+  const Shape &s = plain.shape();
+  assert(s.size() >= 2 && s[0] % outBlock == 0 && s[1] % inBlock == 0);
+  int64_t outs = s[0], ins = s[1], taps = product(s, 2, s.size());
+  Shape outShape = {outs / outBlock, ins / inBlock};
+  outShape.insert(outShape.end(), s.begin() + 2, s.end());
+  outShape.push_back(inBlock);
+  outShape.push_back(outBlock);
+  Tensor out(plain.dtype(), outShape);
+  size_t size = dtypeSize(plain.dtype());
+  const auto *src = static_cast<const uint8_t *>(plain.rawData());
+  auto *dst = static_cast<uint8_t *>(out.rawData());
+  for (int64_t o = 0; o < outs; ++o)
+    for (int64_t i = 0; i < ins; ++i)
+      for (int64_t k = 0; k < taps; ++k) {
+        int64_t blockIndex = (o / outBlock) * (ins / inBlock) + i / inBlock;
+        int64_t to = ((blockIndex * taps + k) * inBlock + i % inBlock) * outBlock + o % outBlock;
+        copyElement(src, (o * ins + i) * taps + k, dst, to, size);
+      }
+  return out;
+}
+
+Tensor unblockConvWeight(const Tensor &blocked) {
+  const Shape &s = blocked.shape();
+  assert(s.size() >= 4);
+  int64_t inBlock = s[s.size() - 2], outBlock = s.back();
+  int64_t outs = s[0] * outBlock, ins = s[1] * inBlock, taps = product(s, 2, s.size() - 2);
+  Shape outShape = {outs, ins};
+  outShape.insert(outShape.end(), s.begin() + 2, s.end() - 2);
+  Tensor out(blocked.dtype(), outShape);
+  size_t size = dtypeSize(blocked.dtype());
+  const auto *src = static_cast<const uint8_t *>(blocked.rawData());
+  auto *dst = static_cast<uint8_t *>(out.rawData());
+  for (int64_t o = 0; o < outs; ++o)
+    for (int64_t i = 0; i < ins; ++i)
+      for (int64_t k = 0; k < taps; ++k) {
+        int64_t blockIndex = (o / outBlock) * (ins / inBlock) + i / inBlock;
+        int64_t from = ((blockIndex * taps + k) * inBlock + i % inBlock) * outBlock + o % outBlock;
+        copyElement(src, from, dst, (o * ins + i) * taps + k, size);
+      }
+  return out;
+}
+
+} // namespace strata

@@ -1,0 +1,52 @@
+// dce: erases ops none of whose results is used by an op or a graph output. Every op is pure,
+// so an unused result is dead; regions are cleaned the same way (their outputs stay live).
+#include "strata/graph/passes/Passes.h"
+
+#include <unordered_set>
+
+namespace strata {
+namespace {
+
+// One reverse walk erases whole dead chains: an op's users come after it in topological order,
+// so by the time it is visited they are already gone. Returns the number of ops erased.
+int64_t eraseDeadOps(Graph &g) {
+  std::unordered_set<const Value *> outputs;
+  for (unsigned i = 0; i < g.numOutputs(); ++i)
+    outputs.insert(g.output(i));
+  int64_t erased = 0;
+  std::vector<Op *> ops = g.opList();
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    Op *op = *it;
+    bool live = false;
+    for (unsigned r = 0; r < op->numResults() && !live; ++r)
+      live = op->result(r)->hasUses() || outputs.count(op->result(r));
+    if (live) {
+      for (unsigned r = 0; r < op->numRegions(); ++r)
+        erased += eraseDeadOps(op->region(r));
+      continue;
+    }
+    g.eraseOp(op);
+    ++erased;
+  }
+  return erased;
+}
+
+class DCEPass final : public Pass {
+public:
+  std::string_view name() const override { return "dce"; }
+  llvm::Expected<bool> run(Graph &g, PassContext &ctx) override {
+    int64_t total = 0;
+    // A region's dead ops can keep outer values alive, so repeat until nothing more dies.
+    while (int64_t erased = eraseDeadOps(g))
+      total += erased;
+    if (total)
+      ctx.stats.add("dce.erased", total);
+    return total > 0;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createDCEPass() { return std::make_unique<DCEPass>(); }
+
+} // namespace strata

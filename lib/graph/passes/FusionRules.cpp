@@ -1,0 +1,360 @@
+// The fusion planner: greedy producer-into-consumer merging of op groups under the fusion rules
+// (see FusionRules.h), iterated to a fixed point.
+#include "FusionRules.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace strata::fusion {
+
+Role roleOf(const Op &op) {
+  if (op.numRegions() != 0 || op.kind() == OpKind::Constant)
+    return Role::None;
+  if (op.hasTrait(T_ELEMENTWISE))
+    return Role::Elementwise;
+  switch (op.kind()) {
+  case OpKind::Reshape:
+  case OpKind::Transpose:
+  case OpKind::Slice:
+  case OpKind::Expand:
+    return Role::Movement;
+  case OpKind::MatMul:
+  case OpKind::Conv:
+  case OpKind::ConvTranspose:
+    return Role::Anchor;
+  case OpKind::Reduce:
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+  case OpKind::LayerNorm:
+    return Role::Reduction;
+  default:
+    return Role::None;
+  }
+}
+
+namespace {
+
+// Element counts agree: equal static products and the same symbols (reshape/transpose of the
+// anchor's result keep the epilogue in the anchor's index space).
+bool sameElementCount(const TensorType &a, const TensorType &b) {
+  if (a.dims == b.dims)
+    return true;
+  int64_t sizeA = 1, sizeB = 1;
+  std::multiset<std::string> symA, symB;
+  for (const Dim &d : a.dims)
+    d.isStatic() ? void(sizeA *= d.size) : void(symA.insert(d.symbol));
+  for (const Dim &d : b.dims)
+    d.isStatic() ? void(sizeB *= d.size) : void(symB.insert(d.symbol));
+  return sizeA == sizeB && symA == symB;
+}
+
+// The rows a reduction works on: its input shape and the (normalized) reduced axes. Reductions
+// fuse with each other only when these agree, so one kernel walks one row space.
+struct RowSignature {
+  std::vector<Dim> rowDims;
+  std::set<int64_t> axes;
+  bool operator==(const RowSignature &o) const { return rowDims == o.rowDims && axes == o.axes; }
+};
+
+RowSignature rowSignature(const Op &op) {
+  RowSignature s;
+  s.rowDims = op.operand(0)->type().dims;
+  const int64_t rank = static_cast<int64_t>(s.rowDims.size());
+  auto norm = [rank](int64_t a) { return a < 0 ? a + rank : a; };
+  switch (op.kind()) {
+  case OpKind::Reduce: {
+    std::vector<int64_t> axes = op.intsAttr("axes");
+    if (axes.empty()) // empty: all axes
+      for (int64_t a = 0; a < rank; ++a)
+        s.axes.insert(a);
+    for (int64_t a : axes)
+      s.axes.insert(norm(a));
+    break;
+  }
+  case OpKind::LayerNorm:
+    for (int64_t a = norm(op.intAttr("axis")); a < rank; ++a)
+      s.axes.insert(a);
+    break;
+  default: // softmax, log_softmax
+    s.axes.insert(norm(op.intAttr("axis")));
+    break;
+  }
+  return s;
+}
+
+class Planner {
+public:
+  explicit Planner(const Graph &g) : g_(g) {
+    for (Op *op : g.opList()) {
+      index_[op] = static_cast<int>(ops_.size());
+      ops_.push_back(op);
+      roles_.push_back(roleOf(*op));
+    }
+    for (unsigned i = 0; i < g.numOutputs(); ++i)
+      graphOutputs_.insert(g.output(i));
+    groupOf_.resize(ops_.size());
+    members_.resize(ops_.size());
+    for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
+      groupOf_[i] = i;
+      members_[i] = {i};
+    }
+    mark_.assign(ops_.size(), 0);
+  }
+
+  // Two phases: single-exit merges first, so a matmul/conv gets its epilogue before any
+  // elementwise group could take its consumers as a multi-output kernel; then multi-output
+  // elementwise merges.
+  void run() {
+    sweep();
+    multiOutput_ = true;
+    sweep();
+  }
+
+  // Consumers first (reverse graph order), so chains grow upwards from their last op; a merge
+  // can enable others (a value's users ending up in one group), hence repeated sweeps.
+  void sweep() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::set<int> tried;
+      for (int i = static_cast<int>(ops_.size()) - 1; i >= 0; --i) {
+        int a = groupOf_[i];
+        if (roles_[i] == Role::None || !tried.insert(a).second)
+          continue;
+        for (int b : consumerGroups(a))
+          if (canMerge(a, b)) {
+            merge(a, b);
+            changed = true;
+            break;
+          }
+      }
+    }
+  }
+
+  std::vector<PlannedKernel> kernels() const {
+    std::vector<PlannedKernel> out;
+    for (const std::vector<int> &m : members_) {
+      int compute = 0, anchors = 0, reductions = 0;
+      for (int i : m) {
+        compute += roles_[i] != Role::Movement;
+        anchors += roles_[i] == Role::Anchor;
+        reductions += roles_[i] == Role::Reduction;
+      }
+      if (compute < 2)
+        continue; // a lone op (with or without index maps) stays a plain op
+      PlannedKernel k;
+      k.kind = anchors ? "epilogue" : reductions ? "reduction" : "elementwise";
+      for (int i : m)
+        k.ops.push_back(ops_[i]);
+      out.push_back(std::move(k));
+    }
+    std::sort(out.begin(), out.end(), [&](const PlannedKernel &x, const PlannedKernel &y) {
+      return index_.at(x.ops.front()) < index_.at(y.ops.front());
+    });
+    return out;
+  }
+
+private:
+  const Graph &g_;
+  std::vector<Op *> ops_;
+  std::vector<Role> roles_;
+  std::unordered_map<const Op *, int> index_;
+  std::set<const Value *> graphOutputs_;
+  std::vector<int> groupOf_;
+  std::vector<std::vector<int>> members_; // sorted op indices; empty once merged away
+  std::vector<int> mark_;                 // scratch membership marks
+  int stamp_ = 0;
+  bool multiOutput_ = false; // whether producer values may also leave a kernel
+
+  // The top-level op a use belongs to (a use may sit in a nested region of another op).
+  int userIndex(const Op *user) const {
+    while (user->parentGraph() != &g_)
+      user = user->parentGraph()->parentOp();
+    return index_.at(user);
+  }
+
+  // Top-level ops using the results of op `i`.
+  std::vector<int> usersOf(int i) const {
+    std::vector<int> users;
+    for (unsigned r = 0; r < ops_[i]->numResults(); ++r)
+      for (const Use &u : ops_[i]->result(r)->uses())
+        users.push_back(userIndex(u.user));
+    return users;
+  }
+
+  bool isGraphOutput(int i) const {
+    for (unsigned r = 0; r < ops_[i]->numResults(); ++r)
+      if (graphOutputs_.count(ops_[i]->result(r)))
+        return true;
+    return false;
+  }
+
+  // Groups that consume a value of group `a`, nearest (lowest first op) first.
+  std::vector<int> consumerGroups(int a) const {
+    std::set<std::pair<int, int>> found; // (first member, group)
+    for (int i : members_[a])
+      for (int u : usersOf(i))
+        if (groupOf_[u] != a && roles_[u] != Role::None)
+          found.insert({members_[groupOf_[u]].front(), groupOf_[u]});
+    std::vector<int> out;
+    for (auto &[first, group] : found)
+      out.push_back(group);
+    return out;
+  }
+
+  void merge(int a, int b) {
+    for (int i : members_[a])
+      groupOf_[i] = b;
+    std::vector<int> joined;
+    std::merge(members_[a].begin(), members_[a].end(), members_[b].begin(), members_[b].end(),
+               std::back_inserter(joined));
+    members_[b] = std::move(joined);
+    members_[a].clear();
+  }
+
+  // Whether a path leaves group `a` through an op outside a and b and comes back into b: merging
+  // would then make the kernel both feed and depend on that op.
+  bool pathThroughOutside(int a, int b, const std::vector<int> &merged) {
+    int last = members_[b].back(); // ops after it cannot reach b
+    std::vector<int> stack;
+    std::set<int> seen;
+    auto inMerged = [&](int i) { return std::binary_search(merged.begin(), merged.end(), i); };
+    for (int i : members_[a])
+      for (int u : usersOf(i))
+        if (!inMerged(u) && seen.insert(u).second)
+          stack.push_back(u);
+    while (!stack.empty()) {
+      int x = stack.back();
+      stack.pop_back();
+      if (groupOf_[x] == b)
+        return true;
+      if (x > last)
+        continue;
+      for (int u : usersOf(x))
+        if (seen.insert(u).second)
+          stack.push_back(u);
+    }
+    return false;
+  }
+
+  bool canMerge(int a, int b) {
+    std::vector<int> merged;
+    std::merge(members_[a].begin(), members_[a].end(), members_[b].begin(), members_[b].end(),
+               std::back_inserter(merged));
+    ++stamp_;
+    for (int i : merged)
+      mark_[i] = stamp_;
+    auto inMerged = [&](int i) { return mark_[i] == stamp_; };
+
+    int anchors = 0, reductions = 0;
+    for (int i : merged) {
+      anchors += roles_[i] == Role::Anchor;
+      reductions += roles_[i] == Role::Reduction;
+    }
+    if (anchors > 1 || (anchors && reductions))
+      return false;
+
+    // Index maps stay inside: a data-movement op is never a kernel output.
+    for (int i : merged)
+      if (roles_[i] == Role::Movement) {
+        if (isGraphOutput(i))
+          return false;
+        for (int u : usersOf(i))
+          if (!inMerged(u))
+            return false;
+      }
+
+    // Producer values needed outside become extra kernel results; only plain elementwise kernels
+    // take that on, and only without a path back into the consumer group.
+    bool exclusive = true;
+    for (int i : members_[a])
+      for (int u : usersOf(i))
+        exclusive = exclusive && inMerged(u);
+    if (!exclusive &&
+        (!multiOutput_ || anchors || reductions || pathThroughOutside(a, b, merged)))
+      return false;
+    // Anchored kernels have one exit (plus graph outputs): the anchor's index space.
+    if ((anchors || reductions) && exits(merged) > 1)
+      return false;
+
+    if (anchors)
+      return epilogueFits(merged);
+    if (reductions)
+      return reductionFits(merged);
+    return true;
+  }
+
+  // Values of `merged` used by ops outside it.
+  int exits(const std::vector<int> &merged) const {
+    int n = 0;
+    for (int i : merged) {
+      std::vector<int> users = usersOf(i);
+      n += std::any_of(users.begin(), users.end(), [&](int u) { return mark_[u] != stamp_; });
+    }
+    return n;
+  }
+
+  // Epilogue: everything downstream of the anchor (within the group) keeps its element count;
+  // anything else is an index map on an operand.
+  bool epilogueFits(const std::vector<int> &merged) const {
+    int anchor = *std::find_if(merged.begin(), merged.end(),
+                               [&](int i) { return roles_[i] == Role::Anchor; });
+    const TensorType &anchorType = ops_[anchor]->result(0)->type();
+    std::set<int> downstream = {anchor};
+    for (int i : merged) { // graph order: operands are classified before their users
+      if (i == anchor)
+        continue;
+      bool consumesAnchor = false;
+      for (const Value *v : ops_[i]->operands())
+        if (v->definingOp() && index_.count(v->definingOp()) &&
+            downstream.count(index_.at(v->definingOp())))
+          consumesAnchor = true;
+      if (consumesAnchor) {
+        downstream.insert(i);
+        if (!sameElementCount(ops_[i]->result(0)->type(), anchorType))
+          return false;
+      } else if (roles_[i] != Role::Movement) {
+        return false; // prologue compute is not part of an epilogue
+      }
+    }
+    return true;
+  }
+
+  // Reduction: one row space; elementwise ops produce row-shaped or reduced-shaped values.
+  bool reductionFits(const std::vector<int> &merged) const {
+    std::vector<RowSignature> sigs;
+    for (int i : merged)
+      if (roles_[i] == Role::Reduction)
+        sigs.push_back(rowSignature(*ops_[i]));
+    for (const RowSignature &s : sigs)
+      if (!(s == sigs.front()))
+        return false;
+    const RowSignature &row = sigs.front();
+    std::vector<Dim> kept = row.rowDims, dropped;
+    for (size_t d = 0; d < row.rowDims.size(); ++d) {
+      if (row.axes.count(static_cast<int64_t>(d)))
+        kept[d] = Dim(1);
+      else
+        dropped.push_back(row.rowDims[d]);
+    }
+    for (int i : merged) {
+      if (roles_[i] != Role::Elementwise)
+        continue;
+      const std::vector<Dim> &dims = ops_[i]->result(0)->type().dims;
+      if (dims != row.rowDims && dims != kept && dims != dropped)
+        return false;
+    }
+    return true;
+  }
+};
+
+} // namespace
+
+std::vector<PlannedKernel> planKernels(const Graph &g) {
+  Planner p(g);
+  p.run();
+  return p.kernels();
+}
+
+} // namespace strata::fusion

@@ -1,0 +1,32 @@
+// Fusion planning for the `fuse` pass: which top-level ops of a graph go into which kernel.
+//
+// Ops start in groups of their own; a producer group is merged into a consumer group whenever the
+// fusion rules allow it, until nothing changes. The rules (docs/passes.md, "fuse"):
+//   - elementwise: chains of elementwise ops, broadcasts included;
+//   - epilogue: one matmul/conv plus elementwise consumers of its result (same element count);
+//   - reduction: reductions over the same rows plus elementwise producers and consumers whose
+//     shapes are the row shape or the reduced shape;
+//   - reshape/transpose/slice/expand ride along as index maps when all their users are in the
+//     group (they never become a kernel's output);
+//   - a merge never leaves a path producer -> outside op -> consumer (acyclicity).
+#pragma once
+#include "strata/graph/Graph.h"
+
+#include <string>
+#include <vector>
+
+namespace strata::fusion {
+
+// What part an op can play in a kernel.
+enum class Role { None, Elementwise, Movement, Anchor, Reduction };
+Role roleOf(const Op &op);
+
+struct PlannedKernel {
+  std::string kind;      // elementwise | epilogue | reduction
+  std::vector<Op *> ops; // in graph order
+};
+
+// Groups worth a kernel: at least two compute (non-movement) ops. Ops in no group stay plain.
+std::vector<PlannedKernel> planKernels(const Graph &g);
+
+} // namespace strata::fusion

@@ -1,0 +1,29 @@
+// The pass registry: one line per pass (name, what it does, constructor).
+#include "strata/graph/passes/Passes.h"
+
+namespace strata {
+
+const std::vector<PassInfo> &passRegistry() {
+  static const std::vector<PassInfo> registry = {
+      {"canonicalize", "algebraic identities and data-movement cleanups", createCanonicalizePass},
+      {"constant-fold", "evaluate ops on constants through the interpreter", createConstantFoldPass},
+      {"cse", "merge identical ops (constants compared by content)", createCSEPass},
+      {"dce", "remove ops whose results are unused", createDCEPass},
+      {"fold-batchnorm", "fold per-channel scale and shift into a conv or matmul",
+       createFoldBatchNormPass},
+      {"fuse-bias", "merge a bias add into the conv or matmul before it", createFuseBiasPass},
+      {"layout-nchwc", "convolutions to the blocked NCHWc layout", createLayoutNCHWcPass},
+      {"fuse", "group ops into kernels (elementwise chains, epilogues, row reductions)",
+       createFusePass},
+  };
+  return registry;
+}
+
+const PassInfo *lookupPass(std::string_view name) {
+  for (const PassInfo &p : passRegistry())
+    if (p.name == name)
+      return &p;
+  return nullptr;
+}
+
+} // namespace strata

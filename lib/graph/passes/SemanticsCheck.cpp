@@ -1,0 +1,130 @@
+// Differential check of a pipeline against the reference interpreter (see SemanticsCheck.h).
+#include "SemanticsCheck.h"
+
+#include "strata/interp/Interpreter.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <random>
+
+namespace strata {
+
+namespace {
+
+llvm::Error makeError(const std::string &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+// Symbolic dims get a small fixed size: big enough to exercise broadcasting, cheap to run.
+constexpr int64_t kSymbolicDimSize = 2;
+// Floor of the tolerance scale, so an all-zero reference does not demand bit-exact results.
+constexpr double kTinyScale = 1e-6;
+
+std::string fmt(double x) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.3g", x);
+  return s;
+}
+
+} // namespace
+
+std::vector<Tensor> makeRandomInputs(const Graph &g, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  // Explicit conversions (not std::uniform_*_distribution) so the values do not depend on the
+  // standard library implementation.
+  auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }; // [0, 1)
+  std::vector<Tensor> inputs;
+  for (unsigned i = 0; i < g.numInputs(); ++i) {
+    const TensorType &type = g.input(i)->type();
+    Shape shape;
+    for (const Dim &d : type.dims)
+      shape.push_back(d.isStatic() ? d.size : kSymbolicDimSize);
+    Tensor t(type.dtype, shape);
+    for (int64_t e = 0, n = t.numElements(); e < n; ++e) {
+      if (isFloat(type.dtype))
+        t.setDouble(e, 2 * unit() - 1);
+      else if (type.dtype == DType::Bool)
+        t.setInt(e, static_cast<int64_t>(rng() >> 63));
+      else
+        t.setInt(e, static_cast<int64_t>(rng() >> 62)); // [0, 4): valid as indices and sizes
+    }
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+llvm::Expected<SemanticsReference> makeSemanticsReference(const Graph &g, unsigned seed) {
+  SemanticsReference ref;
+  ref.inputs = makeRandomInputs(g, seed);
+  auto outputs = interpret(g, ref.inputs);
+  if (!outputs)
+    return makeError("--verify-semantics: cannot interpret the input graph on random inputs: " +
+                     llvm::toString(outputs.takeError()));
+  ref.outputs = std::move(*outputs);
+  for (unsigned i = 0; i < g.numOutputs(); ++i)
+    ref.outputNames.push_back(g.outputName(i));
+  return ref;
+}
+
+llvm::Error checkSemantics(const Graph &g, const SemanticsReference &ref, double tol,
+                           std::string_view passName) {
+  std::string blame = "semantics changed by pass '" + std::string(passName) + "': ";
+  auto outputs = interpret(g, ref.inputs);
+  if (!outputs)
+    return makeError(blame + "the graph no longer interprets: " +
+                     llvm::toString(outputs.takeError()));
+  if (outputs->size() != ref.outputs.size())
+    return makeError(blame + std::to_string(outputs->size()) + " outputs instead of " +
+                     std::to_string(ref.outputs.size()));
+  for (size_t o = 0; o < ref.outputs.size(); ++o) {
+    const Tensor &want = ref.outputs[o];
+    const Tensor &got = (*outputs)[o];
+    std::string name = "output '" + ref.outputNames[o] + "'";
+    if (got.dtype() != want.dtype())
+      return makeError(blame + name + " has dtype " + std::string(dtypeName(got.dtype())) +
+                       " instead of " + std::string(dtypeName(want.dtype())));
+    if (got.shape() != want.shape())
+      return makeError(blame + name + " has shape [" + shapeToString(got.shape()) +
+                       "] instead of [" + shapeToString(want.shape()) + "]");
+    int64_t n = want.numElements();
+    if (!isFloat(want.dtype())) {
+      for (int64_t e = 0; e < n; ++e)
+        if (got.getInt(e) != want.getInt(e))
+          return makeError(blame + name + " differs at element " + std::to_string(e) + ": " +
+                           std::to_string(got.getInt(e)) + " instead of " +
+                           std::to_string(want.getInt(e)));
+      continue;
+    }
+    double scale = 0, maxErr = 0;
+    for (int64_t e = 0; e < n; ++e) {
+      double w = want.getDouble(e);
+      if (std::isfinite(w))
+        scale = std::max(scale, std::fabs(w));
+    }
+    for (int64_t e = 0; e < n; ++e) {
+      double w = want.getDouble(e), v = got.getDouble(e);
+      if (std::isnan(w) != std::isnan(v))
+        return makeError(blame + name + " has NaN at different positions (element " +
+                         std::to_string(e) + ")");
+      if (std::isnan(w))
+        continue;
+      if (std::isinf(w) || std::isinf(v)) {
+        if (w != v)
+          return makeError(blame + name + " element " + std::to_string(e) + " is " + fmt(v) +
+                           " instead of " + fmt(w));
+        continue;
+      }
+      maxErr = std::max(maxErr, std::fabs(w - v));
+    }
+    double allowed = tol * std::max(scale, kTinyScale);
+    if (maxErr > allowed)
+      return makeError(blame + name + " max error " + fmt(maxErr) + " (tolerance " +
+                       fmt(allowed) + ")");
+  }
+  return llvm::Error::success();
+}
+
+} // namespace strata
