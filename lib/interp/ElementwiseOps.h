@@ -18,24 +18,6 @@ template <typename C> constexpr bool kIsBool = std::is_same_v<C, bool>;
 template <typename C> constexpr bool kIsInt = std::is_integral_v<C> && !kIsBool<C>;
 template <typename C> constexpr bool kIsNumeric = !kIsBool<C>;
 
-// Unsigned type used for wrapping arithmetic on C: never narrower than unsigned int, so integer
-// promotion cannot turn it back into (overflowing) signed int.
-template <typename C>
-using WrapType = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
-
-template <typename C> C wrapAdd(C a, C b) {
-  using W = WrapType<C>;
-  return static_cast<C>(static_cast<W>(a) + static_cast<W>(b));
-}
-template <typename C> C wrapSub(C a, C b) {
-  using W = WrapType<C>;
-  return static_cast<C>(static_cast<W>(a) - static_cast<W>(b));
-}
-template <typename C> C wrapMul(C a, C b) {
-  using W = WrapType<C>;
-  return static_cast<C>(static_cast<W>(a) * static_cast<W>(b));
-}
-
 // ---- Binary ---------------------------------------------------------------------------------
 
 struct AddFn {
@@ -217,7 +199,7 @@ struct BitShiftFn {
   template <typename C> static constexpr bool supports = kIsInt<C>;
   template <typename C> C operator()(C a, C b) const {
     using U = std::make_unsigned_t<C>;
-    using W = WrapType<C>;
+    using W = WrapUnsigned<C>;
     U amount = static_cast<U>(b);
     if (amount >= sizeof(C) * 8)
       return 0;

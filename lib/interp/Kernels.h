@@ -36,6 +36,31 @@ Shape broadcastShapes(const Shape &a, const Shape &b);
 } // namespace strata::interp
 
 // --- Helpers shared by the structured-kernel files (defined in Structured.cpp) ------------------
+// Integer arithmetic that wraps instead of overflowing (computed in an unsigned type never
+// narrower than unsigned int, so integer promotion cannot turn it back into signed int).
+// Floats and bool pass through to the plain operators.
+template <typename T> using WrapUnsigned =
+    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+template <typename T> constexpr bool kWraps = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <typename T> T wrapAdd(T a, T b) {
+  if constexpr (kWraps<T>)
+    return static_cast<T>(static_cast<WrapUnsigned<T>>(a) + static_cast<WrapUnsigned<T>>(b));
+  else
+    return a + b;
+}
+template <typename T> T wrapSub(T a, T b) {
+  if constexpr (kWraps<T>)
+    return static_cast<T>(static_cast<WrapUnsigned<T>>(a) - static_cast<WrapUnsigned<T>>(b));
+  else
+    return a - b;
+}
+template <typename T> T wrapMul(T a, T b) {
+  if constexpr (kWraps<T>)
+    return static_cast<T>(static_cast<WrapUnsigned<T>>(a) * static_cast<WrapUnsigned<T>>(b));
+  else
+    return a * b;
+}
+
 namespace strata::interp::structured {
 
 // Throws InterpError(msg) for `op` (the driver prefixes the op's name and location).
@@ -48,22 +73,6 @@ Tensor narrowFromF32(const Tensor &t, DType to);
 // Offsets into a tensor of shape `src` for every element of `dst` (row-major) under numpy
 // broadcasting of src to dst (src right-aligned); fails when src does not broadcast to dst.
 std::vector<int64_t> broadcastOffsets(const Op &op, const Shape &src, const Shape &dst);
-
-// Integer arithmetic that wraps instead of overflowing (computed in a wide-enough unsigned type).
-template <typename T> using WrapUnsigned =
-    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-template <typename T> T wrapAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-    return static_cast<T>(static_cast<WrapUnsigned<T>>(a) + static_cast<WrapUnsigned<T>>(b));
-  else
-    return a + b;
-}
-template <typename T> T wrapMul(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-    return static_cast<T>(static_cast<WrapUnsigned<T>>(a) * static_cast<WrapUnsigned<T>>(b));
-  else
-    return a * b;
-}
 
 // Calls f(T{}) with the C++ storage type of `dt`. f16/bf16 must be widened first; `allowInts`
 // false rejects integer and bool dtypes with a clear error.
