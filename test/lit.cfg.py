@@ -3,7 +3,7 @@ import lit.formats
 
 config.name = "strata"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".sg", ".test"]
+config.suffixes = [".sg", ".sl", ".test"]
 config.excludes = ["inputs", "lit.cfg.py", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.strata_obj_root, "test")

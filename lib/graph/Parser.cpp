@@ -3,6 +3,7 @@
 // Ops are built with the result types written in the text, not inferred: the verifier compares
 // them with inference afterwards. Errors are thrown internally as TextError (byte offset + message)
 // and become one `file:line:col: error: ...` line at the public boundary.
+#include "strata/support/SourceLocation.h"
 #include "strata/graph/Parser.h"
 
 #include "Lexer.h"
@@ -82,17 +83,7 @@ public:
     return g;
   }
 
-  // 1-based line and column of a byte offset.
-  std::pair<size_t, size_t> lineCol(size_t offset) const {
-    offset = std::min(offset, src_.size());
-    size_t line = 1, lineStart = 0;
-    for (size_t i = 0; i < offset; ++i)
-      if (src_[i] == '\n') {
-        ++line;
-        lineStart = i + 1;
-      }
-    return {line, offset - lineStart + 1};
-  }
+  std::pair<size_t, size_t> lineCol(size_t offset) const { return lineColumn(src_, offset); }
 
 private:
   struct Binding {

@@ -1,0 +1,276 @@
+// Prints loop IR as text. Binary operators print infix with the fewest parentheses the grammar's
+// precedence allows; everything else prints as a call, so the parser has one production per node
+// kind and the round trip is exact.
+#include "strata/loop/Printer.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace strata::loop {
+
+namespace {
+
+// Precedence levels, loosest first; operands of an operator print with parentheses when looser.
+enum Prec { POr = 1, PAnd, PCmp, PAdd, PMul, PUnary, PPrimary };
+
+const char *infixOp(ExprKind k) {
+  switch (k) {
+  case ExprKind::Add: return "+";
+  case ExprKind::Sub: return "-";
+  case ExprKind::Mul: return "*";
+  case ExprKind::Div: return "/";
+  case ExprKind::Mod: return "%";
+  case ExprKind::EQ: return "==";
+  case ExprKind::NE: return "!=";
+  case ExprKind::LT: return "<";
+  case ExprKind::LE: return "<=";
+  case ExprKind::GT: return ">";
+  case ExprKind::GE: return ">=";
+  case ExprKind::And: return "&&";
+  case ExprKind::Or: return "||";
+  default: return nullptr;
+  }
+}
+
+int precOf(const Expr &e) {
+  switch (e.kind()) {
+  case ExprKind::Or: return POr;
+  case ExprKind::And: return PAnd;
+  case ExprKind::Add:
+  case ExprKind::Sub: return PAdd;
+  case ExprKind::Mul:
+  case ExprKind::Div:
+  case ExprKind::Mod: return PMul;
+  case ExprKind::Not: return PUnary;
+  default: return isComparison(e.kind()) ? PCmp : PPrimary;
+  }
+}
+
+std::string floatText(double v, DType t) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v < 0 ? "-inf" : "inf";
+  char buf[64];
+  // Shortest text that reads back to the same value of the constant's precision.
+  auto res = t == DType::F64 ? std::to_chars(buf, buf + sizeof buf, v)
+                             : std::to_chars(buf, buf + sizeof buf, static_cast<float>(v));
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+class Printer {
+public:
+  std::string out;
+
+  void expr(const Expr &e) {
+    if (!e) {
+      out += "<null>";
+      return;
+    }
+    const ExprNode &n = *e;
+    if (const char *op = infixOp(n.kind)) {
+      int p = precOf(e);
+      // Left-associative: the right operand needs strictly tighter precedence; comparisons do not
+      // chain, so both of their operands must be tighter.
+      operand(n.operands[0], p == PCmp ? p + 1 : p);
+      out += ' ';
+      out += op;
+      out += ' ';
+      operand(n.operands[1], p + 1);
+      return;
+    }
+    switch (n.kind) {
+    case ExprKind::IntImm:
+      if (n.type.dtype == DType::Bool) {
+        out += n.intValue ? "true" : "false";
+      } else {
+        out += std::to_string(n.intValue);
+        if (n.type.dtype != DType::I64)
+          out += dtypeName(n.type.dtype);
+      }
+      return;
+    case ExprKind::FloatImm:
+      out += floatText(n.floatValue, n.type.dtype);
+      if (n.type.dtype != DType::F32)
+        out += dtypeName(n.type.dtype);
+      return;
+    case ExprKind::Var: out += "%" + n.var->name; return;
+    case ExprKind::Load:
+      out += "%" + n.buffer->name;
+      list("[", n.operands, "]");
+      return;
+    case ExprKind::Not:
+      out += '!';
+      operand(n.operands[0], PUnary);
+      return;
+    case ExprKind::Cast:
+      out += "cast<";
+      out += dtypeName(n.type.dtype);
+      out += ">";
+      list("(", n.operands, ")");
+      return;
+    case ExprKind::Call:
+      out += intrinsicName(n.intrinsic);
+      list("(", n.operands, ")");
+      return;
+    case ExprKind::Ramp:
+    case ExprKind::Broadcast:
+      out += exprKindName(n.kind);
+      list("(", n.operands, "");
+      out += ", " + std::to_string(n.type.lanes) + ")";
+      return;
+    default: // min, max, floordiv, floormod, select
+      out += exprKindName(n.kind);
+      list("(", n.operands, ")");
+      return;
+    }
+  }
+
+  void operand(const Expr &e, int minPrec) {
+    // A negative literal reads as unary minus applied to a literal, which binds tightest.
+    bool paren = e && precOf(e) < minPrec;
+    if (paren)
+      out += '(';
+    expr(e);
+    if (paren)
+      out += ')';
+  }
+
+  void list(const char *open, const std::vector<Expr> &es, const char *close) {
+    out += open;
+    for (size_t i = 0; i < es.size(); ++i) {
+      if (i)
+        out += ", ";
+      expr(es[i]);
+    }
+    out += close;
+  }
+
+  void indent(int n) { out.append(2 * static_cast<size_t>(n), ' '); }
+
+  void block(const Stmt &s, int level) {
+    out += "{\n";
+    if (s && s->kind == StmtKind::Seq)
+      for (const Stmt &c : s->stmts)
+        stmt(c, level + 1);
+    else if (s)
+      stmt(s, level + 1);
+    indent(level);
+    out += "}";
+  }
+
+  void bufferType(const BufferNode &b) {
+    out += dtypeName(b.dtype);
+    list("[", b.shape, "]");
+    if (!hasContiguousStrides(b))
+      list(" strides [", b.strides, "]");
+  }
+
+  void stmt(const Stmt &s, int level) {
+    indent(level);
+    ifChain(s, level);
+    out += '\n';
+  }
+
+  // Prints one statement without leading indentation or trailing newline.
+  void ifChain(const Stmt &s, int level) {
+    if (!s) {
+      out += "<null>";
+      return;
+    }
+    const StmtNode &n = *s;
+    switch (n.kind) {
+    case StmtKind::For:
+      out += "for %" + n.var->name;
+      if (n.min.asInt() == 0 && n.min.type() == n.extent.type()) {
+        out += " in [0, ";
+        expr(n.extent);
+        out += ") ";
+      } else {
+        out += " from ";
+        expr(n.min);
+        out += " extent ";
+        expr(n.extent);
+        out += ' ';
+      }
+      out += forKindName(n.forKind);
+      out += ' ';
+      block(n.body, level);
+      return;
+    case StmtKind::Store:
+      out += "%" + n.buffer->name;
+      list("[", n.indices, "]");
+      out += " = ";
+      expr(n.value);
+      return;
+    case StmtKind::Allocate:
+      out += "allocate %" + n.buffer->name + ": ";
+      bufferType(*n.buffer);
+      out += ' ';
+      out += memoryScopeName(n.buffer->scope);
+      out += ' ';
+      block(n.body, level);
+      return;
+    case StmtKind::IfThenElse:
+      out += "if ";
+      expr(n.value);
+      out += ' ';
+      block(n.body, level);
+      if (n.elseBody) {
+        out += " else ";
+        if (n.elseBody->kind == StmtKind::IfThenElse)
+          ifChain(n.elseBody, level);
+        else
+          block(n.elseBody, level);
+      }
+      return;
+    case StmtKind::Seq: // only reached for a sequence nested where a single statement goes
+      block(s, level);
+      return;
+    }
+  }
+
+  void function(const LoopFunction &f) {
+    out += "func @" + f.name + "(";
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      const Param &p = f.params[i];
+      if (i)
+        out += ", ";
+      out += "%" + p.name() + ": ";
+      if (!p.isBuffer()) {
+        out += dtypeName(p.scalar->dtype);
+        continue;
+      }
+      bufferType(*p.buffer);
+      out += p.role == ParamRole::In ? " in" : p.role == ParamRole::Out ? " out" : " inout";
+    }
+    out += ") ";
+    block(f.body, 0);
+    out += '\n';
+  }
+};
+
+} // namespace
+
+std::string printFunction(const LoopFunction &f) {
+  Printer p;
+  p.function(f);
+  return std::move(p.out);
+}
+
+std::string printStmt(const Stmt &s, int indent) {
+  Printer p;
+  p.stmt(s, indent);
+  return std::move(p.out);
+}
+
+std::string printExpr(const Expr &e) {
+  Printer p;
+  p.expr(e);
+  return std::move(p.out);
+}
+
+} // namespace strata::loop
