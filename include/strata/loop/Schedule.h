@@ -1,0 +1,38 @@
+// Schedule primitives: transformations of loop IR that change how a kernel iterates, never what
+// it computes (docs/loop-ir.md, "Schedules").
+//
+// A schedule is a list of steps, each a primitive name and its arguments, e.g.
+//   split(i, 8, io, ii); vectorize(ii)
+// Steps name loops by their printed variable names (without the `%`), the handle that survives
+// printing, storing and replaying; a step resolves its names to loop nodes when it is applied. The
+// text form round-trips: printSchedule(parseSchedule(t)) is canonical and parses back equal.
+#pragma once
+#include "strata/loop/IR.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace strata::loop {
+
+struct Step {
+  std::string primitive;         // "split", "tile", "reorder", "vectorize", "cache_read", ...
+  std::vector<std::string> args; // loop names and integers, as written
+  bool operator==(const Step &) const = default;
+};
+using Schedule = std::vector<Step>;
+
+// `step; step; ...` with `step = name "(" [arg {"," arg}] ")"`; whitespace is free, a `%` before
+// a loop name is accepted and dropped. Unknown primitives and wrong argument counts are errors.
+llvm::Expected<Schedule> parseSchedule(llvm::StringRef text);
+std::string printSchedule(const Schedule &s); // "split(i, 8, io, ii); vectorize(ii)"
+std::string printStep(const Step &s);
+
+// Applies one step to `f` and verifies the result; on error `f` is unchanged.
+llvm::Error applyStep(LoopFunction &f, const Step &step);
+// Applies the steps in order; stops at the first failing step (steps before it stay applied).
+llvm::Error applySchedule(LoopFunction &f, const Schedule &s);
+
+} // namespace strata::loop

@@ -1,0 +1,99 @@
+// ORC LLJIT for loop functions (see Jit.h).
+#include "strata/codegen/Jit.h"
+
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+
+namespace strata::codegen {
+
+llvm::Expected<std::unique_ptr<LoopJit>> LoopJit::create(llvm::StringRef target, int optLevel) {
+  llvm::Expected<TargetSpec> spec = resolveTarget(target);
+  if (!spec)
+    return spec.takeError();
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(spec->triple)};
+  jtmb.setCPU(spec->cpu);
+  llvm::SubtargetFeatures features(spec->features);
+  jtmb.addFeatures(features.getFeatures());
+  jtmb.setCodeGenOptLevel(optLevel <= 0 ? llvm::CodeGenOptLevel::None
+                                        : llvm::CodeGenOptLevel::Aggressive);
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+  if (!jit)
+    return jit.takeError();
+  return std::unique_ptr<LoopJit>(new LoopJit(std::move(*jit), std::move(*spec), optLevel));
+}
+
+llvm::Expected<CompiledKernel> LoopJit::compile(const loop::LoopFunction &f,
+                                                const CodegenOptions &opts) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto mod = std::make_unique<llvm::Module>(f.name, *ctx);
+  if (llvm::Expected<llvm::Function *> fn = emitLoopFunction(f, *mod, opts); !fn)
+    return fn.takeError();
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = createTargetMachine(target_);
+  if (!tm)
+    return tm.takeError();
+  optimizeModule(*mod, **tm, optLevel_);
+
+  // A dylib per kernel: names never clash, and malloc/free/libm resolve from this process.
+  std::string dylibName = "kernel" + std::to_string(counter_++) + "." + f.name;
+  llvm::Expected<llvm::orc::JITDylib &> jd = jit_->createJITDylib(dylibName);
+  if (!jd)
+    return jd.takeError();
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      jit_->getDataLayout().getGlobalPrefix());
+  if (!gen)
+    return gen.takeError();
+  jd->addGenerator(std::move(*gen));
+  if (llvm::Error err =
+          jit_->addIRModule(*jd, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
+    return err;
+  auto fnAddr = jit_->lookup(*jd, f.name);
+  if (!fnAddr)
+    return fnAddr.takeError();
+  auto packedAddr = jit_->lookup(*jd, f.name + "_packed");
+  if (!packedAddr)
+    return packedAddr.takeError();
+  CompiledKernel k;
+  k.function = fnAddr->toPtr<void *>();
+  k.packed = packedAddr->toPtr<void (*)(void **)>();
+  k.source = f;
+  k.options = opts;
+  return k;
+}
+
+llvm::Error LoopJit::call(const CompiledKernel &k, std::vector<Tensor> &args) {
+  const loop::LoopFunction &f = k.source;
+  if (args.size() != f.params.size())
+    return llvm::createStringError("@" + f.name + " takes " + std::to_string(f.params.size()) +
+                                   " arguments, got " + std::to_string(args.size()));
+  std::vector<void *> ptrs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const loop::Param &p = f.params[i];
+    Tensor &t = args[i];
+    DType want = p.isBuffer() ? p.buffer->dtype : p.scalar->dtype;
+    size_t rank = p.isBuffer() ? p.buffer->rank() : 0;
+    bool ok = t.valid() && t.dtype() == want && static_cast<size_t>(t.rank()) == rank;
+    for (size_t d = 0; ok && d < rank; ++d)
+      if (auto c = p.buffer->shape[d].asInt())
+        ok = *c == t.shape()[d];
+    if (!ok)
+      return llvm::createStringError("argument %" + p.name() + " of @" + f.name +
+                                     " has the wrong dtype or shape");
+    ptrs.push_back(t.rawData());
+  }
+  if (k.options.noalias) // the function was compiled assuming distinct buffers never overlap
+    for (size_t i = 0; i < args.size(); ++i)
+      for (size_t j = i + 1; j < args.size(); ++j) {
+        if (!f.params[i].isBuffer() || !f.params[j].isBuffer())
+          continue;
+        auto *a = static_cast<const char *>(ptrs[i]), *b = static_cast<const char *>(ptrs[j]);
+        if (a < b + args[j].byteSize() && b < a + args[i].byteSize())
+          return llvm::createStringError("buffers %" + f.params[i].name() + " and %" +
+                                         f.params[j].name() + " overlap, but @" + f.name +
+                                         " was compiled with noalias");
+      }
+  k.packed(ptrs.data());
+  return llvm::Error::success();
+}
+
+} // namespace strata::codegen

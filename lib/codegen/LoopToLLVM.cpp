@@ -1,0 +1,336 @@
+// Loop IR statements, memory accesses and the function frame -> LLVM IR (see LoopToLLVM.h and
+// docs/codegen.md), and the optimization pipeline.
+#include "LoopEmitter.h"
+
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace strata::codegen {
+
+using loop::Expr;
+using loop::ExprKind;
+using loop::ForKind;
+using loop::StmtKind;
+
+void LoopEmitter::bindBuffer(const loop::BufferNode *b, llvm::Value *base) {
+  BufInfo info{base, {}};
+  for (const Expr &s : b->strides)
+    info.strides.push_back(toI64(expr(s), s.type().dtype));
+  bufs_[b] = std::move(info);
+}
+
+// offset = sum(index_d * stride_d). A vector access whose lanes advance by exactly one element
+// (ramps and broadcasts with constant steps summing to 1) is contiguous: one vector load/store at
+// the first lane's address. Anything else becomes a vector of pointers (gather/scatter).
+llvm::Value *LoopEmitter::address(const loop::Buffer &b, const std::vector<Expr> &indices,
+                                  int lanes, int lane, bool &contiguous) {
+  contiguous = false;
+  auto it = bufs_.find(b.get());
+  if (it == bufs_.end()) {
+    error = "buffer %" + b->name + " is not bound";
+    return llvm::PoisonValue::get(b_.getPtrTy());
+  }
+  const BufInfo &info = it->second;
+  llvm::Type *elem = storageType(b->dtype);
+  if (lanes > 1 && lane < 0) {
+    int64_t step = 0;
+    bool known = true;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      const Expr &ix = indices[d];
+      if (ix.type().lanes == 1 || ix.kind() == ExprKind::Broadcast)
+        continue;
+      auto rs = ix.kind() == ExprKind::Ramp ? ix->operands[1].asInt() : std::nullopt;
+      auto bs = b->strides[d].asInt();
+      if (!rs || !bs) {
+        known = false;
+        break;
+      }
+      step += *rs * *bs;
+    }
+    if (known && step == 1) {
+      contiguous = true;
+      llvm::Value *off = b_.getInt64(0);
+      for (size_t d = 0; d < indices.size(); ++d) {
+        const Expr &ix = indices[d];
+        const Expr &scalar = ix.type().lanes == 1 ? ix : ix->operands[0]; // ramp/broadcast base
+        off = b_.CreateAdd(off, b_.CreateMul(toI64(expr(scalar), scalar.type().dtype), info.strides[d]));
+      }
+      return b_.CreateGEP(elem, info.base, off);
+    }
+    llvm::Value *off = llvm::Constant::getNullValue(llvm::FixedVectorType::get(b_.getInt64Ty(), lanes));
+    for (size_t d = 0; d < indices.size(); ++d) {
+      llvm::Value *ix = toI64(expr(indices[d]), indices[d].type().dtype);
+      if (!ix->getType()->isVectorTy())
+        ix = b_.CreateVectorSplat(lanes, ix);
+      off = b_.CreateAdd(off, b_.CreateMul(ix, b_.CreateVectorSplat(lanes, info.strides[d])));
+    }
+    return b_.CreateGEP(elem, info.base, off);
+  }
+  llvm::Value *off = b_.getInt64(0);
+  for (size_t d = 0; d < indices.size(); ++d) {
+    int l = indices[d].type().lanes > 1 ? std::max(lane, 0) : -1;
+    off = b_.CreateAdd(off, b_.CreateMul(toI64(expr(indices[d], l), indices[d].type().dtype),
+                                         info.strides[d]));
+  }
+  return b_.CreateGEP(elem, info.base, off);
+}
+
+llvm::Value *LoopEmitter::load(const Expr &e, int lane) {
+  DType t = e->buffer->dtype;
+  int lanes = e.type().lanes;
+  llvm::Type *elem = storageType(t);
+  bool contiguous = false;
+  llvm::Value *p = address(e->buffer, e->operands, lanes, lane, contiguous);
+  if (lanes == 1 || lane >= 0)
+    return toReg(b_.CreateAlignedLoad(elem, p, elemAlign(t)), t);
+  auto *vt = llvm::FixedVectorType::get(elem, lanes);
+  if (contiguous)
+    return toReg(b_.CreateAlignedLoad(vt, p, elemAlign(t)), t);
+  return toReg(b_.CreateMaskedGather(vt, p, elemAlign(t)), t);
+}
+
+void LoopEmitter::store(const loop::StmtNode &s) {
+  DType t = s.buffer->dtype;
+  int lanes = s.value.type().lanes;
+  // All lanes' values and addresses are computed before any is written, as in the interpreter.
+  llvm::Value *v = toStorage(expr(s.value), t);
+  bool contiguous = false;
+  llvm::Value *p = address(s.buffer, s.indices, lanes, -1, contiguous);
+  if (lanes > 1 && !contiguous)
+    b_.CreateMaskedScatter(v, p, elemAlign(t)); // lanes are written in order: the last wins
+  else
+    b_.CreateAlignedStore(v, p, elemAlign(t));
+}
+
+// for v in [min, min + extent): a bottom-tested loop over a counter in v's type.
+void LoopEmitter::forLoop(const loop::StmtNode &s) {
+  if (s.forKind == ForKind::GpuBlock || s.forKind == ForKind::GpuThread) {
+    error = "for %" + s.var->name + ": " + std::string(loop::forKindName(s.forKind)) +
+            " loops need a GPU target";
+    return;
+  }
+  bool sgn = isSigned(s.var->dtype);
+  llvm::Value *lo = expr(s.min), *ext = expr(s.extent);
+  llvm::Value *zero = llvm::Constant::getNullValue(ext->getType());
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  auto *body = llvm::BasicBlock::Create(ctx_, "for." + s.var->name, fn_);
+  auto *exit = llvm::BasicBlock::Create(ctx_, "for." + s.var->name + ".end", fn_);
+  b_.CreateCondBr(sgn ? b_.CreateICmpSLT(zero, ext) : b_.CreateICmpULT(zero, ext), body, exit);
+  b_.SetInsertPoint(body);
+  llvm::PHINode *iv = b_.CreatePHI(ext->getType(), 2, s.var->name + ".iv");
+  iv->addIncoming(zero, pre);
+  llvm::Value *v = b_.CreateAdd(lo, iv, s.var->name);
+  vars[s.var.get()] = v;
+  stmt(s.body);
+  vars.erase(s.var.get());
+  llvm::Value *next = b_.CreateAdd(iv, llvm::ConstantInt::get(iv->getType(), 1));
+  iv->addIncoming(next, b_.GetInsertBlock());
+  llvm::Value *more = sgn ? b_.CreateICmpSLT(next, ext) : b_.CreateICmpULT(next, ext);
+  llvm::BranchInst *latch = b_.CreateCondBr(more, body, exit);
+  // Loop kinds become hints to LLVM's loop passes: `vectorized` asks the loop vectorizer (explicit
+  // widening of a scalar body into vector IR is the schedule's job), `unrolled` asks for full
+  // unrolling. `parallel` runs serially until the runtime's parallel-for exists.
+  const char *hint = s.forKind == ForKind::Vectorized ? "llvm.loop.vectorize.enable"
+                     : s.forKind == ForKind::Unrolled ? "llvm.loop.unroll.full"
+                                                      : nullptr;
+  if (hint) {
+    llvm::SmallVector<llvm::Metadata *, 2> ops{nullptr};
+    if (s.forKind == ForKind::Vectorized)
+      ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, hint),
+                                             llvm::ConstantAsMetadata::get(b_.getTrue())}));
+    else
+      ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, hint)}));
+    llvm::MDNode *loopID = llvm::MDNode::getDistinct(ctx_, ops);
+    loopID->replaceOperandWith(0, loopID);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, loopID);
+  }
+  b_.SetInsertPoint(exit);
+}
+
+// Local buffers of constant size up to 64 KiB live on the stack (alloca in the entry block);
+// others are malloc'ed for the body and freed after. Both start zeroed, like the interpreter's.
+void LoopEmitter::allocate(const loop::StmtNode &s) {
+  const loop::BufferNode &buf = *s.buffer;
+  uint64_t esize = dtypeSize(buf.dtype);
+  // elements = 1 + sum((shape_d - 1) * max(stride_d, 0)), or 0 when a dimension is empty.
+  llvm::Value *last = b_.getInt64(0), *empty = b_.getFalse();
+  int64_t constLast = 0;
+  bool constSize = true, anyEmpty = false;
+  for (size_t d = 0; d < buf.rank(); ++d) {
+    auto sh = buf.shape[d].asInt(), st = buf.strides[d].asInt();
+    if (sh && st) {
+      anyEmpty |= *sh <= 0;
+      constLast += (*sh - 1) * std::max<int64_t>(*st, 0);
+    } else {
+      constSize = false;
+    }
+    llvm::Value *shape = toI64(expr(buf.shape[d]), buf.shape[d].type().dtype);
+    llvm::Value *stride = toI64(expr(buf.strides[d]), buf.strides[d].type().dtype);
+    empty = b_.CreateOr(empty, b_.CreateICmpSLE(shape, b_.getInt64(0)));
+    llvm::Value *pos = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, stride, b_.getInt64(0));
+    last = b_.CreateAdd(last, b_.CreateMul(b_.CreateSub(shape, b_.getInt64(1)), pos));
+  }
+  llvm::Value *elements = b_.CreateSelect(empty, b_.getInt64(0), b_.CreateAdd(last, b_.getInt64(1)));
+  llvm::Value *bytes = b_.CreateMul(elements, b_.getInt64(esize));
+  llvm::Align align(64);
+  llvm::Value *base = nullptr;
+  bool onStack = buf.scope != loop::MemoryScope::Global && constSize &&
+                 (anyEmpty ? 0 : (constLast + 1)) * static_cast<int64_t>(esize) <= 65536;
+  if (onStack) {
+    uint64_t n = static_cast<uint64_t>(std::max<int64_t>(anyEmpty ? 1 : constLast + 1, 1));
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    auto *a = entry.CreateAlloca(llvm::ArrayType::get(storageType(buf.dtype), n), nullptr, buf.name);
+    a->setAlignment(align);
+    base = a;
+  } else {
+    llvm::FunctionCallee mallocFn = m_.getOrInsertFunction(
+        "malloc", llvm::FunctionType::get(b_.getPtrTy(), {b_.getInt64Ty()}, false));
+    base = b_.CreateCall(mallocFn, {b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, bytes,
+                                                             b_.getInt64(1))},
+                         buf.name);
+    align = llvm::Align(16); // malloc's guarantee on x86-64
+  }
+  b_.CreateMemSet(base, b_.getInt8(0), bytes, align);
+  bindBuffer(&buf, base);
+  stmt(s.body);
+  bufs_.erase(&buf);
+  if (!onStack) {
+    llvm::FunctionCallee freeFn = m_.getOrInsertFunction(
+        "free", llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false));
+    b_.CreateCall(freeFn, {base});
+  }
+}
+
+void LoopEmitter::ifThenElse(const loop::StmtNode &s) {
+  llvm::Value *c = expr(s.value);
+  auto *thenBB = llvm::BasicBlock::Create(ctx_, "if.then", fn_);
+  auto *elseBB = s.elseBody ? llvm::BasicBlock::Create(ctx_, "if.else", fn_) : nullptr;
+  auto *merge = llvm::BasicBlock::Create(ctx_, "if.end", fn_);
+  b_.CreateCondBr(c, thenBB, elseBB ? elseBB : merge);
+  b_.SetInsertPoint(thenBB);
+  stmt(s.body);
+  b_.CreateBr(merge);
+  if (elseBB) {
+    b_.SetInsertPoint(elseBB);
+    stmt(s.elseBody);
+    b_.CreateBr(merge);
+  }
+  b_.SetInsertPoint(merge);
+}
+
+void LoopEmitter::stmt(const loop::Stmt &s) {
+  switch (s->kind) {
+  case StmtKind::For: return forLoop(*s);
+  case StmtKind::Store: return store(*s);
+  case StmtKind::Allocate: return allocate(*s);
+  case StmtKind::IfThenElse: return ifThenElse(*s);
+  case StmtKind::Seq:
+    for (const loop::Stmt &c : s->stmts)
+      stmt(c);
+    return;
+  }
+}
+
+llvm::Expected<llvm::Function *> emitLoopFunction(const loop::LoopFunction &f, llvm::Module &m,
+                                                  const CodegenOptions &opts) {
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::Function *fn = nullptr;
+  {
+    LoopEmitter types(m, nullptr, opts);
+    std::vector<llvm::Type *> params;
+    for (const loop::Param &p : f.params)
+      params.push_back(p.isBuffer() ? llvm::PointerType::get(ctx, 0) : types.regType(p.scalar->dtype));
+    auto *fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
+    fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, f.name, m);
+  }
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  LoopEmitter em(m, fn, opts);
+  auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  em.builder().SetInsertPoint(entry);
+  for (size_t i = 0; i < f.params.size(); ++i) { // scalars first: strides may use them
+    const loop::Param &p = f.params[i];
+    fn->getArg(i)->setName(p.name());
+    if (!p.isBuffer())
+      em.vars[p.scalar.get()] = fn->getArg(i);
+  }
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const loop::Param &p = f.params[i];
+    if (!p.isBuffer())
+      continue;
+    if (opts.noalias)
+      fn->addParamAttr(i, llvm::Attribute::NoAlias);
+    uint64_t align = opts.bufferAlign ? opts.bufferAlign : dtypeSize(p.buffer->dtype);
+    fn->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx, llvm::Align(align)));
+    if (p.role == loop::ParamRole::In)
+      fn->addParamAttr(i, llvm::Attribute::ReadOnly);
+    em.bindBuffer(p.buffer.get(), fn->getArg(i));
+  }
+  em.stmt(f.body);
+  em.builder().CreateRetVoid();
+  if (!em.error.empty()) {
+    fn->eraseFromParent();
+    return llvm::createStringError("@" + f.name + ": " + em.error);
+  }
+
+  // name_packed(ptr args): args[i] is buffer i's data pointer or a pointer to scalar i.
+  auto *packedTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {llvm::PointerType::get(ctx, 0)}, false);
+  auto *packed = llvm::Function::Create(packedTy, llvm::Function::ExternalLinkage, f.name + "_packed", m);
+  packed->addFnAttr(llvm::Attribute::NoUnwind);
+  LoopEmitter pe(m, packed, opts);
+  llvm::IRBuilder<> &b = pe.builder();
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", packed));
+  std::vector<llvm::Value *> args;
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    llvm::Value *slot = b.CreateConstGEP1_64(b.getPtrTy(), packed->getArg(0), i);
+    llvm::Value *p = b.CreateLoad(b.getPtrTy(), slot);
+    if (f.params[i].isBuffer()) {
+      args.push_back(p);
+    } else {
+      DType t = f.params[i].scalar->dtype;
+      args.push_back(pe.toReg(b.CreateLoad(pe.storageType(t), p), t));
+    }
+  }
+  b.CreateCall(fn, args);
+  b.CreateRetVoid();
+
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  if (llvm::verifyFunction(*fn, &os) || llvm::verifyFunction(*packed, &os))
+    return llvm::createStringError("@" + f.name + ": invalid LLVM IR generated: " + msg);
+  return fn;
+}
+
+void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm, int optLevel) {
+  m.setTargetTriple(tm.getTargetTriple().str());
+  m.setDataLayout(tm.createDataLayout());
+  for (llvm::Function &fn : m) {
+    if (fn.isDeclaration())
+      continue;
+    fn.addFnAttr("target-cpu", tm.getTargetCPU());
+    if (!tm.getTargetFeatureString().empty())
+      fn.addFnAttr("target-features", tm.getTargetFeatureString());
+  }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  llvm::PassBuilder pb(&tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = optLevel <= 0   ? llvm::OptimizationLevel::O0
+                                  : optLevel == 1 ? llvm::OptimizationLevel::O1
+                                  : optLevel == 2 ? llvm::OptimizationLevel::O2
+                                                  : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0
+                                    ? pb.buildO0DefaultPipeline(level)
+                                    : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(m, mam);
+}
+
+} // namespace strata::codegen

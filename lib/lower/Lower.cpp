@@ -1,0 +1,139 @@
+// The lowering driver: builds the function signature from the op's types, dispatches to the op
+// family, and reports what is not lowered yet.
+#include "strata/lower/Lower.h"
+
+#include "LowerImpl.h"
+
+namespace strata::lower {
+
+void notLowered(const Op &op, const std::string &why) {
+  throw NotLowered("lowering of op '" + std::string(op.opName()) + "' is not implemented yet" +
+                   (why.empty() ? "" : " (" + why + ")"));
+}
+
+loop::Var LowerCtx::newVar(const std::string &hint) {
+  return loop::makeVar(hint + std::to_string(varCounter++));
+}
+
+std::string LowerCtx::newName(const std::string &hint) {
+  return hint + std::to_string(varCounter++);
+}
+
+Exprs vars(const std::vector<loop::Var> &vs) {
+  Exprs r;
+  for (const auto &v : vs)
+    r.push_back(loop::var(v));
+  return r;
+}
+
+Stmt loopNest(LowerCtx &c, const Shape &shape, const std::function<Stmt(const Exprs &)> &body) {
+  std::vector<loop::Var> vs;
+  for (size_t d = 0; d < shape.size(); ++d)
+    vs.push_back(c.newVar());
+  Stmt s = body(vars(vs));
+  for (size_t d = shape.size(); d-- > 0;)
+    s = loop::forLoop(vs[d], imm(0), imm(shape[d]), loop::ForKind::Serial, s);
+  return s;
+}
+
+Exprs broadcastIndex(const Exprs &outIdx, const Shape &out, const Shape &in) {
+  Exprs r;
+  size_t lead = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    r.push_back(in[d] == 1 && out[lead + d] != 1 ? imm(0) : outIdx[lead + d]);
+  return r;
+}
+
+Expr linearIndex(const Exprs &idx, const Shape &shape) {
+  Expr r = imm(0);
+  for (size_t d = 0; d < shape.size(); ++d)
+    r = r * imm(shape[d]) + idx[d];
+  return r;
+}
+
+Exprs delinearize(const Expr &linear, const Shape &shape) {
+  Exprs r(shape.size());
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    Expr q = stride == 1 ? linear : loop::binary(loop::ExprKind::FloorDiv, linear, imm(stride));
+    r[d] = d == 0 ? q : loop::binary(loop::ExprKind::FloorMod, q, imm(shape[d]));
+    stride *= shape[d];
+  }
+  return r;
+}
+
+void requireSupportedDType(const Op &op, DType t) {
+  if (t == DType::F16 || t == DType::BF16)
+    notLowered(op, std::string(dtypeName(t)) + " operands");
+}
+
+int64_t normalizeAxis(const Op &op, int64_t axis, int64_t rank) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    throw LowerError(std::string(op.opName()) + ": axis " + std::to_string(axis) +
+                     " out of range for rank " + std::to_string(rank));
+  return a;
+}
+
+llvm::Expected<loop::LoopFunction> lowerKernel(const Op &kernelOp) {
+  if (kernelOp.kind() != OpKind::Kernel)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "lowerKernel: op '" + std::string(kernelOp.opName()) +
+                                       "' is not a kernel");
+  return lowerOp(kernelOp);
+}
+
+llvm::Expected<loop::LoopFunction> lowerOp(const Op &op) {
+  try {
+    LowerCtx c{op, {}, {}, {}, {}, {}, {}};
+    loop::LoopFunction fn;
+    fn.name = std::string(op.opName());
+    auto addBuffer = [&](const Value *v, const std::string &name, loop::ParamRole role) {
+      const TensorType &t = v->type();
+      if (!t.isStatic())
+        notLowered(op, "symbolic dims");
+      requireSupportedDType(op, t.dtype);
+      Exprs shape;
+      for (int64_t d : t.staticShape())
+        shape.push_back(imm(d));
+      loop::Buffer b = loop::makeBuffer(name, t.dtype, shape);
+      fn.addBuffer(b, role);
+      return b;
+    };
+    for (unsigned i = 0; i < op.numOperands(); ++i) {
+      c.ins.push_back(addBuffer(op.operand(i), "in" + std::to_string(i), loop::ParamRole::In));
+      c.inShapes.push_back(op.operand(i)->type().staticShape());
+      c.inTypes.push_back(op.operand(i)->type().dtype);
+    }
+    for (unsigned i = 0; i < op.numResults(); ++i) {
+      c.outs.push_back(addBuffer(op.result(i), "out" + std::to_string(i), loop::ParamRole::Out));
+      c.outShapes.push_back(op.result(i)->type().staticShape());
+      c.outTypes.push_back(op.result(i)->type().dtype);
+    }
+    OpKind k = op.kind();
+    if (isElementwiseFamily(k))
+      fn.body = lowerElementwise(c);
+    else if (isDataMovementFamily(k))
+      fn.body = lowerDataMovement(c);
+    else if (isReductionFamily(k))
+      fn.body = lowerReduction(c);
+    else if (k == OpKind::MatMul)
+      fn.body = lowerMatMul(c);
+    else if (k == OpKind::Conv)
+      fn.body = lowerConv(c);
+    else if (k == OpKind::Pool)
+      fn.body = lowerPool(c);
+    else if (k == OpKind::Kernel)
+      fn.body = lowerKernelBody(c);
+    else
+      notLowered(op);
+    return fn;
+  } catch (const NotLowered &e) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), e.what());
+  } catch (const LowerError &e) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   std::string("lowering: ") + e.what());
+  }
+}
+
+} // namespace strata::lower

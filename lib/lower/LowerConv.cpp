@@ -1,0 +1,157 @@
+// Windowed ops as direct loop nests over the result: conv (N-d, NC... layout, strides, pads,
+// dilations, group, bias) and pool (max, avg). A window tap at input coordinate
+// out * stride - padBegin + tap * dilation is read only when inside the input (an `if`, so no
+// out-of-bounds access is ever evaluated); padding contributes nothing (conv: zero; max: skipped;
+// avg: counted only with count_include_pad).
+#include "LowerImpl.h"
+
+#include <cmath>
+
+namespace strata::lower {
+namespace {
+
+using loop::ExprKind;
+
+Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
+
+struct Window {
+  std::vector<int64_t> strides, padsBegin, dilations;
+};
+
+std::vector<int64_t> perDim(const Op &op, const char *name, int64_t dflt, size_t n) {
+  std::vector<int64_t> v = op.intsAttr(name);
+  if (v.empty())
+    v.assign(n, dflt);
+  if (v.size() != n)
+    throw LowerError(std::string(op.opName()) + ": " + name + " needs " + std::to_string(n) + " entries");
+  return v;
+}
+
+Window window(const Op &op, size_t rank) {
+  Window w{perDim(op, "strides", 1, rank), {}, perDim(op, "dilations", 1, rank)};
+  std::vector<int64_t> pads = perDim(op, "pads", 0, 2 * rank);
+  w.padsBegin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank));
+  return w;
+}
+
+// Input coordinates of a tap and the condition that all are inside `grid`.
+std::pair<Exprs, Expr> tapCoords(const Window &w, const Exprs &outPos, const Exprs &tap,
+                                 const Shape &grid) {
+  Exprs coords;
+  Expr inside;
+  for (size_t d = 0; d < grid.size(); ++d) {
+    Expr x = outPos[d] * imm(w.strides[d]) + tap[d] * imm(w.dilations[d]) - imm(w.padsBegin[d]);
+    coords.push_back(x);
+    Expr ok = bin(ExprKind::And, bin(ExprKind::GE, x, imm(0)), bin(ExprKind::LT, x, imm(grid[d])));
+    inside = inside ? bin(ExprKind::And, inside, ok) : ok;
+  }
+  return {coords, inside ? inside : loop::boolImm(true)};
+}
+
+Exprs concat(Exprs a, const Exprs &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+loop::Buffer localScalar(LowerCtx &c, const std::string &hint, DType t) {
+  return loop::makeBuffer(c.newName(hint), t, {imm(1)}, {}, loop::MemoryScope::Local);
+}
+
+} // namespace
+
+// y[n, o, p...] = sum over (ci, taps...) of x[n, g * Cg + ci, coords...] * w[o, ci, taps...],
+// accumulated in the operand dtype in that order, then + bias[o].
+Stmt lowerConv(LowerCtx &c) {
+  if (!c.op.stringAttr("layout", "").empty())
+    notLowered(c.op, "blocked layout");
+  const Shape &x = c.inShapes[0], &w = c.inShapes[1], &out = c.outShapes[0];
+  DType t = c.inTypes[0];
+  if (!isFloat(t) || x.size() < 3) // integer conv is not defined by the interpreter either
+    notLowered(c.op, !isFloat(t) ? std::string(dtypeName(t)) + " operands" : "rank < 3");
+  size_t rank = x.size() - 2;
+  Window win = window(c.op, rank);
+  int64_t group = c.op.intAttr("group", 1);
+  int64_t cg = x[1] / group, og = out[1] / group;
+  Shape grid(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
+  Shape reduceShape = {cg};
+  reduceShape.insert(reduceShape.end(), kernel.begin(), kernel.end());
+  Expr zero = loop::floatImm(0, t);
+  return loopNest(c, out, [&](const Exprs &idx) {
+    loop::Buffer acc = localScalar(c, "acc", t);
+    Expr sum = loop::load(acc, {imm(0)});
+    Exprs outPos(idx.begin() + 2, idx.end());
+    Expr o = idx[1];
+    Expr channelBase = bin(ExprKind::FloorDiv, o, imm(og)) * imm(cg);
+    Stmt inner = loopNest(c, reduceShape, [&](const Exprs &r) {
+      Exprs tap(r.begin() + 1, r.end());
+      auto [coords, inside] = tapCoords(win, outPos, tap, grid);
+      Expr xv = loop::load(c.ins[0], concat({idx[0], channelBase + r[0]}, coords));
+      Expr wv = loop::load(c.ins[1], concat({o, r[0]}, tap));
+      return loop::ifThenElse(inside, loop::store(acc, {imm(0)}, sum + xv * wv));
+    });
+    Expr result = c.ins.size() > 2 ? sum + loop::load(c.ins[2], {o}) : sum;
+    return loop::allocate(acc, loop::seq({loop::store(acc, {imm(0)}, zero), inner,
+                                          loop::store(c.outs[0], idx, result)}));
+  });
+}
+
+// pool max: the first NaN tap wins, otherwise the largest real tap (-inf / lowest when none).
+// pool avg: f64 sum of the real taps in row-major tap order, divided by their count (or by the
+// whole window when count_include_pad), rounded once.
+Stmt lowerPool(LowerCtx &c) {
+  std::string kind = c.op.stringAttr("kind", "");
+  const Shape &x = c.inShapes[0], &out = c.outShapes[0];
+  DType t = c.inTypes[0];
+  if ((kind != "max" && kind != "avg") || !isFloat(t) || x.size() < 3)
+    notLowered(c.op, "kind " + kind + " on " + std::string(dtypeName(t)));
+  bool includePad = c.op.intAttr("count_include_pad", 0) != 0;
+  if (kind == "avg" && includePad && c.op.intAttr("ceil_mode", 0) != 0)
+    notLowered(c.op, "avg with count_include_pad and ceil_mode");
+  size_t rank = x.size() - 2;
+  Window win = window(c.op, rank);
+  std::vector<int64_t> kernel = c.op.intsAttr("kernel");
+  if (kernel.size() != rank)
+    throw LowerError("pool: kernel needs one entry per spatial dim");
+  Shape grid(x.begin() + 2, x.end());
+  int64_t windowSize = 1;
+  for (int64_t k : kernel)
+    windowSize *= k;
+  bool isMax = kind == "max";
+  DType at = isMax ? t : DType::F64;
+  return loopNest(c, out, [&](const Exprs &idx) {
+    loop::Buffer acc = localScalar(c, "acc", at), count = localScalar(c, "count", DType::I64);
+    Expr a = loop::load(acc, {imm(0)}), n = loop::load(count, {imm(0)});
+    Exprs outPos(idx.begin() + 2, idx.end());
+    Stmt inner = loopNest(c, Shape(kernel.begin(), kernel.end()), [&](const Exprs &tap) {
+      auto [coords, inside] = tapCoords(win, outPos, tap, grid);
+      Expr v = loop::load(c.ins[0], concat({idx[0], idx[1]}, coords));
+      Stmt update;
+      if (isMax) {
+        Expr take = bin(ExprKind::And, bin(ExprKind::EQ, a, a),
+                        bin(ExprKind::Or, bin(ExprKind::NE, v, v), bin(ExprKind::GT, v, a)));
+        update = loop::store(acc, {imm(0)}, loop::select(take, v, a));
+      } else {
+        update = loop::seq({loop::store(acc, {imm(0)}, a + loop::cast(at, v)),
+                            loop::store(count, {imm(0)}, n + imm(1))});
+      }
+      return loop::ifThenElse(inside, update);
+    });
+    Expr result;
+    if (isMax) {
+      result = a;
+    } else {
+      Expr divisor = includePad ? loop::floatImm(static_cast<double>(windowSize), at) : loop::cast(at, n);
+      Expr avg = bin(ExprKind::Div, a, divisor);
+      if (!includePad) // no real tap: NaN, like the interpreter's 0 / 0
+        avg = loop::select(bin(ExprKind::EQ, n, imm(0)), loop::floatImm(NAN, at), avg);
+      result = loop::cast(t, avg);
+    }
+    Stmt init = loop::seq({loop::store(acc, {imm(0)}, isMax ? loop::floatImm(-INFINITY, at)
+                                                            : loop::floatImm(0, at)),
+                           loop::store(count, {imm(0)}, imm(0))});
+    return loop::allocate(acc, loop::allocate(count, loop::seq({init, inner,
+                                                                loop::store(c.outs[0], idx, result)})));
+  });
+}
+
+} // namespace strata::lower

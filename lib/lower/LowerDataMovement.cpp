@@ -1,0 +1,175 @@
+// Data movement ops become pure index arithmetic: one loop nest over the result (per input for
+// concat) whose body loads the source element at a computed index. Nothing is copied twice.
+#include "LowerImpl.h"
+
+#include <algorithm>
+
+namespace strata::lower {
+namespace {
+
+using loop::ExprKind;
+
+Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
+
+// Copies through `index`, which maps a result index to a source index of operand 0.
+Stmt copyVia(LowerCtx &c, const std::function<Exprs(const Exprs &)> &index) {
+  return loopNest(c, c.outShapes[0], [&](const Exprs &idx) {
+    return loop::store(c.outs[0], idx, loop::load(c.ins[0], index(idx)));
+  });
+}
+
+Stmt lowerTranspose(LowerCtx &c) {
+  std::vector<int64_t> perm = c.op.intsAttr("perm");
+  if (perm.empty()) // ONNX default: reverse the dims
+    for (int64_t d = static_cast<int64_t>(c.inShapes[0].size()); d-- > 0;)
+      perm.push_back(d);
+  if (perm.size() != c.inShapes[0].size())
+    throw LowerError("transpose: perm length does not match the rank");
+  return copyVia(c, [&](const Exprs &idx) {
+    Exprs in(perm.size());
+    for (size_t d = 0; d < perm.size(); ++d)
+      in[static_cast<size_t>(perm[d])] = idx[d];
+    return in;
+  });
+}
+
+// ONNX Slice start per result axis (made non-negative, clamped as the interpreter does) and step.
+Stmt lowerSlice(LowerCtx &c) {
+  const Shape &in = c.inShapes[0];
+  int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> starts = c.op.intsAttr("starts"), axes = c.op.intsAttr("axes"),
+                       steps = c.op.intsAttr("steps");
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size())
+    throw LowerError("slice: starts, axes and steps must have the same length");
+  std::vector<int64_t> start(static_cast<size_t>(rank), 0), step(static_cast<size_t>(rank), 1);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    size_t a = static_cast<size_t>(normalizeAxis(c.op, axes[i], rank));
+    int64_t dim = in[a], s = starts[i];
+    if (s < 0)
+      s += dim;
+    s = steps[i] > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, std::max<int64_t>(dim - 1, 0));
+    start[a] = s;
+    step[a] = steps[i];
+  }
+  return copyVia(c, [&](const Exprs &idx) {
+    Exprs r;
+    for (size_t d = 0; d < idx.size(); ++d)
+      r.push_back(step[d] == 1 && start[d] == 0 ? idx[d] : imm(start[d]) + idx[d] * imm(step[d]));
+    return r;
+  });
+}
+
+// One loop nest per input, each writing its slab of the result at its offset along the axis.
+Stmt lowerConcat(LowerCtx &c) {
+  const Shape &out = c.outShapes[0];
+  size_t axis = static_cast<size_t>(normalizeAxis(c.op, c.op.intAttr("axis"), static_cast<int64_t>(out.size())));
+  std::vector<Stmt> parts;
+  int64_t offset = 0;
+  for (size_t i = 0; i < c.ins.size(); ++i) {
+    parts.push_back(loopNest(c, c.inShapes[i], [&](const Exprs &idx) {
+      Exprs o = idx;
+      if (offset)
+        o[axis] = idx[axis] + imm(offset);
+      return loop::store(c.outs[0], o, loop::load(c.ins[i], idx));
+    }));
+    offset += c.inShapes[i][axis];
+  }
+  return loop::seq(parts);
+}
+
+// Constant-mode pad: result element = source at (index - begin) when inside, else the value.
+Stmt lowerPad(LowerCtx &c) {
+  std::string mode = c.op.stringAttr("mode", "constant");
+  if (mode != "constant")
+    notLowered(c.op, "mode " + mode);
+  std::vector<int64_t> pads = c.op.intsAttr("pads");
+  const Shape &in = c.inShapes[0];
+  if (pads.size() != 2 * in.size())
+    throw LowerError("pad: pads must have 2 * rank entries");
+  return loopNest(c, c.outShapes[0], [&](const Exprs &idx) {
+    Exprs src;
+    Expr inside;
+    for (size_t d = 0; d < in.size(); ++d) {
+      Expr s = pads[d] ? idx[d] - imm(pads[d]) : idx[d];
+      src.push_back(s);
+      Expr ok = bin(ExprKind::And, bin(ExprKind::GE, s, imm(0)), bin(ExprKind::LT, s, imm(in[d])));
+      inside = inside ? bin(ExprKind::And, inside, ok) : ok;
+    }
+    Stmt fill = loop::store(c.outs[0], idx, loop::load(c.ins[1], {}));
+    if (!inside)
+      return fill;
+    return loop::ifThenElse(inside, loop::store(c.outs[0], idx, loop::load(c.ins[0], src)), fill);
+  });
+}
+
+// An index loaded from an i32/i64 tensor, widened and wrapped once if negative.
+Expr wrappedIndex(const Expr &raw, DType t, int64_t dim) {
+  Expr i = t == DType::I64 ? raw : loop::cast(DType::I64, raw);
+  return loop::select(bin(ExprKind::LT, i, imm(0)), i + imm(dim), i);
+}
+
+Stmt lowerGather(LowerCtx &c, bool elements) {
+  const Shape &data = c.inShapes[0], &indices = c.inShapes[1];
+  DType it = c.inTypes[1];
+  if (it != DType::I32 && it != DType::I64)
+    throw LowerError(std::string(c.op.opName()) + ": indices must be i32 or i64");
+  size_t axis = static_cast<size_t>(normalizeAxis(c.op, c.op.intAttr("axis"), static_cast<int64_t>(data.size())));
+  int64_t dim = data[axis];
+  return copyVia(c, [&](const Exprs &idx) {
+    if (elements) { // result index == indices index; the axis coordinate is read from indices
+      Exprs src = idx;
+      src[axis] = wrappedIndex(loop::load(c.ins[1], idx), it, dim);
+      return src;
+    }
+    // result = data[:axis] ++ indices ++ data[axis+1:]
+    Exprs ii(idx.begin() + static_cast<std::ptrdiff_t>(axis),
+             idx.begin() + static_cast<std::ptrdiff_t>(axis + indices.size()));
+    Exprs src(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(axis));
+    src.push_back(wrappedIndex(loop::load(c.ins[1], ii), it, dim));
+    src.insert(src.end(), idx.begin() + static_cast<std::ptrdiff_t>(axis + indices.size()), idx.end());
+    return src;
+  });
+}
+
+} // namespace
+
+bool isDataMovementFamily(OpKind k) {
+  switch (k) {
+  case OpKind::Reshape:
+  case OpKind::Transpose:
+  case OpKind::Expand:
+  case OpKind::Slice:
+  case OpKind::Concat:
+  case OpKind::Pad:
+  case OpKind::Gather:
+  case OpKind::GatherElements:
+    return true;
+  default:
+    return false;
+  }
+}
+
+Stmt lowerDataMovement(LowerCtx &c) {
+  switch (c.op.kind()) {
+  case OpKind::Reshape: // row-major order is kept: result index -> linear -> source index
+    return copyVia(c, [&](const Exprs &idx) {
+      return delinearize(linearIndex(idx, c.outShapes[0]), c.inShapes[0]);
+    });
+  case OpKind::Expand:
+    return copyVia(c, [&](const Exprs &idx) { return broadcastIndex(idx, c.outShapes[0], c.inShapes[0]); });
+  case OpKind::Transpose: return lowerTranspose(c);
+  case OpKind::Slice: return lowerSlice(c);
+  case OpKind::Concat: return lowerConcat(c);
+  case OpKind::Pad: return lowerPad(c);
+  case OpKind::Gather: return lowerGather(c, false);
+  case OpKind::GatherElements: return lowerGather(c, true);
+  default: notLowered(c.op);
+  }
+}
+
+} // namespace strata::lower

@@ -1,0 +1,220 @@
+// Elementwise ops (unary, binary, select, cast): one loop nest over the result shape whose body
+// stores the op's scalar expression of the broadcast operand loads. The scalar rules mirror
+// lib/interp/ElementwiseOps.h exactly where the loop IR's own semantics differ (integer division
+// by zero gives 0, max/min propagate NaN, sign of NaN is NaN, ...).
+#include "LowerImpl.h"
+
+#include <cmath>
+
+namespace strata::lower {
+namespace {
+
+using loop::ExprKind;
+using loop::Intrinsic;
+
+Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
+Expr typedImm(double v, DType t) { return isFloat(t) ? loop::floatImm(v, t) : loop::intImm(static_cast<int64_t>(v), t); }
+Expr isNaN(const Expr &x) { return bin(ExprKind::NE, x, x); }
+
+// Transcendentals and rounding map to loop intrinsics (rounding is the identity on integers).
+std::optional<Intrinsic> mathIntrinsic(OpKind k) {
+  switch (k) {
+  case OpKind::Exp: return Intrinsic::Exp;
+  case OpKind::Log: return Intrinsic::Log;
+  case OpKind::Sqrt: return Intrinsic::Sqrt;
+  case OpKind::Sin: return Intrinsic::Sin;
+  case OpKind::Cos: return Intrinsic::Cos;
+  case OpKind::Atan: return Intrinsic::Atan;
+  case OpKind::Tanh: return Intrinsic::Tanh;
+  case OpKind::Erf: return Intrinsic::Erf;
+  case OpKind::Sigmoid: return Intrinsic::Sigmoid;
+  case OpKind::Floor: return Intrinsic::Floor;
+  case OpKind::Ceil: return Intrinsic::Ceil;
+  case OpKind::Round: return Intrinsic::Round;
+  default: return std::nullopt;
+  }
+}
+
+Expr unaryExpr(const Op &op, const Expr &x, DType t) {
+  OpKind k = op.kind();
+  bool fl = isFloat(t);
+  if (auto in = mathIntrinsic(k)) {
+    bool rounding = k == OpKind::Floor || k == OpKind::Ceil || k == OpKind::Round;
+    if (!fl && rounding)
+      return x;
+    if (!fl)
+      notLowered(op, "integer operand");
+    return loop::call(*in, {x});
+  }
+  switch (k) {
+  case OpKind::Neg:
+    if (t == DType::Bool)
+      notLowered(op, "bool operand");
+    return bin(ExprKind::Sub, typedImm(fl ? -0.0 : 0, t), x); // -0.0 - x == -x, also for 0 and NaN
+  case OpKind::Abs:
+    if (t == DType::Bool)
+      notLowered(op, "bool operand");
+    if (fl)
+      return loop::call(Intrinsic::Abs, {x});
+    if (!isSigned(t))
+      return x;
+    return loop::select(bin(ExprKind::LT, x, typedImm(0, t)), bin(ExprKind::Sub, typedImm(0, t), x), x);
+  case OpKind::Sign: {
+    if (t == DType::Bool)
+      notLowered(op, "bool operand");
+    Expr zero = typedImm(0, t), one = typedImm(1, t);
+    Expr pos = bin(ExprKind::GT, x, zero);
+    if (!isSigned(t))
+      return loop::select(pos, one, zero);
+    Expr s = loop::select(pos, one, loop::select(bin(ExprKind::LT, x, zero), typedImm(-1, t), zero));
+    return fl ? loop::select(isNaN(x), x, s) : s;
+  }
+  case OpKind::Not:
+    if (t == DType::Bool)
+      return loop::logicalNot(x);
+    if (isInteger(t) && isSigned(t))
+      return bin(ExprKind::Sub, typedImm(-1, t), x); // ~x == -1 - x in two's complement
+    notLowered(op, std::string(dtypeName(t)) + " operand");
+  case OpKind::IsNaN:
+    return fl ? isNaN(x) : loop::boolImm(false);
+  case OpKind::IsInf: {
+    if (!fl)
+      return loop::boolImm(false);
+    bool neg = op.intAttr("detect_negative", 1) != 0, pos = op.intAttr("detect_positive", 1) != 0;
+    Expr r = loop::boolImm(false);
+    if (pos)
+      r = bin(ExprKind::EQ, x, typedImm(INFINITY, t));
+    if (neg)
+      r = pos ? bin(ExprKind::Or, r, bin(ExprKind::EQ, x, typedImm(-INFINITY, t)))
+              : bin(ExprKind::EQ, x, typedImm(-INFINITY, t));
+    return r;
+  }
+  default:
+    notLowered(op);
+  }
+}
+
+// Integer division and remainder with the interpreter's defined results for the cases C leaves
+// undefined: x / 0 == 0, x % 0 == 0, MIN / -1 == MIN, x % -1 == 0. The divisor is made safe
+// before dividing so that no evaluation order can trap.
+Expr intDivMod(const Op &op, const Expr &a, const Expr &b, DType t, bool mod) {
+  Expr zero = typedImm(0, t), one = typedImm(1, t);
+  Expr bz = bin(ExprKind::EQ, b, zero);
+  Expr special = bz;
+  Expr specialValue = zero;
+  if (isSigned(t)) {
+    Expr bm1 = bin(ExprKind::EQ, b, typedImm(-1, t));
+    special = bin(ExprKind::Or, bz, bm1);
+    specialValue = mod ? zero : loop::select(bz, zero, bin(ExprKind::Sub, zero, a));
+  }
+  Expr safe = loop::select(special, one, b);
+  Expr r = bin(mod ? ExprKind::Mod : ExprKind::Div, a, safe);
+  if (mod && isSigned(t) && op.intAttr("fmod", 0) == 0) {
+    // Python-style: the remainder takes the divisor's sign.
+    Expr fix = bin(ExprKind::And, bin(ExprKind::NE, r, zero),
+                   bin(ExprKind::NE, bin(ExprKind::LT, r, zero), bin(ExprKind::LT, b, zero)));
+    r = loop::select(fix, bin(ExprKind::Add, r, b), r);
+  }
+  return loop::select(special, specialValue, r);
+}
+
+Expr binaryExpr(const Op &op, const Expr &a, const Expr &b, DType t) {
+  bool fl = isFloat(t), isBool = t == DType::Bool;
+  switch (op.kind()) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+    if (isBool)
+      notLowered(op, "bool operands");
+    return bin(op.kind() == OpKind::Add ? ExprKind::Add
+               : op.kind() == OpKind::Sub ? ExprKind::Sub
+                                          : ExprKind::Mul,
+               a, b);
+  case OpKind::Div:
+    if (isBool)
+      notLowered(op, "bool operands");
+    return fl ? bin(ExprKind::Div, a, b) : intDivMod(op, a, b, t, false);
+  case OpKind::Mod:
+    if (fl || isBool)
+      notLowered(op, std::string(dtypeName(t)) + " operands");
+    return intDivMod(op, a, b, t, true);
+  case OpKind::Pow:
+    if (!fl)
+      notLowered(op, "integer operands");
+    return loop::call(Intrinsic::Pow, {a, b});
+  case OpKind::Max:
+  case OpKind::Min: {
+    bool isMax = op.kind() == OpKind::Max;
+    if (isBool)
+      return bin(isMax ? ExprKind::Or : ExprKind::And, a, b);
+    if (!fl)
+      return bin(isMax ? ExprKind::Max : ExprKind::Min, a, b);
+    // NaN propagates (first operand's NaN first); otherwise a < b ? b : a (max), b < a ? b : a.
+    Expr pick = isMax ? loop::select(bin(ExprKind::LT, a, b), b, a)
+                      : loop::select(bin(ExprKind::LT, b, a), b, a);
+    return loop::select(isNaN(a), a, loop::select(isNaN(b), b, pick));
+  }
+  case OpKind::And:
+  case OpKind::Or:
+  case OpKind::Xor:
+    if (!isBool)
+      notLowered(op, "bitwise on " + std::string(dtypeName(t)));
+    return bin(op.kind() == OpKind::And ? ExprKind::And
+               : op.kind() == OpKind::Or ? ExprKind::Or
+                                         : ExprKind::NE,
+               a, b);
+  case OpKind::Eq:
+  case OpKind::Lt:
+  case OpKind::Le: {
+    ExprKind k = op.kind() == OpKind::Eq ? ExprKind::EQ
+                 : op.kind() == OpKind::Lt ? ExprKind::LT
+                                           : ExprKind::LE;
+    if (isBool) // comparisons are not defined on bool in the loop IR
+      return bin(k, loop::cast(DType::I8, a), loop::cast(DType::I8, b));
+    return bin(k, a, b);
+  }
+  default:
+    notLowered(op);
+  }
+}
+
+} // namespace
+
+bool isElementwiseFamily(OpKind k) {
+  return k != OpKind::Constant && (opInfo(k).traits & T_ELEMENTWISE) != 0;
+}
+
+Expr elementwiseExpr(const Op &op, const Exprs &args, const std::vector<DType> &argTypes) {
+  switch (op.kind()) {
+  case OpKind::Select:
+    return loop::select(args[0], args[1], args[2]);
+  case OpKind::Cast: {
+    DType to = op.attr("to").getDType();
+    requireSupportedDType(op, to);
+    return to == argTypes[0] ? args[0] : loop::cast(to, args[0]);
+  }
+  case OpKind::Pow: // the exponent is converted to the base's dtype first
+    return binaryExpr(op, args[0],
+                      argTypes[1] == argTypes[0] ? args[1] : loop::cast(argTypes[0], args[1]),
+                      argTypes[0]);
+  case OpKind::BitShift:
+    notLowered(op);
+  default:
+    break;
+  }
+  if (args.size() == 1)
+    return unaryExpr(op, args[0], argTypes[0]);
+  return binaryExpr(op, args[0], args[1], argTypes[0]);
+}
+
+Stmt lowerElementwise(LowerCtx &c) {
+  const Shape &out = c.outShapes[0];
+  return loopNest(c, out, [&](const Exprs &idx) {
+    Exprs args;
+    for (size_t i = 0; i < c.ins.size(); ++i)
+      args.push_back(loop::load(c.ins[i], broadcastIndex(idx, out, c.inShapes[i])));
+    return loop::store(c.outs[0], idx, elementwiseExpr(c.op, args, c.inTypes));
+  });
+}
+
+} // namespace strata::lower

@@ -1,0 +1,73 @@
+// Private helpers shared by the lowering files: the per-op context, loop-nest construction and
+// broadcast index arithmetic. Lowering functions throw NotLowered / LowerError; the driver
+// (Lower.cpp) turns them into llvm::Error.
+#pragma once
+#include "strata/graph/Graph.h"
+#include "strata/loop/IR.h"
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace strata::lower {
+
+using loop::Expr;
+using loop::Stmt;
+using Exprs = std::vector<loop::Expr>;
+
+// The op (or this dtype/attribute combination of it) has no lowering yet.
+struct NotLowered : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// The op is malformed for lowering (bad attribute, shape mismatch).
+struct LowerError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void notLowered(const Op &op, const std::string &why = "");
+
+struct LowerCtx {
+  const Op &op;
+  std::vector<loop::Buffer> ins, outs;
+  std::vector<Shape> inShapes, outShapes;
+  std::vector<DType> inTypes, outTypes;
+  int varCounter = 0;
+  // A fresh loop/index variable (names must be unique within a function).
+  loop::Var newVar(const std::string &hint = "i");
+  // A fresh local buffer name.
+  std::string newName(const std::string &hint);
+};
+
+inline Expr imm(int64_t v) { return loop::intImm(v); }
+Exprs vars(const std::vector<loop::Var> &vs);
+
+// A serial loop nest over `shape` (outermost first); `body` gets the index of every dim.
+Stmt loopNest(LowerCtx &c, const Shape &shape, const std::function<Stmt(const Exprs &)> &body);
+// Indices into an operand of shape `in` numpy-broadcast to `out` (right-aligned; dims of size 1
+// read index 0).
+Exprs broadcastIndex(const Exprs &outIdx, const Shape &out, const Shape &in);
+// Row-major linear index of `idx` in `shape`, and its inverse.
+Expr linearIndex(const Exprs &idx, const Shape &shape);
+Exprs delinearize(const Expr &linear, const Shape &shape);
+// Rejects dtypes the loop IR computes differently from the graph interpreter (f16/bf16).
+void requireSupportedDType(const Op &op, DType t);
+int64_t normalizeAxis(const Op &op, int64_t axis, int64_t rank);
+
+// Per-family entry points: the statement computing every result of c.op.
+Stmt lowerElementwise(LowerCtx &c);
+Stmt lowerDataMovement(LowerCtx &c);
+Stmt lowerReduction(LowerCtx &c);
+Stmt lowerMatMul(LowerCtx &c);
+Stmt lowerConv(LowerCtx &c);
+Stmt lowerPool(LowerCtx &c);
+Stmt lowerKernelBody(LowerCtx &c); // fused kernel ops (LowerKernel.cpp)
+bool isElementwiseFamily(OpKind k);
+bool isDataMovementFamily(OpKind k);
+bool isReductionFamily(OpKind k);
+
+// The scalar expression of elementwise op `op` applied to `args` (already broadcast, of the
+// op's operand dtypes `argTypes`); reusable for fused kernels.
+Expr elementwiseExpr(const Op &op, const Exprs &args, const std::vector<DType> &argTypes);
+
+} // namespace strata::lower

@@ -1,0 +1,190 @@
+// Reductions (reduce sum/prod/max/min/mean) and row normalizations (softmax, log_softmax).
+//
+// Order and precision follow lib/interp/Reductions.cpp exactly, so results are bit-identical:
+// each result element owns a one-element local accumulator; the reduced axes are visited in
+// row-major order (the order the interpreter streams the input); floats accumulate in f64 and
+// are rounded to the result dtype once at the end; integers wrap in their own dtype.
+#include "LowerImpl.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace strata::lower {
+namespace {
+
+using loop::ExprKind;
+
+Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
+
+// Largest / smallest value of integer dtype t, as the loop IR holds it (unsigned zero-extended,
+// u64 as its bit pattern).
+int64_t intMax(DType t) {
+  unsigned bits = static_cast<unsigned>(dtypeSize(t)) * 8;
+  if (!isSigned(t))
+    return bits == 64 ? -1 : static_cast<int64_t>((uint64_t(1) << bits) - 1);
+  return bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t(1) << (bits - 1)) - 1;
+}
+int64_t intMin(DType t) { return isSigned(t) ? -intMax(t) - 1 : 0; }
+
+// A one-element local accumulator: acc[0].
+struct Acc {
+  loop::Buffer buf;
+  Expr get() const { return loop::load(buf, {imm(0)}); }
+  Stmt set(Expr v) const { return loop::store(buf, {imm(0)}, std::move(v)); }
+};
+Acc makeAcc(LowerCtx &c, const std::string &hint, DType t) {
+  return {loop::makeBuffer(c.newName(hint), t, {imm(1)}, {}, loop::MemoryScope::Local)};
+}
+
+// Splits the dims of `shape` into kept (false) and reduced (true) ones.
+Stmt reduceNest(LowerCtx &c, const Shape &shape, const std::vector<bool> &reduced,
+                const std::function<Stmt(const Exprs &kept, const std::function<Stmt(
+                                             const std::function<Stmt(const Exprs &)> &)> &)> &body) {
+  Shape keptShape, redShape;
+  for (size_t d = 0; d < shape.size(); ++d)
+    (reduced[d] ? redShape : keptShape).push_back(shape[d]);
+  return loopNest(c, keptShape, [&](const Exprs &kept) {
+    // Runs a loop over the reduced dims; the callback gets the full input index.
+    auto overReduced = [&](const std::function<Stmt(const Exprs &)> &inner) {
+      return loopNest(c, redShape, [&](const Exprs &red) {
+        Exprs full;
+        size_t k = 0, r = 0;
+        for (size_t d = 0; d < shape.size(); ++d)
+          full.push_back(reduced[d] ? red[r++] : kept[k++]);
+        return inner(full);
+      });
+    };
+    return body(kept, overReduced);
+  });
+}
+
+Stmt lowerReduce(LowerCtx &c) {
+  const Shape &in = c.inShapes[0];
+  DType t = c.inTypes[0];
+  int64_t rank = static_cast<int64_t>(in.size());
+  std::string kind = c.op.stringAttr("kind", "");
+  bool keep = c.op.intAttr("keepdims", 1) != 0;
+  std::vector<bool> reduced(in.size(), false);
+  std::vector<int64_t> axes = c.op.intsAttr("axes");
+  if (axes.empty())
+    reduced.assign(in.size(), true);
+  for (int64_t a : axes)
+    reduced[static_cast<size_t>(normalizeAxis(c.op, a, rank))] = true;
+  int64_t group = 1;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (reduced[d])
+      group *= in[d];
+
+  bool fl = isFloat(t), isBool = t == DType::Bool;
+  if (isBool && kind != "max" && kind != "min")
+    throw LowerError("reduce: only max and min reductions are defined on bool");
+  DType at = fl ? DType::F64 : t;
+  Expr identity;
+  if (kind == "sum" || kind == "mean")
+    identity = fl ? loop::floatImm(0, at) : loop::intImm(0, at);
+  else if (kind == "prod")
+    identity = fl ? loop::floatImm(1, at) : loop::intImm(1, at);
+  else if (kind == "max")
+    identity = fl ? loop::floatImm(-INFINITY, at) : isBool ? loop::boolImm(false) : loop::intImm(intMin(t), at);
+  else if (kind == "min")
+    identity = fl ? loop::floatImm(INFINITY, at) : isBool ? loop::boolImm(true) : loop::intImm(intMax(t), at);
+  else
+    throw LowerError("reduce: unknown kind '" + kind + "'");
+
+  return reduceNest(c, in, reduced, [&](const Exprs &kept, const auto &overReduced) {
+    Acc acc = makeAcc(c, "acc", at);
+    Stmt update = overReduced([&](const Exprs &full) {
+      Expr v = loop::load(c.ins[0], full);
+      if (fl)
+        v = loop::cast(at, v);
+      Expr a = acc.get();
+      Expr next;
+      if (kind == "sum" || kind == "mean")
+        next = a + v;
+      else if (kind == "prod")
+        next = a * v;
+      else if (isBool)
+        next = bin(kind == "max" ? ExprKind::Or : ExprKind::And, a, v);
+      else {
+        Expr take = bin(kind == "max" ? ExprKind::GT : ExprKind::LT, v, a);
+        if (fl) // NaN propagates: a NaN element replaces a non-NaN accumulator
+          take = bin(ExprKind::Or, take,
+                     bin(ExprKind::And, bin(ExprKind::NE, v, v), bin(ExprKind::EQ, a, a)));
+        next = loop::select(take, v, a);
+      }
+      return acc.set(next);
+    });
+    Expr result = acc.get();
+    if (kind == "mean") {
+      if (fl)
+        result = group ? bin(ExprKind::Div, result, loop::floatImm(static_cast<double>(group), at))
+                       : loop::floatImm(NAN, at);
+      else // divide in i64 so that the group size never wraps in a narrow dtype
+        result = group ? loop::cast(at, bin(ExprKind::Div, loop::cast(DType::I64, result), imm(group)))
+                       : loop::intImm(0, at);
+    }
+    if (fl)
+      result = loop::cast(t, result);
+    Exprs outIdx;
+    size_t k = 0;
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (!reduced[d])
+        outIdx.push_back(kept[k++]);
+      else if (keep)
+        outIdx.push_back(imm(0));
+    }
+    return loop::allocate(acc.buf, loop::seq({acc.set(identity), update,
+                                              loop::store(c.outs[0], outIdx, result)}));
+  });
+}
+
+// softmax / log_softmax along one axis, max-subtracted, all in f64 like the interpreter:
+//   m = max(x); s = sum(exp(x - m)); y = exp(x - m) / s  or  (x - m) - log(s).
+Stmt lowerSoftmax(LowerCtx &c, bool logarithm) {
+  const Shape &in = c.inShapes[0];
+  DType t = c.inTypes[0];
+  if (!isFloat(t))
+    notLowered(c.op, std::string(dtypeName(t)) + " operand");
+  size_t axis = static_cast<size_t>(normalizeAxis(c.op, c.op.intAttr("axis", -1), static_cast<int64_t>(in.size())));
+  std::vector<bool> reduced(in.size(), false);
+  reduced[axis] = true;
+  const DType f64 = DType::F64;
+  return reduceNest(c, in, reduced, [&](const Exprs &, const auto &overAxis) {
+    Acc mx = makeAcc(c, "max", f64), sum = makeAcc(c, "sum", f64);
+    auto x = [&](const Exprs &full) { return loop::cast(f64, loop::load(c.ins[0], full)); };
+    // std::max(m, v) == (m < v) ? v : m
+    Stmt findMax = overAxis([&](const Exprs &full) {
+      return mx.set(loop::select(bin(ExprKind::LT, mx.get(), x(full)), x(full), mx.get()));
+    });
+    Stmt addExp = overAxis([&](const Exprs &full) {
+      return sum.set(sum.get() + loop::call(loop::Intrinsic::Exp, {x(full) - mx.get()}));
+    });
+    Stmt write = overAxis([&](const Exprs &full) {
+      Expr shifted = x(full) - mx.get();
+      Expr y = logarithm ? shifted - loop::call(loop::Intrinsic::Log, {sum.get()})
+                         : bin(ExprKind::Div, loop::call(loop::Intrinsic::Exp, {shifted}), sum.get());
+      return loop::store(c.outs[0], full, loop::cast(t, y));
+    });
+    Stmt body = loop::seq({mx.set(loop::floatImm(-INFINITY, f64)), findMax,
+                           sum.set(loop::floatImm(0, f64)), addExp, write});
+    return loop::allocate(mx.buf, loop::allocate(sum.buf, body));
+  });
+}
+
+} // namespace
+
+bool isReductionFamily(OpKind k) {
+  return k == OpKind::Reduce || k == OpKind::Softmax || k == OpKind::LogSoftmax;
+}
+
+Stmt lowerReduction(LowerCtx &c) {
+  switch (c.op.kind()) {
+  case OpKind::Reduce: return lowerReduce(c);
+  case OpKind::Softmax: return lowerSoftmax(c, false);
+  case OpKind::LogSoftmax: return lowerSoftmax(c, true);
+  default: notLowered(c.op);
+  }
+}
+
+} // namespace strata::lower
