@@ -50,12 +50,16 @@ def check_model(args, onnx_path):
     if os.path.exists(os.path.join(args.zoo, f"{ref}.b8.input.npy")):
         cases.append(("b8", f"{ref}.b8.input.npy", f"{ref}.b8.output.npy"))
     report = []
-    for (tag, inp, outp), (model, kind) in [(c, m) for c in cases
-                                             for m in ((onnx_path, ""), (optimized, "opt"))]:
+    # The interpreter on the imported and the optimized graph, and the JIT engine (static
+    # shapes only for now).
+    runs = [(onnx_path, "", "interp"), (optimized, "opt", "interp")]
+    if "dynbatch" not in name:
+        runs.append((onnx_path, "jit", "jit"))
+    for (tag, inp, outp), (model, kind, engine) in [(c, r) for c in cases for r in runs]:
         tag = "-".join(t for t in (tag or "b1", kind) if t)
         out_dir = os.path.join(work, tag)
-        run([strata, "run", model, "--input", "input=" + os.path.join(args.zoo, inp),
-             "--output-dir", out_dir])
+        run([strata, "run", model, "--engine", engine, "--input",
+             "input=" + os.path.join(args.zoo, inp), "--output-dir", out_dir])
         got = np.load(os.path.join(out_dir, "output.npy"))
         want = np.load(os.path.join(args.zoo, outp))
         if got.shape != want.shape:

@@ -75,6 +75,25 @@ int64_t normalizeAxis(const Op &op, int64_t axis, int64_t rank) {
   return a;
 }
 
+Stmt lowerBody(LowerCtx &c) {
+  OpKind k = c.op.kind();
+  if (isElementwiseFamily(k))
+    return lowerElementwise(c);
+  if (isDataMovementFamily(k))
+    return lowerDataMovement(c);
+  if (isReductionFamily(k))
+    return lowerReduction(c);
+  if (k == OpKind::MatMul)
+    return lowerMatMul(c);
+  if (k == OpKind::Conv)
+    return lowerConv(c);
+  if (k == OpKind::Pool)
+    return lowerPool(c);
+  if (k == OpKind::Kernel)
+    return lowerKernelBody(c);
+  notLowered(c.op);
+}
+
 llvm::Expected<loop::LoopFunction> lowerKernel(const Op &kernelOp) {
   if (kernelOp.kind() != OpKind::Kernel)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -110,23 +129,7 @@ llvm::Expected<loop::LoopFunction> lowerOp(const Op &op) {
       c.outShapes.push_back(op.result(i)->type().staticShape());
       c.outTypes.push_back(op.result(i)->type().dtype);
     }
-    OpKind k = op.kind();
-    if (isElementwiseFamily(k))
-      fn.body = lowerElementwise(c);
-    else if (isDataMovementFamily(k))
-      fn.body = lowerDataMovement(c);
-    else if (isReductionFamily(k))
-      fn.body = lowerReduction(c);
-    else if (k == OpKind::MatMul)
-      fn.body = lowerMatMul(c);
-    else if (k == OpKind::Conv)
-      fn.body = lowerConv(c);
-    else if (k == OpKind::Pool)
-      fn.body = lowerPool(c);
-    else if (k == OpKind::Kernel)
-      fn.body = lowerKernelBody(c);
-    else
-      notLowered(op);
+    fn.body = lowerBody(c);
     return fn;
   } catch (const NotLowered &e) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), e.what());

@@ -5,6 +5,8 @@
 // avg: counted only with count_include_pad).
 #include "LowerImpl.h"
 
+#include "strata/graph/Layout.h"
+
 #include <cmath>
 
 namespace strata::lower {
@@ -60,33 +62,70 @@ loop::Buffer localScalar(LowerCtx &c, const std::string &hint, DType t) {
 } // namespace
 
 // y[n, o, p...] = sum over (ci, taps...) of x[n, g * Cg + ci, coords...] * w[o, ci, taps...],
-// accumulated in the operand dtype in that order, then + bias[o].
+// accumulated in the operand dtype in that order, then + bias[o]. With layout NCHW<c>c
+// (include/strata/graph/Layout.h) the same sum runs on the logical plain indices, which are
+// mapped to the blocked activation [N, C/c, S..., c] and weight [O/co, I/ci, K..., ci, co].
 Stmt lowerConv(LowerCtx &c) {
-  if (!c.op.stringAttr("layout", "").empty())
-    notLowered(c.op, "blocked layout");
-  const Shape &x = c.inShapes[0], &w = c.inShapes[1], &out = c.outShapes[0];
+  std::optional<int64_t> layout = parseChannelLayout(c.op.stringAttr("layout", ""));
+  if (!layout)
+    throw LowerError("conv: unknown layout \"" + c.op.stringAttr("layout", "") + "\"");
+  int64_t block = *layout;
+  const Shape &xs = c.inShapes[0], &ws = c.inShapes[1], &outs = c.outShapes[0];
   DType t = c.inTypes[0];
-  if (!isFloat(t) || x.size() < 3) // integer conv is not defined by the interpreter either
+  if (!isFloat(t) || xs.size() < 3) // integer conv is not defined by the interpreter either
     notLowered(c.op, !isFloat(t) ? std::string(dtypeName(t)) + " operands" : "rank < 3");
+  int64_t wci = 1, wco = 1; // weight block sizes (1 when plain)
+  Shape x = xs, w = ws;
+  if (block) {
+    if (xs.size() < 4 || xs.back() != block || ws.size() != xs.size() + 1 || ws.back() != block ||
+        outs.size() != xs.size() || outs.back() != block)
+      throw LowerError("conv: operands are not blocked by " + std::to_string(block));
+    wci = ws[ws.size() - 2];
+    wco = ws.back();
+    x = Shape(xs.begin(), xs.end() - 1);
+    x[1] *= block;
+    w = Shape(ws.begin(), ws.end() - 2);
+    w[0] *= wco;
+    w[1] *= wci;
+  }
   size_t rank = x.size() - 2;
   Window win = window(c.op, rank);
   int64_t group = c.op.intAttr("group", 1);
-  int64_t cg = x[1] / group, og = out[1] / group;
+  int64_t outChannels = block ? outs[1] * block : outs[1];
+  int64_t cg = x[1] / group, og = outChannels / group;
   Shape grid(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
   Shape reduceShape = {cg};
   reduceShape.insert(reduceShape.end(), kernel.begin(), kernel.end());
+  auto split = [](const Expr &e, int64_t b) -> std::pair<Expr, Expr> {
+    if (b == 1)
+      return {e, imm(0)};
+    return {bin(ExprKind::FloorDiv, e, imm(b)), bin(ExprKind::FloorMod, e, imm(b))};
+  };
+  auto loadX = [&](const Expr &n, const Expr &ch, const Exprs &coords) {
+    if (!block)
+      return loop::load(c.ins[0], concat({n, ch}, coords));
+    auto [cb, ci] = split(ch, block);
+    return loop::load(c.ins[0], concat(concat({n, cb}, coords), {ci}));
+  };
+  auto loadW = [&](const Expr &o, const Expr &i, const Exprs &tap) {
+    if (!block)
+      return loop::load(c.ins[1], concat({o, i}, tap));
+    auto [ob, oi] = split(o, wco);
+    auto [ib, ii] = split(i, wci);
+    return loop::load(c.ins[1], concat(concat({ob, ib}, tap), {ii, oi}));
+  };
   Expr zero = loop::floatImm(0, t);
-  return loopNest(c, out, [&](const Exprs &idx) {
+  return loopNest(c, outs, [&](const Exprs &idx) {
     loop::Buffer acc = localScalar(c, "acc", t);
     Expr sum = loop::load(acc, {imm(0)});
-    Exprs outPos(idx.begin() + 2, idx.end());
-    Expr o = idx[1];
+    Exprs outPos(idx.begin() + 2, idx.begin() + 2 + static_cast<std::ptrdiff_t>(rank));
+    Expr o = block ? idx[1] * imm(block) + idx.back() : idx[1];
     Expr channelBase = bin(ExprKind::FloorDiv, o, imm(og)) * imm(cg);
     Stmt inner = loopNest(c, reduceShape, [&](const Exprs &r) {
       Exprs tap(r.begin() + 1, r.end());
       auto [coords, inside] = tapCoords(win, outPos, tap, grid);
-      Expr xv = loop::load(c.ins[0], concat({idx[0], channelBase + r[0]}, coords));
-      Expr wv = loop::load(c.ins[1], concat({o, r[0]}, tap));
+      Expr xv = loadX(idx[0], channelBase + r[0], coords);
+      Expr wv = loadW(o, r[0], tap);
       return loop::ifThenElse(inside, loop::store(acc, {imm(0)}, sum + xv * wv));
     });
     Expr result = c.ins.size() > 2 ? sum + loop::load(c.ins[2], {o}) : sum;

@@ -2,6 +2,8 @@
 // concat) whose body loads the source element at a computed index. Nothing is copied twice.
 #include "LowerImpl.h"
 
+#include "strata/graph/Layout.h"
+
 #include <algorithm>
 
 namespace strata::lower {
@@ -18,27 +20,24 @@ Stmt copyVia(LowerCtx &c, const std::function<Exprs(const Exprs &)> &index) {
   });
 }
 
-Stmt lowerTranspose(LowerCtx &c) {
-  std::vector<int64_t> perm = c.op.intsAttr("perm");
+Exprs transposeSource(const Op &op, const Shape &in, const Exprs &idx) {
+  std::vector<int64_t> perm = op.intsAttr("perm");
   if (perm.empty()) // ONNX default: reverse the dims
-    for (int64_t d = static_cast<int64_t>(c.inShapes[0].size()); d-- > 0;)
+    for (int64_t d = static_cast<int64_t>(in.size()); d-- > 0;)
       perm.push_back(d);
-  if (perm.size() != c.inShapes[0].size())
+  if (perm.size() != in.size())
     throw LowerError("transpose: perm length does not match the rank");
-  return copyVia(c, [&](const Exprs &idx) {
-    Exprs in(perm.size());
-    for (size_t d = 0; d < perm.size(); ++d)
-      in[static_cast<size_t>(perm[d])] = idx[d];
-    return in;
-  });
+  Exprs src(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d)
+    src[static_cast<size_t>(perm[d])] = idx[d];
+  return src;
 }
 
 // ONNX Slice start per result axis (made non-negative, clamped as the interpreter does) and step.
-Stmt lowerSlice(LowerCtx &c) {
-  const Shape &in = c.inShapes[0];
+Exprs sliceSource(const Op &op, const Shape &in, const Exprs &idx) {
   int64_t rank = static_cast<int64_t>(in.size());
-  std::vector<int64_t> starts = c.op.intsAttr("starts"), axes = c.op.intsAttr("axes"),
-                       steps = c.op.intsAttr("steps");
+  std::vector<int64_t> starts = op.intsAttr("starts"), axes = op.intsAttr("axes"),
+                       steps = op.intsAttr("steps");
   if (axes.empty())
     for (size_t i = 0; i < starts.size(); ++i)
       axes.push_back(static_cast<int64_t>(i));
@@ -48,7 +47,7 @@ Stmt lowerSlice(LowerCtx &c) {
     throw LowerError("slice: starts, axes and steps must have the same length");
   std::vector<int64_t> start(static_cast<size_t>(rank), 0), step(static_cast<size_t>(rank), 1);
   for (size_t i = 0; i < starts.size(); ++i) {
-    size_t a = static_cast<size_t>(normalizeAxis(c.op, axes[i], rank));
+    size_t a = static_cast<size_t>(normalizeAxis(op, axes[i], rank));
     int64_t dim = in[a], s = starts[i];
     if (s < 0)
       s += dim;
@@ -56,12 +55,32 @@ Stmt lowerSlice(LowerCtx &c) {
     start[a] = s;
     step[a] = steps[i];
   }
-  return copyVia(c, [&](const Exprs &idx) {
-    Exprs r;
-    for (size_t d = 0; d < idx.size(); ++d)
-      r.push_back(step[d] == 1 && start[d] == 0 ? idx[d] : imm(start[d]) + idx[d] * imm(step[d]));
-    return r;
-  });
+  Exprs r;
+  for (size_t d = 0; d < idx.size(); ++d)
+    r.push_back(step[d] == 1 && start[d] == 0 ? idx[d] : imm(start[d]) + idx[d] * imm(step[d]));
+  return r;
+}
+
+// relayout NCHW -> NCHW<c>c reads plain (n, cb*c + ci, s...) for blocked (n, cb, s..., ci);
+// the inverse reads blocked (n, ch / c, s..., ch % c).
+Exprs relayoutSource(const Op &op, const Shape &in, const Shape &out, const Exprs &idx) {
+  std::optional<int64_t> from = parseChannelLayout(op.stringAttr("from", "")),
+                         to = parseChannelLayout(op.stringAttr("to", ""));
+  if (!from || !to || (*from == 0) == (*to == 0))
+    throw LowerError("relayout: expected one plain and one blocked layout");
+  if (*to) {
+    if (in.size() < 2 || in[1] % *to != 0 || out.size() != in.size() + 1)
+      throw LowerError("relayout: cannot block the channels");
+    Exprs src = {idx[0], idx[1] * imm(*to) + idx.back()};
+    src.insert(src.end(), idx.begin() + 2, idx.end() - 1);
+    return src;
+  }
+  if (in.size() < 3 || in.back() != *from || out.size() + 1 != in.size())
+    throw LowerError("relayout: operand is not blocked by " + std::to_string(*from));
+  Exprs src = {idx[0], bin(ExprKind::FloorDiv, idx[1], imm(*from))};
+  src.insert(src.end(), idx.begin() + 2, idx.end());
+  src.push_back(bin(ExprKind::FloorMod, idx[1], imm(*from)));
+  return src;
 }
 
 // One loop nest per input, each writing its slab of the result at its offset along the axis.
@@ -138,8 +157,34 @@ Stmt lowerGather(LowerCtx &c, bool elements) {
 
 } // namespace
 
+bool isIndexMapOp(OpKind k) {
+  switch (k) {
+  case OpKind::Reshape:
+  case OpKind::Transpose:
+  case OpKind::Expand:
+  case OpKind::Slice:
+  case OpKind::Relayout:
+    return true;
+  default:
+    return false;
+  }
+}
+
+Exprs indexMapSource(const Op &op, const Shape &in, const Shape &out, const Exprs &idx) {
+  switch (op.kind()) {
+  case OpKind::Reshape: // row-major order is kept: result index -> linear -> source index
+    return delinearize(linearIndex(idx, out), in);
+  case OpKind::Expand: return broadcastIndex(idx, out, in);
+  case OpKind::Transpose: return transposeSource(op, in, idx);
+  case OpKind::Slice: return sliceSource(op, in, idx);
+  case OpKind::Relayout: return relayoutSource(op, in, out, idx);
+  default: throw LowerError(std::string(op.opName()) + " is not an index map");
+  }
+}
+
 bool isDataMovementFamily(OpKind k) {
   switch (k) {
+  case OpKind::Relayout:
   case OpKind::Reshape:
   case OpKind::Transpose:
   case OpKind::Expand:
@@ -156,14 +201,14 @@ bool isDataMovementFamily(OpKind k) {
 
 Stmt lowerDataMovement(LowerCtx &c) {
   switch (c.op.kind()) {
-  case OpKind::Reshape: // row-major order is kept: result index -> linear -> source index
-    return copyVia(c, [&](const Exprs &idx) {
-      return delinearize(linearIndex(idx, c.outShapes[0]), c.inShapes[0]);
-    });
+  case OpKind::Reshape:
   case OpKind::Expand:
-    return copyVia(c, [&](const Exprs &idx) { return broadcastIndex(idx, c.outShapes[0], c.inShapes[0]); });
-  case OpKind::Transpose: return lowerTranspose(c);
-  case OpKind::Slice: return lowerSlice(c);
+  case OpKind::Transpose:
+  case OpKind::Slice:
+  case OpKind::Relayout:
+    return copyVia(c, [&](const Exprs &idx) {
+      return indexMapSource(c.op, c.inShapes[0], c.outShapes[0], idx);
+    });
   case OpKind::Concat: return lowerConcat(c);
   case OpKind::Pad: return lowerPad(c);
   case OpKind::Gather: return lowerGather(c, false);

@@ -63,6 +63,12 @@ Stmt lowerConv(LowerCtx &c);
 Stmt lowerPool(LowerCtx &c);
 Stmt lowerKernelBody(LowerCtx &c); // fused kernel ops (LowerKernel.cpp)
 bool isElementwiseFamily(OpKind k);
+// Ops whose result element is one operand-0 element at a computed index (reshape, transpose,
+// expand, slice, relayout), and that index for result index `idx`.
+bool isIndexMapOp(OpKind k);
+Exprs indexMapSource(const Op &op, const Shape &in, const Shape &out, const Exprs &idx);
+// Dispatches c.op (any lowered op, kernels included) to its family.
+Stmt lowerBody(LowerCtx &c);
 bool isDataMovementFamily(OpKind k);
 bool isReductionFamily(OpKind k);
 

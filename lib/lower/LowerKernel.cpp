@@ -1,7 +1,10 @@
-// Fused elementwise kernels: one loop nest over the kernel's result shape computing the whole
-// region, every intermediate value inlined as an expression (no temporaries). In a region of
-// elementwise ops the index of any value is the result index numpy-broadcast to its shape,
-// whatever the path, so each value's expression is built once and shared.
+// Fused kernels. Elementwise ops, scalar constants and index maps (reshape, transpose, expand,
+// slice, relayout) are inlined as expressions at the index they are read at; every other op of
+// the region (the kernel's anchors: conv, matmul, reduce, softmax, pool, ...) is lowered by its
+// own family into a buffer: the kernel result it produces directly when it is one, otherwise a
+// temporary allocated around the kernel. Operands of an anchor that are computed in the region
+// (a producer chain) are first materialized by a nest of their own. Then one nest per result
+// shape computes the remaining results (the epilogue chain reading the anchor's buffer).
 #include "LowerImpl.h"
 
 #include <map>
@@ -9,55 +12,159 @@
 namespace strata::lower {
 namespace {
 
+// Constants of up to this many elements become a temporary filled by stores.
+constexpr int64_t kMaxInlineConstant = 4096;
+
 struct KernelLowering {
   LowerCtx &c;
   const Graph &region;
-  const Shape &outShape;
-  Exprs idx;
-  std::map<const Value *, Expr> cache;
+  std::map<const Value *, loop::Buffer> buffers; // values that live in memory
+  std::map<const Value *, std::vector<std::pair<Exprs, Expr>>> cache; // (index, expression)
+  std::vector<bool> written;    // kernel result j is already stored by an anchor
+  std::vector<Stmt> stmts;      // in execution order
+  std::vector<loop::Buffer> temps;
 
-  Expr constantExpr(const Op &op) {
-    const Tensor &t = op.attr("value").getTensor();
-    if (!t.valid() || t.numElements() != 1)
-      notLowered(c.op, "non-scalar constant in region");
-    DType dt = t.dtype();
-    if (isFloat(dt))
-      return loop::floatImm(t.getDouble(0), dt);
-    return loop::intImm(t.getInt(0), dt);
-  }
-
-  Expr valueExpr(const Value *v) {
-    if (auto it = cache.find(v); it != cache.end())
-      return it->second;
+  Shape shapeOf(const Value *v) {
     const TensorType &type = v->type();
     if (!type.isStatic())
       notLowered(c.op, "symbolic dims");
     requireSupportedDType(c.op, type.dtype);
-    Shape shape = type.staticShape();
-    Expr e;
+    return type.staticShape();
+  }
+
+  loop::Buffer newTemp(const Value *v, const std::string &hint) {
+    Exprs shape;
+    for (int64_t d : shapeOf(v))
+      shape.push_back(imm(d));
+    loop::Buffer b = loop::makeBuffer(c.newName(hint), v->type().dtype, shape);
+    temps.push_back(b);
+    return b;
+  }
+
+  static bool sameIndex(const Exprs &a, const Exprs &b) {
+    if (a.size() != b.size())
+      return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!loop::equal(a[i], b[i]))
+        return false;
+    return true;
+  }
+
+  Expr scalarConstant(const Tensor &t) {
+    DType dt = t.dtype();
+    return isFloat(dt) ? loop::floatImm(t.getDouble(0), dt) : loop::intImm(t.getInt(0), dt);
+  }
+
+  // A non-scalar constant: a temporary filled element by element.
+  loop::Buffer constantBuffer(const Value *v, const Tensor &t) {
+    if (t.numElements() > kMaxInlineConstant)
+      notLowered(c.op, "constant of " + std::to_string(t.numElements()) + " elements in the region");
+    loop::Buffer b = newTemp(v, "cst");
+    Shape shape = shapeOf(v);
+    std::vector<Stmt> fill;
+    for (int64_t e = 0; e < t.numElements(); ++e) {
+      Exprs idx;
+      for (size_t d = shape.size(), rest = static_cast<size_t>(e); d-- > 0;) {
+        idx.insert(idx.begin(), imm(static_cast<int64_t>(rest % static_cast<size_t>(shape[d]))));
+        rest /= static_cast<size_t>(shape[d]);
+      }
+      fill.push_back(loop::store(b, idx, isFloat(t.dtype()) ? loop::floatImm(t.getDouble(e), t.dtype())
+                                                            : loop::intImm(t.getInt(e), t.dtype())));
+    }
+    stmts.push_back(loop::seq(fill));
+    buffers[v] = b;
+    return b;
+  }
+
+  // The buffer holding `v`, computing it first when needed.
+  loop::Buffer materialize(const Value *v) {
+    if (auto it = buffers.find(v); it != buffers.end())
+      return it->second;
     if (v->isGraphInput()) {
       for (unsigned i = 0; i < region.numInputs(); ++i)
         if (region.input(i) == v)
-          e = loop::load(c.ins[i], broadcastIndex(idx, outShape, c.inShapes[i]));
-    } else {
-      const Op &op = *v->definingOp();
-      if (op.kind() == OpKind::Constant) {
-        e = constantExpr(op);
-      } else if (isElementwiseFamily(op.kind())) {
-        Exprs args;
-        std::vector<DType> types;
-        for (const Value *operand : op.operands()) {
-          args.push_back(valueExpr(operand));
-          types.push_back(operand->type().dtype);
-        }
-        e = elementwiseExpr(op, args, types);
-      } else {
-        notLowered(c.op, "'" + std::string(op.opName()) + "' in the region");
-      }
-    }
-    if (!e)
+          return buffers[v] = c.ins[i];
       throw LowerError("kernel: value is not defined in the region");
-    cache[v] = e;
+    }
+    const Op &op = *v->definingOp();
+    if (isAnchor(op)) {
+      lowerAnchor(op);
+      return buffers.at(v);
+    }
+    if (op.kind() == OpKind::Constant && op.attr("value").getTensor().numElements() != 1)
+      return constantBuffer(v, op.attr("value").getTensor());
+    loop::Buffer b = newTemp(v, "t");
+    stmts.push_back(loopNest(c, shapeOf(v), [&](const Exprs &idx) {
+      return loop::store(b, idx, valueExpr(v, idx));
+    }));
+    return buffers[v] = b;
+  }
+
+  static bool isAnchor(const Op &op) {
+    OpKind k = op.kind();
+    return k != OpKind::Constant && !isElementwiseFamily(k) && !isIndexMapOp(k);
+  }
+
+  // Lowers an anchor op by its family into buffers: kernel results where it produces one.
+  void lowerAnchor(const Op &op) {
+    LowerCtx sub{op, {}, {}, {}, {}, {}, {}, c.varCounter};
+    for (const Value *operand : op.operands()) {
+      sub.ins.push_back(materialize(operand));
+      sub.inShapes.push_back(shapeOf(operand));
+      sub.inTypes.push_back(operand->type().dtype);
+    }
+    for (unsigned r = 0; r < op.numResults(); ++r) {
+      const Value *v = op.result(r);
+      loop::Buffer b;
+      for (unsigned j = 0; j < region.numOutputs() && !b; ++j)
+        if (region.output(j) == v && !written[j] && c.outShapes[j] == shapeOf(v) &&
+            c.outTypes[j] == v->type().dtype) {
+          b = c.outs[j];
+          written[j] = true;
+        }
+      if (!b)
+        b = newTemp(v, "t");
+      buffers[v] = b;
+      sub.outs.push_back(b);
+      sub.outShapes.push_back(shapeOf(v));
+      sub.outTypes.push_back(v->type().dtype);
+    }
+    sub.varCounter = std::max(sub.varCounter, c.varCounter);
+    stmts.push_back(lowerBody(sub));
+    c.varCounter = sub.varCounter;
+  }
+
+  // The value of `v` at `idx` (an index into v's own shape).
+  Expr valueExpr(const Value *v, const Exprs &idx) {
+    if (auto it = buffers.find(v); it != buffers.end())
+      return loop::load(it->second, idx);
+    auto &seen = cache[v];
+    for (const auto &[index, e] : seen)
+      if (sameIndex(index, idx))
+        return e;
+    Shape shape = shapeOf(v);
+    Expr e;
+    const Op *op = v->isGraphInput() ? nullptr : v->definingOp();
+    if (!op || isAnchor(*op)) {
+      e = loop::load(materialize(v), idx);
+    } else if (op->kind() == OpKind::Constant) {
+      const Tensor &t = op->attr("value").getTensor();
+      if (!t.valid())
+        throw LowerError("kernel: constant without a value");
+      e = t.numElements() == 1 ? scalarConstant(t) : loop::load(materialize(v), idx);
+    } else if (isElementwiseFamily(op->kind())) {
+      Exprs args;
+      std::vector<DType> types;
+      for (const Value *operand : op->operands()) {
+        args.push_back(valueExpr(operand, broadcastIndex(idx, shape, shapeOf(operand))));
+        types.push_back(operand->type().dtype);
+      }
+      e = elementwiseExpr(*op, args, types);
+    } else { // index map
+      const Value *src = op->operand(0);
+      e = valueExpr(src, indexMapSource(*op, shapeOf(src), shape, idx));
+    }
+    cache[v].push_back({idx, e});
     return e;
   }
 };
@@ -70,17 +177,34 @@ Stmt lowerKernelBody(LowerCtx &c) {
   const Graph &region = c.op.region(0);
   if (region.numInputs() != c.ins.size() || region.numOutputs() != c.outs.size())
     throw LowerError("kernel: region signature does not match the operands and results");
-  const Shape &out = c.outShapes[0];
-  for (const Shape &s : c.outShapes)
-    if (s != out)
-      notLowered(c.op, "results of different shapes");
-  return loopNest(c, out, [&](const Exprs &idx) {
-    KernelLowering k{c, region, out, idx, {}};
-    std::vector<Stmt> stores;
-    for (unsigned i = 0; i < region.numOutputs(); ++i)
-      stores.push_back(loop::store(c.outs[i], idx, k.valueExpr(region.output(i))));
-    return loop::seq(stores);
-  });
+  KernelLowering k{c, region, {}, {}, std::vector<bool>(c.outs.size(), false), {}, {}};
+  // Anchors first, in region order, so that results they produce are written in place.
+  for (const Op &op : region.ops())
+    if (KernelLowering::isAnchor(op))
+      k.materialize(op.result(0));
+  // The remaining results, one nest per distinct shape.
+  for (unsigned j = 0; j < c.outs.size(); ++j) {
+    if (k.written[j])
+      continue;
+    Shape shape = c.outShapes[j];
+    std::vector<unsigned> group;
+    for (unsigned i = j; i < c.outs.size(); ++i)
+      if (!k.written[i] && c.outShapes[i] == shape)
+        group.push_back(i);
+    Stmt nest = loopNest(c, shape, [&](const Exprs &idx) {
+      std::vector<Stmt> stores;
+      for (unsigned i : group)
+        stores.push_back(loop::store(c.outs[i], idx, k.valueExpr(region.output(i), idx)));
+      return loop::seq(stores);
+    });
+    for (unsigned i : group)
+      k.written[i] = true;
+    k.stmts.push_back(nest);
+  }
+  Stmt body = loop::seq(k.stmts);
+  for (size_t t = k.temps.size(); t-- > 0;)
+    body = loop::allocate(k.temps[t], body);
+  return body;
 }
 
 } // namespace strata::lower

@@ -1,7 +1,8 @@
 // strata-loop-opt: reads loop IR text, verifies it, optionally simplifies it, prints it. The
 // driver of the loop IR's lit tests.
 //
-//   strata-loop-opt FILE [-o OUT] [--schedule=STEPS] [--simplify] [--check-bounds]
+//   strata-loop-opt FILE [-o OUT] [--schedule=STEPS] [--default-schedule] [--simplify]
+//                   [--check-bounds]
 //                   [--no-verify] [--emit-llvm [--target=host|x86-64-v3|x86-64-v2] [-O0..3]]
 //
 // Stages run in order: parse -> verify -> schedule -> simplify -> verify -> bounds check -> print.
@@ -23,12 +24,14 @@
 
 int main(int argc, char **argv) {
   std::string input, output = "-", schedule;
-  bool doSimplify = false, checkBounds = false, noVerify = false;
+  bool doSimplify = false, checkBounds = false, noVerify = false, defaultSchedule = false;
   CLI::App app{"Parse, verify, simplify and print strata loop IR"};
   app.add_option("input", input, "Loop IR text file ('-' reads stdin)")->required();
   app.add_option("-o,--output", output, "Output file ('-' is stdout)")->capture_default_str();
   app.add_option("--schedule", schedule,
                  "Schedule steps applied in order, e.g. 'split(i, 8, io, ii); vectorize(ii)'");
+  app.add_flag("--default-schedule", defaultSchedule,
+               "Apply the default schedule (after --schedule); its steps print as a comment");
   app.add_flag("--simplify", doSimplify, "Run the arithmetic simplifier");
   app.add_flag("--check-bounds", checkBounds,
                "Fail unless every load and store index is provably inside its buffer");
@@ -60,6 +63,13 @@ int main(int argc, char **argv) {
     if (llvm::Error err = strata::loop::applySchedule(*f, *steps))
       return fail(std::move(err));
   }
+  std::string chosen;
+  if (defaultSchedule) {
+    strata::loop::Schedule steps = strata::loop::defaultSchedule(*f);
+    if (llvm::Error err = strata::loop::applySchedule(*f, steps))
+      return fail(std::move(err));
+    chosen = "// default schedule: " + strata::loop::printSchedule(steps) + "\n";
+  }
   if (doSimplify) {
     *f = strata::loop::simplify(*f);
     if (!noVerify)
@@ -88,7 +98,7 @@ int main(int argc, char **argv) {
   }
 #endif
   if (text.empty())
-    text = strata::loop::printFunction(*f);
+    text = chosen + strata::loop::printFunction(*f);
   if (output == "-") {
     llvm::outs() << text;
     return 0;

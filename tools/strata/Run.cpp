@@ -4,9 +4,13 @@
 
 #include "strata/interp/Interpreter.h"
 #include "strata/support/Npy.h"
+#ifdef STRATA_HAVE_RUNTIME
+#include "strata/runtime/CompiledModel.h"
+#endif
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <fmt/format.h>
 #include <iostream>
 #include <random>
@@ -112,8 +116,30 @@ int runModel(const RunOpts &o) {
     return 1;
   }
 
+  // The jit engine compiles first (timed apart); the latency is that of one run.
+  std::function<llvm::Expected<std::vector<Tensor>>()> execute = [&] {
+    return interpret(*graph, inputs);
+  };
+#ifdef STRATA_HAVE_RUNTIME
+  std::unique_ptr<runtime::CompiledModel> compiled;
+  if (o.engine == "jit") {
+    auto compileStart = std::chrono::steady_clock::now();
+    auto m = runtime::compileModel(*graph);
+    if (!m) {
+      std::cerr << "error: " << o.model << ": " << llvm::toString(m.takeError()) << "\n";
+      return 1;
+    }
+    compiled = std::move(*m);
+    fmt::print("compile: {:.1f} ms ({} kernels, {} arena bytes)\n",
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                         compileStart)
+                   .count(),
+               compiled->numKernels(), compiled->arenaBytes());
+    execute = [&] { return compiled->run(inputs); };
+  }
+#endif
   auto start = std::chrono::steady_clock::now();
-  auto outputs = interpret(*graph, inputs);
+  auto outputs = execute();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                   .count();
   if (!outputs) {
@@ -183,7 +209,11 @@ Action addRunCommand(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand("run", "Run a model (.onnx or graph IR text) on inputs");
   cmd->add_option("model", o->model, "Model file (.onnx or .sg graph IR)")->required();
   cmd->add_option("--engine", o->engine, "Execution engine")
+#ifdef STRATA_HAVE_RUNTIME
+      ->check(CLI::IsMember({"interp", "jit"}))
+#else
       ->check(CLI::IsMember({"interp"}))
+#endif
       ->capture_default_str();
   cmd->add_option("--input,-i", o->inputs, "Input as NAME=FILE or FILE (.npy or TensorProto .pb)");
   cmd->add_option("--output-dir", o->outputDir, "Write <output name>.npy files here");

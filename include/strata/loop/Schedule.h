@@ -35,4 +35,21 @@ llvm::Error applyStep(LoopFunction &f, const Step &step);
 // Applies the steps in order; stops at the first failing step (steps before it stay applied).
 llvm::Error applySchedule(LoopFunction &f, const Schedule &s);
 
+// --- the default schedule (lib/loop/schedule/DefaultSchedule.cpp, docs/loop-ir.md "Default
+// schedule"): per top-level loop nest, tile matmul/conv-like nests (tileRows x tileCols, reduction
+// loops moved outside the tile when the nest is perfect, the accumulator tile cached locally),
+// vectorize innermost loops that index the stored buffer's unit-stride dim, and mark the
+// outermost independent loop parallel. Only transformations proven not to change results.
+struct ScheduleTarget {
+  int vectorBytes = 32;           // SIMD register width (AVX2); lanes = vectorBytes / dtype size
+  int64_t tileRows = 4;           // rows of a matmul/conv output tile
+  int64_t tileColVectors = 2;     // tile columns, in vectors
+  int64_t minParallelExtent = 2;  // a constant-extent loop needs this many iterations to go parallel
+};
+// The steps for `f` (which is not modified); `why`, if given, gets one line per decision.
+Schedule defaultSchedule(const LoopFunction &f, const ScheduleTarget &t = {},
+                         std::string *why = nullptr);
+// defaultSchedule + applySchedule.
+llvm::Error applyDefaultSchedule(LoopFunction &f, const ScheduleTarget &t = {});
+
 } // namespace strata::loop

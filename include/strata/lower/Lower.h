@@ -13,9 +13,9 @@ namespace strata::lower {
 // no lowering yet give the error "lowering of op 'X' is not implemented yet".
 llvm::Expected<loop::LoopFunction> lowerOp(const Op &op);
 
-// Lowers a fused `kernel` op (also reached through lowerOp): one loop nest over the results'
-// shape with every intermediate value of the region inlined. Supported so far: regions of
-// elementwise ops and scalar constants whose results share one shape.
+// Lowers a fused `kernel` op (also reached through lowerOp): elementwise ops, constants and index
+// maps of the region are inlined; other ops (conv, matmul, reduce, ...) are lowered by their
+// family into the result buffer or a temporary, followed by one nest per result shape.
 llvm::Expected<loop::LoopFunction> lowerKernel(const Op &kernelOp);
 
 } // namespace strata::lower

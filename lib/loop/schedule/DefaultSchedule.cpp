@@ -1,0 +1,413 @@
+// The default schedule (docs/loop-ir.md, "Default schedule"): structural pattern matching on the
+// loop IR chooses replayable steps per top-level loop nest — tile a matmul/conv-like nest, vectorize
+// innermost loops along the stored buffer's unit-stride dimension, parallelize the outermost
+// independent loop. Every step is chosen only when a dependence check shows it keeps results
+// bit-identical; a step the primitive itself rejects is skipped, never forced.
+#include "ScheduleInternal.h"
+
+#include "strata/loop/Schedule.h"
+
+#include <map>
+#include <set>
+
+namespace strata::loop {
+namespace {
+using namespace sched;
+
+struct Access {
+  const BufferNode *buffer;
+  const std::vector<Expr> *indices;
+};
+
+void exprVars(const Expr &e, std::set<const VarNode *> &out) {
+  if (!e)
+    return;
+  if (e.kind() == ExprKind::Var)
+    out.insert(e->var.get());
+  for (const Expr &o : e->operands)
+    exprVars(o, out);
+}
+
+void exprLoads(const Expr &e, std::vector<Access> &loads) {
+  if (!e)
+    return;
+  if (e.kind() == ExprKind::Load)
+    loads.push_back({e->buffer.get(), &e->operands});
+  for (const Expr &o : e->operands)
+    exprLoads(o, loads);
+}
+
+// Everything a loop body touches: stores and loads (of buffers not allocated inside it), the
+// variables of loops inside it, whether it contains a loop at all.
+struct BodyInfo {
+  std::vector<Access> stores, loads;
+  std::set<const BufferNode *> locals;
+  std::set<const VarNode *> innerVars;
+  bool hasLoop = false;
+};
+
+void collect(const Stmt &s, BodyInfo &info) {
+  if (!s)
+    return;
+  switch (s->kind) {
+  case StmtKind::For:
+    info.hasLoop = true;
+    info.innerVars.insert(s->var.get());
+    exprLoads(s->min, info.loads);
+    exprLoads(s->extent, info.loads);
+    collect(s->body, info);
+    return;
+  case StmtKind::Store:
+    info.stores.push_back({s->buffer.get(), &s->indices});
+    for (const Expr &i : s->indices)
+      exprLoads(i, info.loads);
+    exprLoads(s->value, info.loads);
+    return;
+  case StmtKind::Allocate:
+    info.locals.insert(s->buffer.get());
+    collect(s->body, info);
+    return;
+  case StmtKind::IfThenElse:
+    exprLoads(s->value, info.loads);
+    collect(s->body, info);
+    collect(s->elseBody, info);
+    return;
+  case StmtKind::Seq:
+    for (const Stmt &c : s->stmts)
+      collect(c, info);
+    return;
+  }
+}
+
+bool sameIndices(const std::vector<Expr> &a, const std::vector<Expr> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!equal(a[i], b[i]))
+      return false;
+  return true;
+}
+
+// `e` is `v`, `v + c` or `c + v` with `c` free of `v` and of loops inside v's loop: distinct
+// values of v then give distinct values of e.
+bool injectiveIn(const Expr &e, const VarNode *v, const BodyInfo &info) {
+  auto isV = [&](const Expr &x) { return x.kind() == ExprKind::Var && x->var.get() == v; };
+  if (isV(e))
+    return true;
+  if (e.kind() != ExprKind::Add)
+    return false;
+  for (int side = 0; side < 2; ++side) {
+    const Expr &c = e->operands[1 - side];
+    if (!isV(e->operands[side]) || uses(c, v))
+      continue;
+    std::set<const VarNode *> vars;
+    exprVars(c, vars);
+    bool inner = false;
+    for (const VarNode *x : vars)
+      inner |= info.innerVars.count(x) > 0;
+    if (!inner)
+      return true;
+  }
+  return false;
+}
+
+// Distinct iterations of `loop` touch disjoint elements of every buffer it stores to: each such
+// buffer is stored and loaded at one index list, and one of its dims is injective in the loop
+// variable. Then the iterations may run in any order, or at once, with identical results.
+bool independent(const StmtNode &loop, BodyInfo *out = nullptr) {
+  BodyInfo info;
+  collect(loop.body, info);
+  std::map<const BufferNode *, const std::vector<Expr> *> stored;
+  for (const Access &s : info.stores) {
+    if (info.locals.count(s.buffer))
+      continue;
+    auto [it, fresh] = stored.try_emplace(s.buffer, s.indices);
+    if (!fresh && !sameIndices(*it->second, *s.indices))
+      return false;
+  }
+  for (const Access &l : info.loads)
+    if (auto it = stored.find(l.buffer); it != stored.end() && !sameIndices(*it->second, *l.indices))
+      return false;
+  for (auto [buffer, indices] : stored) {
+    bool injective = false;
+    for (const Expr &i : *indices)
+      injective |= injectiveIn(i, loop.var.get(), info);
+    if (!injective)
+      return false;
+  }
+  if (out)
+    *out = std::move(info);
+  return true;
+}
+
+Stmt findStmt(const Stmt &s, const std::string &name) {
+  if (!s)
+    return nullptr;
+  switch (s->kind) {
+  case StmtKind::For:
+    return s->var->name == name ? s : findStmt(s->body, name);
+  case StmtKind::Store:
+    return nullptr;
+  case StmtKind::Allocate:
+    return findStmt(s->body, name);
+  case StmtKind::IfThenElse:
+    if (Stmt r = findStmt(s->body, name))
+      return r;
+    return findStmt(s->elseBody, name);
+  case StmtKind::Seq:
+    for (const Stmt &c : s->stmts)
+      if (Stmt r = findStmt(c, name))
+        return r;
+    return nullptr;
+  }
+  return nullptr;
+}
+
+// Roots of the loop nests: the outermost loops of the function body.
+void collectRoots(const Stmt &s, std::vector<std::string> &roots) {
+  if (!s)
+    return;
+  if (s->kind == StmtKind::For)
+    roots.push_back(s->var->name);
+  else if (s->kind == StmtKind::Allocate)
+    collectRoots(s->body, roots);
+  else if (s->kind == StmtKind::IfThenElse) {
+    collectRoots(s->body, roots);
+    collectRoots(s->elseBody, roots);
+  } else if (s->kind == StmtKind::Seq)
+    for (const Stmt &c : s->stmts)
+      collectRoots(c, roots);
+}
+
+// Loops under `s` (itself included), outermost first; `innermost` keeps only loops without loops.
+void collectLoops(const Stmt &s, std::vector<Stmt> &out, bool innermost) {
+  if (!s)
+    return;
+  if (s->kind == StmtKind::For) {
+    BodyInfo info;
+    collect(s->body, info);
+    if (!innermost || !info.hasLoop)
+      out.push_back(s);
+    collectLoops(s->body, out, innermost);
+  } else if (s->kind == StmtKind::Allocate) {
+    collectLoops(s->body, out, innermost);
+  } else if (s->kind == StmtKind::IfThenElse) {
+    collectLoops(s->body, out, innermost);
+    collectLoops(s->elseBody, out, innermost);
+  } else if (s->kind == StmtKind::Seq) {
+    for (const Stmt &c : s->stmts)
+      collectLoops(c, out, innermost);
+  }
+}
+
+// `red` is a perfect reduction nest accumulating into one element: its body is a single store
+// `O[I] = f(O[I], ...)` whose indices use none of the reduction variables.
+const StmtNode *reductionStore(const Stmt &red) {
+  if (!red || red->kind != StmtKind::For)
+    return nullptr;
+  Nest n = perfectNest(red);
+  if (!n.body || n.body->kind != StmtKind::Store)
+    return nullptr;
+  for (const Stmt &l : n.loops)
+    for (const Expr &i : n.body->indices)
+      if (uses(i, l->var.get()))
+        return nullptr;
+  std::vector<Access> loads;
+  exprLoads(n.body->value, loads);
+  for (const Access &l : loads)
+    if (l.buffer == n.body->buffer.get() && sameIndices(*l.indices, n.body->indices))
+      return n.body.get();
+  return nullptr;
+}
+
+int64_t constExtent(const Stmt &loop) { return loop->extent.asInt().value_or(-1); }
+
+class Scheduler {
+public:
+  Scheduler(const LoopFunction &f, const ScheduleTarget &t, std::string *why)
+      : w_(f), t_(t), why_(why) {}
+
+  Schedule run() {
+    std::vector<std::string> roots;
+    collectRoots(w_.body, roots);
+    for (const std::string &root : roots)
+      scheduleNest(root);
+    return steps_;
+  }
+
+private:
+  LoopFunction w_; // the function with the steps so far applied
+  const ScheduleTarget &t_;
+  std::string *why_;
+  Schedule steps_;
+  std::map<std::string, std::string> origin_; // loop made by a step -> the loop it came from
+  std::set<std::string> independent_;          // original loops with independent iterations
+
+  void note(const std::string &root, const std::string &msg) {
+    if (why_)
+      *why_ += "nest %" + root + ": " + msg + "\n";
+  }
+  bool tryStep(const std::string &root, Step s, const std::string &reason) {
+    if (llvm::Error e = applyStep(w_, s)) {
+      note(root, "skipped " + printStep(s) + " (" + llvm::toString(std::move(e)) + ")");
+      return false;
+    }
+    note(root, printStep(s) + ": " + reason);
+    steps_.push_back(std::move(s));
+    return true;
+  }
+  std::string originOf(std::string name) const {
+    for (auto it = origin_.find(name); it != origin_.end(); it = origin_.find(name))
+      name = it->second;
+    return name;
+  }
+  void derive(const std::string &from, std::initializer_list<std::string> made) {
+    for (const std::string &m : made)
+      origin_[m] = from;
+  }
+  // Vector lanes for the first buffer `s` stores to (outside its own allocations).
+  int lanesFor(const Stmt &s) const {
+    BodyInfo info;
+    collect(s, info);
+    for (const Access &a : info.stores)
+      if (!info.locals.count(a.buffer))
+        return std::max<int>(1, t_.vectorBytes / static_cast<int>(dtypeSize(a.buffer->dtype)));
+    return 1;
+  }
+
+  void scheduleNest(std::string root) {
+    std::vector<Stmt> loops;
+    collectLoops(findStmt(w_.body, root), loops, false);
+    for (const Stmt &l : loops)
+      if (independent(*l))
+        independent_.insert(l->var->name);
+    root = tile(root);
+    root = vectorize(root);
+    parallelize(root);
+  }
+
+  // Matmul/conv-like: a perfect nest of independent loops around a body that contains a
+  // (reduction) loop. The two innermost independent loops are tiled; if the body is a perfect
+  // reduction nest its loops move outside the tile (each element still accumulates in the same
+  // order) and the accumulator tile is cached locally. Returns the (possibly renamed) root.
+  std::string tile(const std::string &root) {
+    Nest n = perfectNest(findStmt(w_.body, root));
+    size_t r = 0; // the independent prefix of the nest: the output loops
+    while (r < n.loops.size() && independent_.count(n.loops[r]->var->name))
+      ++r;
+    if (r < n.loops.size() && !n.guards.empty())
+      return root; // guards we cannot place relative to the reduction loop: leave the nest
+    const Stmt red = r < n.loops.size() ? n.loops[r] : n.body;
+    BodyInfo body;
+    collect(red, body);
+    if (r < 2 || (red->kind != StmtKind::For && !body.hasLoop))
+      return root;
+    const Stmt &a = n.loops[r - 2], &b = n.loops[r - 1];
+    const std::string an = a->var->name, bn = b->var->name;
+    int64_t fi = t_.tileRows, fj = t_.tileColVectors * lanesFor(red);
+    int64_t ea = constExtent(a), eb = constExtent(b);
+    if (ea >= 0 && ea <= fi && eb >= 0 && eb <= fj) {
+      note(root, "not tiled: the output already fits one tile");
+      return root;
+    }
+    // A dim smaller than its factor is tiled whole (an exact split, no guard).
+    fi = ea >= 0 ? std::min(fi, ea) : fi;
+    fj = eb >= 0 ? std::min(fj, eb) : fj;
+    if (!tryStep(root, {"tile", {an, bn, std::to_string(fi), std::to_string(fj)}},
+                 "matmul/conv-like nest, tile the output"))
+      return root;
+    derive(an, {an + ".o", an + ".i"});
+    derive(bn, {bn + ".o", bn + ".i"});
+    std::string newRoot = root == an ? an + ".o" : root == bn ? bn + ".o" : root;
+
+    if (const StmtNode *acc = reductionStore(red)) {
+      // Perfect reduction: reorder(r..., a.i, b.i), then stage the tile across the reduction.
+      Step reorder{"reorder", {}};
+      for (const Stmt &r : perfectNest(red).loops)
+        reorder.args.push_back(r->var->name);
+      reorder.args.push_back(an + ".i");
+      reorder.args.push_back(bn + ".i");
+      if (tryStep(root, reorder, "reduction loops outside the tile, order per element kept"))
+        tryStep(root, {"cache_write", {acc->buffer->name, red->var->name}},
+                "accumulate the tile in a local buffer");
+    } else if (red->kind == StmtKind::Seq && red->stmts.size() == 2 &&
+               red->stmts[0]->kind == StmtKind::Store) {
+      // init; reduction: the loop nest is imperfect, so only the tile is staged locally.
+      const StmtNode *acc = reductionStore(red->stmts[1]);
+      const StmtNode &init = *red->stmts[0];
+      std::vector<Access> initLoads;
+      exprLoads(init.value, initLoads);
+      bool initReadsOut = false;
+      for (const Access &l : initLoads)
+        initReadsOut |= l.buffer == init.buffer.get();
+      if (acc && acc->buffer == init.buffer && sameIndices(acc->indices, init.indices) &&
+          !initReadsOut)
+        tryStep(root, {"cache_write", {acc->buffer->name, an + ".i"}},
+                "accumulate the tile in a local buffer");
+    }
+    return newRoot;
+  }
+
+  // Innermost loops whose iterations are independent and whose variable indexes the last,
+  // unit-stride dim of everything they store: vectorize at the target's width.
+  std::string vectorize(std::string root) {
+    std::vector<Stmt> inner;
+    collectLoops(findStmt(w_.body, root), inner, true);
+    for (const Stmt &l : inner) {
+      BodyInfo info;
+      const std::string name = l->var->name;
+      if (!independent(*l, &info) || info.stores.empty())
+        continue;
+      bool contiguous = true;
+      for (const Access &s : info.stores) {
+        const BufferNode &buf = *s.buffer;
+        contiguous &= buf.rank() > 0 && buf.strides.back().asInt() == 1 &&
+                      injectiveIn(s.indices->back(), l->var.get(), info);
+      }
+      if (!contiguous)
+        continue;
+      int lanes = lanesFor(l);
+      int64_t e = constExtent(l);
+      if (lanes < 2 || (e >= 0 && e < lanes)) {
+        note(root, "%" + name + " not vectorized: extent below the vector width");
+        continue;
+      }
+      if (e == lanes) {
+        tryStep(root, {"vectorize", {name}}, "innermost contiguous loop");
+        continue;
+      }
+      if (!tryStep(root, {"vectorize", {name, std::to_string(lanes)}}, "innermost contiguous loop"))
+        continue;
+      derive(name, {name + ".o", name + ".i"});
+      if (name == root)
+        root = name + ".o";
+    }
+    return root;
+  }
+
+  // The outermost loop of the root's perfect nest with independent iterations and enough of them.
+  void parallelize(const std::string &root) {
+    for (const Stmt &l : perfectNest(findStmt(w_.body, root)).loops) {
+      if (l->forKind != ForKind::Serial)
+        return;
+      int64_t e = constExtent(l);
+      if (!independent_.count(originOf(l->var->name)) || (e >= 0 && e < t_.minParallelExtent))
+        continue;
+      tryStep(root, {"parallel", {l->var->name}}, "outermost independent loop");
+      return;
+    }
+    note(root, "no loop parallelized");
+  }
+};
+
+} // namespace
+
+Schedule defaultSchedule(const LoopFunction &f, const ScheduleTarget &t, std::string *why) {
+  return Scheduler(f, t, why).run();
+}
+
+llvm::Error applyDefaultSchedule(LoopFunction &f, const ScheduleTarget &t) {
+  return applySchedule(f, defaultSchedule(f, t));
+}
+
+} // namespace strata::loop

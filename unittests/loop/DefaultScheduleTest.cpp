@@ -1,0 +1,258 @@
+// The default schedule: the steps it picks for elementwise, reduction, matmul and conv nests, that
+// they replay from text, verify with every access proven in bounds, and leave the interpreter's
+// results bit-identical on random inputs; nests with loop-carried dependences are left alone.
+#include "strata/loop/Interpreter.h"
+#include "strata/loop/Parser.h"
+#include "strata/loop/Printer.h"
+#include "strata/loop/Schedule.h"
+#include "strata/loop/Verifier.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+using namespace strata;
+using namespace strata::loop;
+
+namespace {
+
+LoopFunction parseOrFail(const char *text) {
+  auto f = parseFunction(text);
+  if (!f) {
+    ADD_FAILURE() << llvm::toString(f.takeError());
+    return {};
+  }
+  return std::move(*f);
+}
+
+int64_t shapeValue(const Expr &e, const std::map<std::string, int64_t> &scalars) {
+  if (auto c = e.asInt())
+    return *c;
+  EXPECT_EQ(e.kind(), ExprKind::Var) << "test shapes are constants or scalars";
+  return scalars.at(e->var->name);
+}
+
+// Every buffer argument after running f on random inputs (outputs pre-filled with random values).
+std::vector<std::vector<double>> runRandom(const LoopFunction &f,
+                                           const std::map<std::string, int64_t> &scalars) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-4, 4);
+  std::vector<Tensor> args;
+  for (const Param &p : f.params) {
+    if (!p.isBuffer()) {
+      args.push_back(Tensor::scalar(p.scalar->dtype, double(scalars.at(p.scalar->name))));
+      continue;
+    }
+    Shape shape;
+    for (const Expr &d : p.buffer->shape)
+      shape.push_back(shapeValue(d, scalars));
+    Tensor t(p.buffer->dtype, shape);
+    for (int64_t k = 0; k < t.numElements(); ++k)
+      t.setDouble(k, dist(rng));
+    args.push_back(t);
+  }
+  if (llvm::Error err = evaluate(f, args)) {
+    ADD_FAILURE() << llvm::toString(std::move(err));
+    return {};
+  }
+  std::vector<std::vector<double>> out;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (f.params[i].isBuffer())
+      out.push_back(args[i].toDoubleVector());
+  return out;
+}
+
+// Picks the default schedule for `text`, replays it from its printed form, checks the result
+// verifies with accesses proven in bounds and computes exactly what the original does. Returns the
+// printed schedule.
+std::string checkDefault(const char *text,
+                         const std::vector<std::map<std::string, int64_t>> &scalarSets = {{}},
+                         const ScheduleTarget &target = {}) {
+  LoopFunction f = parseOrFail(text), g = f;
+  std::string why;
+  Schedule s = defaultSchedule(f, target, &why);
+  std::string printed = printSchedule(s);
+  auto replay = parseSchedule(printed);
+  if (!replay) {
+    ADD_FAILURE() << llvm::toString(replay.takeError());
+    return "";
+  }
+  EXPECT_EQ(*replay, s);
+  if (llvm::Error err = applySchedule(g, *replay)) {
+    ADD_FAILURE() << llvm::toString(std::move(err));
+    return "";
+  }
+  llvm::Error err = verifyFunction(g, {.checkBounds = true});
+  EXPECT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err)) << printFunction(g);
+  for (const auto &scalars : scalarSets)
+    EXPECT_EQ(runRandom(f, scalars), runRandom(g, scalars)) << printed << "\n" << printFunction(g);
+  LoopFunction h = f;
+  EXPECT_FALSE(static_cast<bool>(applyDefaultSchedule(h, target)));
+  EXPECT_EQ(printFunction(h), printFunction(g));
+  return printed + (why.empty() ? "" : "\n" + why);
+}
+
+std::string stepsOnly(const std::string &checked) { return checked.substr(0, checked.find('\n')); }
+
+TEST(DefaultSchedule, ElementwiseVectorizesTheRowAndParallelizesTheOuterLoop) {
+  const char *add = R"(func @add(%a: f32[4, 37] in, %b: f32[4, 37] in, %c: f32[4, 37] out) {
+  for %i in [0, 4) serial {
+    for %j in [0, 37) serial {
+      %c[%i, %j] = %a[%i, %j] + %b[%i, %j]
+    }
+  }
+})";
+  EXPECT_EQ(stepsOnly(checkDefault(add)), "vectorize(j, 8); parallel(i)");
+  // 16-byte vectors give 4 lanes; the 1-d case parallelizes the vector loop's outer part.
+  const char *add1 = R"(func @add(%a: f64[%n] in, %b: f64[%n] out, %n: i64) {
+  for %i in [0, %n) serial {
+    %b[%i] = %a[%i] + %a[%i]
+  }
+})";
+  EXPECT_EQ(stepsOnly(checkDefault(add1, {{{"n", 13}}, {{"n", 1}}})),
+            "vectorize(i, 4); parallel(i.o)");
+  EXPECT_EQ(stepsOnly(checkDefault(add1, {{{"n", 13}}}, {.vectorBytes = 16})),
+            "vectorize(i, 2); parallel(i.o)");
+}
+
+TEST(DefaultSchedule, ShortRowsAreNotVectorized) {
+  const char *narrow = R"(func @f(%a: f32[64, 5] in, %b: f32[64, 5] out) {
+  for %i in [0, 64) serial {
+    for %j in [0, 5) serial {
+      %b[%i, %j] = %a[%i, %j]
+    }
+  }
+})";
+  EXPECT_EQ(stepsOnly(checkDefault(narrow)), "parallel(i)");
+}
+
+TEST(DefaultSchedule, RowReductionParallelizesRowsOnly) {
+  const char *rowsum = R"(func @rowsum(%x: f32[%n, 100] in, %y: f32[%n] out, %n: i64) {
+  for %i in [0, %n) serial {
+    %y[%i] = 0.0
+    for %j in [0, 100) serial {
+      %y[%i] = %y[%i] + %x[%i, %j]
+    }
+  }
+})";
+  EXPECT_EQ(stepsOnly(checkDefault(rowsum, {{{"n", 5}}})), "parallel(i)");
+}
+
+TEST(DefaultSchedule, MatmulWithInitIsTiledAndCached) {
+  const char *mm = R"(func @matmul(%A: f32[33, 29] in, %B: f32[29, 47] in, %C: f32[33, 47] out) {
+  for %i in [0, 33) serial {
+    for %j in [0, 47) serial {
+      %C[%i, %j] = 0.0
+      for %k in [0, 29) serial {
+        %C[%i, %j] = %C[%i, %j] + %A[%i, %k] * %B[%k, %j]
+      }
+    }
+  }
+})";
+  EXPECT_EQ(stepsOnly(checkDefault(mm)),
+            "tile(i, j, 4, 16); cache_write(C, i.i); vectorize(C.local.in1, 8); "
+            "vectorize(C.local.out1, 8); parallel(i.o)");
+}
+
+TEST(DefaultSchedule, AccumulatingMatmulMovesTheReductionOutsideTheTile) {
+  const char *mm = R"(func @matmul(%A: f32[%m, 29] in, %B: f32[29, %n] in, %C: f32[%m, %n] inout,
+                                   %m: i64, %n: i64) {
+  for %i in [0, %m) serial {
+    for %j in [0, %n) serial {
+      for %k in [0, 29) serial {
+        %C[%i, %j] = %C[%i, %j] + %A[%i, %k] * %B[%k, %j]
+      }
+    }
+  }
+})";
+  EXPECT_EQ(stepsOnly(checkDefault(mm, {{{"m", 33}, {"n", 47}}, {{"m", 1}, {"n", 1}},
+                                        {{"m", 8}, {"n", 32}}})),
+            "tile(i, j, 4, 16); reorder(k, i.i, j.i); cache_write(C, k); "
+            "vectorize(C.local.in1, 8); vectorize(j.i, 8); vectorize(C.local.out1, 8); "
+            "parallel(i.o)");
+}
+
+TEST(DefaultSchedule, LoweredMatmulWithLocalAccumulatorIsTiled) {
+  // The shape lib/lower gives a matmul: a one-element local accumulator per output element.
+  const char *mm = R"(func @matmul(%A: f32[33, 29] in, %B: f32[29, 47] in, %C: f32[33, 47] out) {
+  for %i in [0, 33) serial {
+    for %j in [0, 47) serial {
+      allocate %acc: f32[1] local {
+        %acc[0] = 0.0
+        for %k in [0, 29) serial {
+          %acc[0] = %acc[0] + %A[%i, %k] * %B[%k, %j]
+        }
+        %C[%i, %j] = %acc[0]
+      }
+    }
+  }
+})";
+  EXPECT_EQ(stepsOnly(checkDefault(mm)), "tile(i, j, 4, 16); parallel(i.o)");
+}
+
+TEST(DefaultSchedule, ConvNestTilesTheOutputPlane) {
+  const char *conv = R"(func @conv(%x: f32[3, 18, 18] in, %w: f32[8, 3, 3, 3] in,
+                                   %y: f32[8, 16, 16] inout) {
+  for %oc in [0, 8) serial {
+    for %oh in [0, 16) serial {
+      for %ow in [0, 16) serial {
+        for %ic in [0, 3) serial {
+          for %kh in [0, 3) serial {
+            for %kw in [0, 3) serial {
+              %y[%oc, %oh, %ow] = %y[%oc, %oh, %ow] + %w[%oc, %ic, %kh, %kw] * %x[%ic, %oh + %kh, %ow + %kw]
+            }
+          }
+        }
+      }
+    }
+  }
+})";
+  EXPECT_EQ(stepsOnly(checkDefault(conv)),
+            "tile(oh, ow, 4, 16); reorder(ic, kh, kw, oh.i, ow.i); cache_write(y, ic); "
+            "vectorize(y.local.in2, 8); vectorize(ow.i, 8); vectorize(y.local.out2, 8); "
+            "parallel(oc)");
+}
+
+TEST(DefaultSchedule, LoopCarriedDependencesAreLeftAlone) {
+  // A prefix sum: iteration i reads what i - 1 wrote.
+  const char *scan = R"(func @scan(%x: f32[%n] in, %y: f32[%n] inout, %n: i64) {
+  for %i from 1 extent %n - 1 serial {
+    %y[%i] = %y[%i - 1] + %x[%i]
+  }
+})";
+  EXPECT_EQ(stepsOnly(checkDefault(scan, {{{"n", 20}}})), "");
+  // A transposing store: j indexes the strided dim, so only i goes parallel.
+  const char *transpose = R"(func @t(%x: f32[16, 16] in, %y: f32[16, 16] out) {
+  for %i in [0, 16) serial {
+    for %j in [0, 16) serial {
+      %y[%j, %i] = %x[%i, %j]
+    }
+  }
+})";
+  EXPECT_EQ(stepsOnly(checkDefault(transpose)), "parallel(i)");
+  // A full reduction to one element: nothing is independent.
+  const char *sum = R"(func @sum(%x: f32[64] in, %y: f32[1] inout) {
+  for %i in [0, 64) serial {
+    %y[0] = %y[0] + %x[%i]
+  }
+})";
+  EXPECT_EQ(stepsOnly(checkDefault(sum)), "");
+}
+
+TEST(DefaultSchedule, EachNestIsScheduledAndReasonsAreGiven) {
+  const char *two = R"(func @two(%a: f32[64] in, %b: f32[64] out, %c: f32[64] out) {
+  for %i in [0, 64) serial {
+    %b[%i] = %a[%i] + 1.0
+  }
+  for %j in [0, 64) serial {
+    %c[%j] = %b[%j] * 2.0
+  }
+})";
+  std::string out = checkDefault(two);
+  EXPECT_EQ(stepsOnly(out), "vectorize(i, 8); parallel(i.o); vectorize(j, 8); parallel(j.o)");
+  EXPECT_NE(out.find("nest %i: vectorize(i, 8): innermost contiguous loop"), std::string::npos)
+      << out;
+}
+
+} // namespace
