@@ -1,6 +1,8 @@
 // ORC LLJIT for loop functions (see Jit.h).
 #include "strata/codegen/Jit.h"
+#include "strata/support/ThreadPool.h"
 
+#include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
@@ -44,6 +46,13 @@ llvm::Expected<CompiledKernel> LoopJit::compile(const loop::LoopFunction &f,
   if (!gen)
     return gen.takeError();
   jd->addGenerator(std::move(*gen));
+  // Parallel loops call strata_parallel_for (ThreadPool.h). It is bound by address: a symbol of a
+  // static library in the executable is not visible to the dynamic-library search above.
+  if (llvm::Error err = jd->define(llvm::orc::absoluteSymbols(
+          {{jit_->mangleAndIntern("strata_parallel_for"),
+            {llvm::orc::ExecutorAddr::fromPtr(&strata_parallel_for),
+             llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable}}})))
+    return err;
   if (llvm::Error err =
           jit_->addIRModule(*jd, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
     return err;

@@ -36,6 +36,7 @@ public:
   llvm::IRBuilder<> &builder() { return b_; }
   std::unordered_map<const loop::VarNode *, llvm::Value *> vars;
   std::string error; // first unsupported construct; emission continues but the result is void
+  bool inParallel = false; // emitting an outlined parallel body: nested parallel loops run serially
 
 private:
   struct BufInfo {
@@ -64,6 +65,7 @@ private:
   llvm::Value *load(const loop::Expr &e, int lane);
   void store(const loop::StmtNode &s);
   void forLoop(const loop::StmtNode &s);
+  void parallelLoop(const loop::StmtNode &s);
   void allocate(const loop::StmtNode &s);
   void ifThenElse(const loop::StmtNode &s);
   llvm::Align elemAlign(DType t) { return llvm::Align(dtypeSize(t)); }

@@ -111,6 +111,8 @@ void LoopEmitter::forLoop(const loop::StmtNode &s) {
             " loops need a GPU target";
     return;
   }
+  if (s.forKind == ForKind::Parallel && !inParallel)
+    return parallelLoop(s);
   bool sgn = isSigned(s.var->dtype);
   llvm::Value *lo = expr(s.min), *ext = expr(s.extent);
   llvm::Value *zero = llvm::Constant::getNullValue(ext->getType());
@@ -131,7 +133,7 @@ void LoopEmitter::forLoop(const loop::StmtNode &s) {
   llvm::BranchInst *latch = b_.CreateCondBr(more, body, exit);
   // Loop kinds become hints to LLVM's loop passes: `vectorized` asks the loop vectorizer (explicit
   // widening of a scalar body into vector IR is the schedule's job), `unrolled` asks for full
-  // unrolling. `parallel` runs serially until the runtime's parallel-for exists.
+  // unrolling. Nested `parallel` loops (inside an outlined body) run serially here.
   const char *hint = s.forKind == ForKind::Vectorized ? "llvm.loop.vectorize.enable"
                      : s.forKind == ForKind::Unrolled ? "llvm.loop.unroll.full"
                                                       : nullptr;
@@ -147,6 +149,81 @@ void LoopEmitter::forLoop(const loop::StmtNode &s) {
     latch->setMetadata(llvm::LLVMContext::MD_loop, loopID);
   }
   b_.SetInsertPoint(exit);
+}
+
+// An outermost `parallel` loop: its body becomes an internal function body(closure, begin, end)
+// running iterations [begin, end), and the loop a call strata_parallel_for(extent, body, closure)
+// (ThreadPool.h). The closure is a stack struct holding every value the body may use: the bound
+// variables, the loop's min, and each bound buffer's base pointer and strides.
+void LoopEmitter::parallelLoop(const loop::StmtNode &s) {
+  llvm::Value *lo = expr(s.min);
+  llvm::Value *ext = toI64(expr(s.extent), s.var->dtype);
+  std::vector<const loop::VarNode *> capVars;
+  std::vector<const loop::BufferNode *> capBufs;
+  std::vector<llvm::Value *> values{lo};
+  for (auto &[v, val] : vars) {
+    capVars.push_back(v);
+    values.push_back(val);
+  }
+  for (auto &[buf, info] : bufs_) {
+    capBufs.push_back(buf);
+    values.push_back(info.base);
+    values.insert(values.end(), info.strides.begin(), info.strides.end());
+  }
+  std::vector<llvm::Type *> fields;
+  for (llvm::Value *v : values)
+    fields.push_back(v->getType());
+  auto *closureTy = llvm::StructType::get(ctx_, fields);
+  llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+  llvm::AllocaInst *closure = entry.CreateAlloca(closureTy, nullptr, s.var->name + ".closure");
+  for (size_t i = 0; i < values.size(); ++i)
+    b_.CreateStore(values[i], b_.CreateStructGEP(closureTy, closure, i));
+
+  llvm::Type *i64 = b_.getInt64Ty(), *ptr = b_.getPtrTy();
+  auto *bodyTy = llvm::FunctionType::get(b_.getVoidTy(), {ptr, i64, i64}, false);
+  auto *bodyFn = llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage,
+                                        fn_->getName() + ".par." + s.var->name, m_);
+  bodyFn->addFnAttr(llvm::Attribute::NoUnwind);
+  LoopEmitter sub(m_, bodyFn, opts_);
+  sub.inParallel = true;
+  llvm::IRBuilder<> &sb = sub.builder();
+  sb.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", bodyFn));
+  auto field = [&](size_t i) {
+    return sb.CreateLoad(fields[i], sb.CreateStructGEP(closureTy, bodyFn->getArg(0), i));
+  };
+  size_t k = 0;
+  llvm::Value *subLo = field(k++);
+  for (const loop::VarNode *v : capVars)
+    sub.vars[v] = field(k++);
+  for (const loop::BufferNode *buf : capBufs) {
+    BufInfo info{field(k++), {}};
+    for (size_t d = 0; d < buf->strides.size(); ++d)
+      info.strides.push_back(field(k++));
+    sub.bufs_[buf] = std::move(info);
+  }
+  // for i in [begin, end): var = min + i, in the variable's type. begin < end always holds.
+  llvm::Value *begin = bodyFn->getArg(1), *end = bodyFn->getArg(2);
+  llvm::BasicBlock *pre = sb.GetInsertBlock();
+  auto *loopBB = llvm::BasicBlock::Create(ctx_, "for." + s.var->name, bodyFn);
+  auto *exitBB = llvm::BasicBlock::Create(ctx_, "for." + s.var->name + ".end", bodyFn);
+  sb.CreateBr(loopBB);
+  sb.SetInsertPoint(loopBB);
+  llvm::PHINode *iv = sb.CreatePHI(i64, 2, s.var->name + ".iv");
+  iv->addIncoming(begin, pre);
+  llvm::Value *ivT = sb.CreateIntCast(iv, subLo->getType(), false);
+  sub.vars[s.var.get()] = sb.CreateAdd(subLo, ivT, s.var->name);
+  sub.stmt(s.body);
+  llvm::Value *next = sb.CreateAdd(iv, sb.getInt64(1));
+  iv->addIncoming(next, sb.GetInsertBlock());
+  sb.CreateCondBr(sb.CreateICmpSLT(next, end), loopBB, exitBB);
+  sb.SetInsertPoint(exitBB);
+  sb.CreateRetVoid();
+  if (!sub.error.empty() && error.empty())
+    error = sub.error;
+
+  llvm::FunctionCallee pfor = m_.getOrInsertFunction(
+      "strata_parallel_for", llvm::FunctionType::get(b_.getVoidTy(), {i64, ptr, ptr}, false));
+  b_.CreateCall(pfor, {ext, bodyFn, closure});
 }
 
 // Local buffers of constant size up to 64 KiB live on the stack (alloca in the entry block);

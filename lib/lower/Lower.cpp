@@ -83,6 +83,14 @@ Stmt lowerBody(LowerCtx &c) {
     return lowerDataMovement(c);
   if (isReductionFamily(k))
     return lowerReduction(c);
+  if (isNormalizeFamily(k))
+    return lowerNormalize(c);
+  if (k == OpKind::ConvTranspose)
+    return lowerConvTranspose(c);
+  if (isScatterFamily(k))
+    return lowerScatterFamily(c);
+  if (k == OpKind::Resize)
+    return lowerResize(c);
   if (k == OpKind::MatMul)
     return lowerMatMul(c);
   if (k == OpKind::Conv)

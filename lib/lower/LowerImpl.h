@@ -71,6 +71,14 @@ Exprs indexMapSource(const Op &op, const Shape &in, const Shape &out, const Expr
 Stmt lowerBody(LowerCtx &c);
 bool isDataMovementFamily(OpKind k);
 bool isReductionFamily(OpKind k);
+// arg_reduce, layer_norm, cumsum (LowerNormalize.cpp).
+bool isNormalizeFamily(OpKind k);
+Stmt lowerNormalize(LowerCtx &c);
+Stmt lowerResize(LowerCtx &c); // LowerResize.cpp
+Stmt lowerConvTranspose(LowerCtx &c); // LowerConvTranspose.cpp
+// gather_nd, scatter_elements, scatter_nd (LowerScatter.cpp).
+bool isScatterFamily(OpKind k);
+Stmt lowerScatterFamily(LowerCtx &c);
 
 // The scalar expression of elementwise op `op` applied to `args` (already broadcast, of the
 // op's operand dtypes `argTypes`); reusable for fused kernels.

@@ -7,6 +7,7 @@
 #include "strata/loop/Schedule.h"
 #include "strata/loop/Verifier.h"
 #include "strata/lower/Lower.h"
+#include "strata/support/ThreadPool.h"
 
 #include <cstring>
 #include <fmt/format.h>
@@ -45,6 +46,8 @@ std::string CompileOptions::defaultJitPipeline() {
 
 CompiledModel::~CompiledModel() = default;
 
+unsigned CompiledModel::threads() const { return pool_ ? pool_->threads() : 1; }
+
 // Builds a CompiledModel: owns the value -> argument-slot map while the plan is put together.
 class ModelCompiler {
 public:
@@ -80,6 +83,7 @@ public:
     if (!jit)
       return makeError("jit: " + llvm::toString(jit.takeError()));
     model_->jit_ = std::move(*jit);
+    model_->pool_ = std::make_unique<ThreadPool>(opts_.threads);
 
     for (Op &op : g_.ops())
       if (auto err = compileTopLevel(op))
@@ -304,6 +308,8 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>
   for (const IOType &o : outputs_)
     outputs.emplace_back(o.dtype, o.shape);
 
+  // Kernels' parallel loops (strata_parallel_for) run on this model's pool.
+  ThreadPool::ScopedPool scope(pool_.get());
   for (PlanStep &step : steps_) {
     for (size_t a = 0; a < step.args.size(); ++a) {
       const ArgSlot &s = step.args[a];

@@ -21,6 +21,7 @@ namespace {
 
 struct RunOpts {
   std::string model, engine = "interp", outputDir, labels;
+  unsigned threads = 0;
   std::vector<std::string> inputs, dims;
   unsigned seed = 0;
 };
@@ -124,7 +125,9 @@ int runModel(const RunOpts &o) {
   std::unique_ptr<runtime::CompiledModel> compiled;
   if (o.engine == "jit") {
     auto compileStart = std::chrono::steady_clock::now();
-    auto m = runtime::compileModel(*graph);
+    runtime::CompileOptions copts;
+    copts.threads = o.threads;
+    auto m = runtime::compileModel(*graph, copts);
     if (!m) {
       std::cerr << "error: " << o.model << ": " << llvm::toString(m.takeError()) << "\n";
       return 1;
@@ -218,6 +221,9 @@ Action addRunCommand(CLI::App &app) {
   cmd->add_option("--input,-i", o->inputs, "Input as NAME=FILE or FILE (.npy or TensorProto .pb)");
   cmd->add_option("--output-dir", o->outputDir, "Write <output name>.npy files here");
   cmd->add_option("--dim", o->dims, "Size of a symbolic dim for random inputs: NAME=SIZE");
+  cmd->add_option("--threads", o->threads,
+                  "Threads for the jit engine's parallel loops (0: one per core)")
+      ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--labels", o->labels,
                   "Integer labels (.npy): print argmax predictions of output 0 and the accuracy");

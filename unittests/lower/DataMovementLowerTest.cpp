@@ -80,3 +80,44 @@ TEST(LowerDataMovement, ReflectPadIsNotImplemented) {
 }
 
 } // namespace
+
+namespace {
+
+// Index tensors with in-range values, a share of them negative (wrapped once).
+Tensor indexTensor(DType t, Shape shape, int64_t dim) {
+  Tensor r(t, shape);
+  std::uniform_int_distribution<int64_t> d(-dim, dim - 1);
+  for (int64_t e = 0; e < r.numElements(); ++e)
+    r.setInt(e, d(rng()));
+  return r;
+}
+
+TEST(LowerGatherNd, TuplesSlicesAndBatchDims) {
+  Tensor data = randomTensor(DType::F32, {3, 4, 5}, true);
+  checkOp(OpKind::GatherND, {data, indexTensor(DType::I64, {2, 2}, 3)}, {{"batch_dims", 0}});
+  Tensor ind(DType::I32, {2, 3, 3});
+  for (int64_t e = 0; e < ind.numElements(); ++e) // per-coordinate ranges 3, 4, 5
+    ind.setInt(e, static_cast<int64_t>(e % 3 + 2 + e) % (3 + e % 3) - 1);
+  checkOp(OpKind::GatherND, {data, ind}, {{"batch_dims", 0}});
+  checkOp(OpKind::GatherND, {data, indexTensor(DType::I64, {3, 2, 1}, 4)}, {{"batch_dims", 1}});
+}
+
+TEST(LowerScatter, ElementsAndNdWithReductions) {
+  for (const char *red : {"none", "add", "mul"})
+    for (DType t : {DType::F32, DType::I32, DType::Bool}) {
+      SCOPED_TRACE(std::string(red) + " " + std::string(dtypeName(t)));
+      for (int64_t axis : {0, 1, -1})
+        checkOp(OpKind::ScatterElements,
+                {randomTensor(t, {3, 4}), indexTensor(DType::I64, {2, 3}, axis == 0 ? 3 : 4),
+                 randomTensor(t, {2, 3})},
+                {{"axis", axis}, {"reduction", red}});
+      checkOp(OpKind::ScatterND,
+              {randomTensor(t, {3, 4, 2}), indexTensor(DType::I32, {5, 1}, 3), randomTensor(t, {5, 4, 2})},
+              {{"reduction", red}});
+      checkOp(OpKind::ScatterND,
+              {randomTensor(t, {3, 4}), indexTensor(DType::I64, {2, 3, 1}, 3), randomTensor(t, {2, 3, 4})},
+              {{"reduction", red}});
+    }
+}
+
+} // namespace

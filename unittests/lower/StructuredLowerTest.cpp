@@ -103,3 +103,25 @@ TEST(LowerPool, MaxAndAvg) {
 }
 
 } // namespace
+
+namespace {
+
+using I2 = std::vector<int64_t>;
+
+AttrMap convTAttrs(I2 strides, I2 pads, I2 dilations, int64_t group, I2 outPad) {
+  return {{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"group", group},
+          {"output_padding", outPad}};
+}
+
+TEST(LowerConvTranspose, StridesPadsDilationsGroupsBias) {
+  checkOp(OpKind::ConvTranspose, {randomTensor(DType::F32, {2, 3, 4, 5}), randomTensor(DType::F32, {3, 2, 3, 3})},
+          convTAttrs({1, 1}, {0, 0, 0, 0}, {1, 1}, 1, {0, 0}), Cmp::MaxRel, 1e-6);
+  checkOp(OpKind::ConvTranspose, {randomTensor(DType::F32, {1, 4, 3, 4}), randomTensor(DType::F32, {4, 3, 3, 2}),
+                                  randomTensor(DType::F32, {6})},
+          convTAttrs({2, 3}, {1, 0, 1, 1}, {1, 2}, 2, {1, 2}), Cmp::MaxRel, 1e-6);
+  checkOp(OpKind::ConvTranspose, {randomTensor(DType::F64, {1, 2, 5}), randomTensor(DType::F64, {2, 3, 3}),
+                                  randomTensor(DType::F64, {3})},
+          convTAttrs({2}, {1, 2}, {2}, 1, {1}), Cmp::MaxRel, 1e-12);
+}
+
+} // namespace

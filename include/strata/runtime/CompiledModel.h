@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+namespace strata {
+class ThreadPool;
+}
 namespace strata::codegen {
 class LoopJit;
 }
@@ -25,6 +28,8 @@ struct CompileOptions {
   int optLevel = 2;
   // Apply loop::applyDefaultSchedule to every kernel (off: direct loop nests, for debugging).
   bool schedule = true;
+  // Threads that `parallel` loops run on (a pool owned by the model); 0 means one per core.
+  unsigned threads = 0;
 
   static std::string defaultJitPipeline();
 };
@@ -57,6 +62,7 @@ public:
   int64_t arenaBytes() const { return arenaBytes_; }
   // How many times an arena was allocated (1 after any number of runs).
   int64_t arenaAllocations() const { return arenaAllocations_; }
+  unsigned threads() const;
 
 private:
   friend class ModelCompiler;
@@ -75,6 +81,7 @@ private:
   };
 
   std::unique_ptr<codegen::LoopJit> jit_; // owns the code of every step
+  std::unique_ptr<ThreadPool> pool_;       // current pool of the thread calling the kernels
   std::vector<std::shared_ptr<Buffer>> constants_;
   std::vector<PlanStep> steps_;
   std::vector<IOType> inputs_, outputs_;

@@ -1,0 +1,186 @@
+// Per-row scans along one axis: arg_reduce, layer_norm and cumsum.
+//
+// Order and precision follow lib/interp/Reductions.cpp exactly (bit-identical results): every
+// row (all dims but the scanned ones fixed) owns one-element local accumulators and walks the
+// scanned dims in the interpreter's order; floats accumulate in f64 and round once at the end.
+#include "LowerImpl.h"
+
+namespace strata::lower {
+namespace {
+
+using loop::ExprKind;
+
+Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
+Expr isNaN(const Expr &v) { return bin(ExprKind::NE, v, v); }
+
+struct Acc {
+  loop::Buffer buf;
+  Expr get() const { return loop::load(buf, {imm(0)}); }
+  Stmt set(Expr v) const { return loop::store(buf, {imm(0)}, std::move(v)); }
+};
+Acc makeAcc(LowerCtx &c, const std::string &hint, DType t) {
+  return {loop::makeBuffer(c.newName(hint), t, {imm(1)}, {}, loop::MemoryScope::Local)};
+}
+
+// A nest over every dim of `shape` except `axis`; `body` gets the full index with a placeholder
+// at `axis` (to be replaced by the caller's axis index) via `at(a)`.
+Stmt rowNest(LowerCtx &c, const Shape &shape, size_t axis,
+             const std::function<Stmt(const std::function<Exprs(const Expr &)> &)> &body) {
+  Shape rows = shape;
+  rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(axis));
+  return loopNest(c, rows, [&](const Exprs &r) {
+    return body([&, r](const Expr &a) {
+      Exprs full = r;
+      full.insert(full.begin() + static_cast<std::ptrdiff_t>(axis), a);
+      return full;
+    });
+  });
+}
+
+// arg_reduce: the interpreter's running (best, bestIdx) from element 0, with numpy's NaN rule
+// (the first NaN wins; the last one with select_last_index) and ties to the last index with
+// select_last_index.
+Stmt lowerArgReduce(LowerCtx &c) {
+  const Shape &in = c.inShapes[0];
+  DType t = c.inTypes[0];
+  if (t == DType::Bool)
+    notLowered(c.op, "bool operand");
+  std::string kind = c.op.stringAttr("kind", "");
+  if (kind != "max" && kind != "min")
+    throw LowerError("arg_reduce: unknown kind '" + kind + "'");
+  bool selectLast = c.op.intAttr("select_last_index", 0) != 0;
+  bool keep = c.op.intAttr("keepdims", 1) != 0;
+  if (in.empty())
+    throw LowerError("arg_reduce: operand must have rank >= 1");
+  size_t axis = static_cast<size_t>(normalizeAxis(c.op, c.op.intAttr("axis", 0), static_cast<int64_t>(in.size())));
+  int64_t n = in[axis];
+  if (n == 0) {
+    if (numElements(c.outShapes[0]) > 0)
+      throw LowerError("arg_reduce: cannot take arg " + kind + " along an empty axis");
+    return loop::seq({});
+  }
+  return rowNest(c, in, axis, [&](const auto &at) {
+    Acc best = makeAcc(c, "best", t), idx = makeAcc(c, "idx", DType::I64);
+    loop::Var a = c.newVar("a");
+    Expr v = loop::load(c.ins[0], at(loop::var(a))), b = best.get();
+    Expr better = bin(kind == "max" ? ExprKind::GT : ExprKind::LT, v, b);
+    if (selectLast)
+      better = bin(ExprKind::Or, better, bin(ExprKind::EQ, v, b));
+    if (isFloat(t)) {
+      // NaN best: replaced only by a later NaN with select_last_index; a NaN v always wins.
+      Expr whenBestNaN = selectLast ? isNaN(v) : loop::boolImm(false);
+      better = loop::select(isNaN(b), whenBestNaN, bin(ExprKind::Or, isNaN(v), better));
+    }
+    Stmt scan = loop::forLoop(a, imm(1), imm(n - 1), loop::ForKind::Serial,
+                              loop::ifThenElse(better, loop::seq({best.set(v), idx.set(loop::var(a))})));
+    Exprs outIdx = at(imm(0));
+    if (!keep)
+      outIdx.erase(outIdx.begin() + static_cast<std::ptrdiff_t>(axis));
+    Stmt body = loop::seq({best.set(loop::load(c.ins[0], at(imm(0)))), idx.set(imm(0)), scan,
+                           loop::store(c.outs[0], outIdx, idx.get())});
+    return loop::allocate(best.buf, loop::allocate(idx.buf, body));
+  });
+}
+
+// layer_norm over dims [axis, rank): mean, then the mean-centred variance, both in f64;
+// y = (x - mean) * (1 / sqrt(var + eps)) * scale + bias, rounded once.
+Stmt lowerLayerNorm(LowerCtx &c) {
+  const Shape &in = c.inShapes[0];
+  DType t = c.inTypes[0];
+  if (!isFloat(t))
+    notLowered(c.op, std::string(dtypeName(t)) + " operand");
+  for (size_t i = 1; i < c.inTypes.size(); ++i)
+    if (c.inTypes[i] != t)
+      throw LowerError("layer_norm: scale and bias must have the input's dtype");
+  if (in.empty())
+    throw LowerError("layer_norm: operand must have rank >= 1");
+  size_t axis = static_cast<size_t>(normalizeAxis(c.op, c.op.intAttr("axis", -1), static_cast<int64_t>(in.size())));
+  double eps = c.op.floatAttr("epsilon", 1e-5);
+  Shape outer(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(axis));
+  Shape trailing(in.begin() + static_cast<std::ptrdiff_t>(axis), in.end());
+  for (size_t i = 1; i < c.inShapes.size(); ++i)
+    if (c.inShapes[i].size() > in.size())
+      throw LowerError("layer_norm: scale/bias rank exceeds the input's");
+  int64_t inner = numElements(trailing);
+  const DType f64 = DType::F64;
+  auto f = [&](double v) { return loop::floatImm(v, f64); };
+  return loopNest(c, outer, [&](const Exprs &o) {
+    Acc mean = makeAcc(c, "mean", f64), var = makeAcc(c, "var", f64), inv = makeAcc(c, "invstd", f64);
+    auto full = [&](const Exprs &r) {
+      Exprs idx = o;
+      idx.insert(idx.end(), r.begin(), r.end());
+      return idx;
+    };
+    auto x = [&](const Exprs &r) { return loop::cast(f64, loop::load(c.ins[0], full(r))); };
+    Stmt sum = loopNest(c, trailing, [&](const Exprs &r) { return mean.set(mean.get() + x(r)); });
+    Stmt sq = loopNest(c, trailing, [&](const Exprs &r) {
+      Expr d = x(r) - mean.get();
+      return var.set(var.get() + d * d);
+    });
+    auto operand = [&](size_t i, const Exprs &r) {
+      return loop::cast(f64, loop::load(c.ins[i], broadcastIndex(full(r), in, c.inShapes[i])));
+    };
+    Stmt write = loopNest(c, trailing, [&](const Exprs &r) {
+      Expr y = (x(r) - mean.get()) * inv.get();
+      y = y * operand(1, r);
+      if (c.ins.size() > 2)
+        y = y + operand(2, r);
+      return loop::store(c.outs[0], full(r), loop::cast(t, y));
+    });
+    Expr count = f(static_cast<double>(inner));
+    Stmt body = loop::seq(
+        {mean.set(f(0)), sum, mean.set(bin(ExprKind::Div, mean.get(), count)), var.set(f(0)), sq,
+         var.set(bin(ExprKind::Div, var.get(), count)),
+         inv.set(bin(ExprKind::Div, f(1), loop::call(loop::Intrinsic::Sqrt, {var.get() + f(eps)}))),
+         write});
+    return loop::allocate(mean.buf, loop::allocate(var.buf, loop::allocate(inv.buf, body)));
+  });
+}
+
+// cumsum along `axis` (optionally reversed / exclusive): a running sum, f64 for floats, wrapping
+// in the dtype for integers.
+Stmt lowerCumSum(LowerCtx &c) {
+  const Shape &in = c.inShapes[0];
+  DType t = c.inTypes[0];
+  if (t == DType::Bool)
+    throw LowerError("cumsum: bool input is not supported");
+  if (in.empty())
+    throw LowerError("cumsum: operand must have rank >= 1");
+  size_t axis = static_cast<size_t>(normalizeAxis(c.op, c.op.intAttr("axis", 0), static_cast<int64_t>(in.size())));
+  bool exclusive = c.op.intAttr("exclusive", 0) != 0;
+  bool reverse = c.op.intAttr("reverse", 0) != 0;
+  int64_t n = in[axis];
+  DType at = isFloat(t) ? DType::F64 : t;
+  return rowNest(c, in, axis, [&](const auto &idxAt) {
+    Acc run = makeAcc(c, "run", at);
+    loop::Var step = c.newVar("s");
+    Expr a = reverse ? imm(n - 1) - loop::var(step) : loop::var(step);
+    Exprs idx = idxAt(a);
+    Expr v = loop::load(c.ins[0], idx);
+    if (at != t)
+      v = loop::cast(at, v);
+    Expr out = at != t ? loop::cast(t, run.get()) : run.get();
+    Stmt add = run.set(run.get() + v), write = loop::store(c.outs[0], idx, out);
+    Stmt scan = loop::forLoop(step, imm(0), imm(n), loop::ForKind::Serial,
+                              exclusive ? loop::seq({write, add}) : loop::seq({add, write}));
+    Expr zero = isFloat(t) ? loop::floatImm(0, at) : loop::intImm(0, at);
+    return loop::allocate(run.buf, loop::seq({run.set(zero), scan}));
+  });
+}
+
+} // namespace
+
+bool isNormalizeFamily(OpKind k) {
+  return k == OpKind::ArgReduce || k == OpKind::LayerNorm || k == OpKind::CumSum;
+}
+
+Stmt lowerNormalize(LowerCtx &c) {
+  switch (c.op.kind()) {
+  case OpKind::ArgReduce: return lowerArgReduce(c);
+  case OpKind::LayerNorm: return lowerLayerNorm(c);
+  case OpKind::CumSum: return lowerCumSum(c);
+  default: notLowered(c.op);
+  }
+}
+
+} // namespace strata::lower

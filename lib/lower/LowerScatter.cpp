@@ -1,0 +1,125 @@
+// gather_nd, scatter_elements and scatter_nd (lib/interp/GatherScatter.cpp). Indices (i32/i64)
+// are widened and wrapped once when negative. Scatters copy `data` into the result, then combine
+// every update in the interpreter's order (row-major over `updates`, so later duplicates win for
+// reduction none); a store whose index falls outside the result is skipped by an `if` (the
+// interpreter rejects such indices), so no evaluation writes out of bounds.
+#include "LowerImpl.h"
+
+namespace strata::lower {
+namespace {
+
+using loop::ExprKind;
+
+Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
+
+Expr wrapped(const Expr &raw, DType t, int64_t dim) {
+  Expr i = t == DType::I64 ? raw : loop::cast(DType::I64, raw);
+  return loop::select(bin(ExprKind::LT, i, imm(0)), i + imm(dim), i);
+}
+
+void requireIndexType(const LowerCtx &c) {
+  if (c.inTypes[1] != DType::I32 && c.inTypes[1] != DType::I64)
+    throw LowerError(std::string(c.op.opName()) + ": indices must be i32 or i64");
+}
+
+// The coordinates of index tuple `tuple` (all but the last indices dim) into data dims
+// [first, first + k).
+Exprs tupleCoords(const LowerCtx &c, const Exprs &tuple, int64_t first, int64_t k) {
+  Exprs r;
+  for (int64_t j = 0; j < k; ++j) {
+    Exprs ii = tuple;
+    ii.push_back(imm(j));
+    r.push_back(wrapped(loop::load(c.ins[1], ii), c.inTypes[1], c.inShapes[0][static_cast<size_t>(first + j)]));
+  }
+  return r;
+}
+
+Stmt lowerGatherNd(LowerCtx &c) {
+  requireIndexType(c);
+  const Shape &data = c.inShapes[0], &ind = c.inShapes[1];
+  int64_t q = static_cast<int64_t>(ind.size()), b = c.op.intAttr("batch_dims", 0);
+  if (q < 1 || b < 0 || b >= q || b > static_cast<int64_t>(data.size()))
+    throw LowerError("gather_nd: bad batch_dims or indices rank");
+  int64_t k = ind.back();
+  return loopNest(c, c.outShapes[0], [&](const Exprs &o) {
+    Exprs tuple(o.begin(), o.begin() + (q - 1));
+    Exprs src(o.begin(), o.begin() + b);
+    Exprs coords = tupleCoords(c, tuple, b, k);
+    src.insert(src.end(), coords.begin(), coords.end());
+    src.insert(src.end(), o.begin() + (q - 1), o.end());
+    return loop::store(c.outs[0], o, loop::load(c.ins[0], src));
+  });
+}
+
+// result = data, then result[target(u)] = combine(result[target(u)], updates[u]) for every
+// updates index u, row-major.
+Stmt scatter(LowerCtx &c, const std::function<Exprs(const Exprs &)> &target) {
+  DType t = c.inTypes[0];
+  if (c.inTypes[2] != t)
+    throw LowerError(std::string(c.op.opName()) + ": updates dtype differs from data dtype");
+  std::string red = c.op.stringAttr("reduction", "none");
+  if (red != "none" && red != "add" && red != "mul")
+    notLowered(c.op, "reduction " + red);
+  const Shape &data = c.inShapes[0];
+  Stmt copy = loopNest(c, data, [&](const Exprs &i) {
+    return loop::store(c.outs[0], i, loop::load(c.ins[0], i));
+  });
+  Stmt updates = loopNest(c, c.inShapes[2], [&](const Exprs &u) {
+    Exprs dst = target(u);
+    Expr inside = loop::boolImm(true);
+    for (size_t d = 0; d < dst.size(); ++d)
+      inside = bin(ExprKind::And, inside,
+                   bin(ExprKind::And, bin(ExprKind::GE, dst[d], imm(0)), bin(ExprKind::LT, dst[d], imm(data[d]))));
+    Expr v = loop::load(c.ins[2], u), old = loop::load(c.outs[0], dst);
+    if (red == "add")
+      v = t == DType::Bool ? bin(ExprKind::Or, old, v) : old + v;
+    else if (red == "mul")
+      v = t == DType::Bool ? bin(ExprKind::And, old, v) : old * v;
+    return loop::ifThenElse(inside, loop::store(c.outs[0], dst, v));
+  });
+  return loop::seq({copy, updates});
+}
+
+Stmt lowerScatterElements(LowerCtx &c) {
+  requireIndexType(c);
+  const Shape &data = c.inShapes[0];
+  if (data.empty() || c.inShapes[1] != c.inShapes[2] || c.inShapes[1].size() != data.size())
+    throw LowerError("scatter_elements: indices and updates must match and have data's rank");
+  size_t axis = static_cast<size_t>(normalizeAxis(c.op, c.op.intAttr("axis", 0), static_cast<int64_t>(data.size())));
+  return scatter(c, [&](const Exprs &u) {
+    Exprs dst = u;
+    dst[axis] = wrapped(loop::load(c.ins[1], u), c.inTypes[1], data[axis]);
+    return dst;
+  });
+}
+
+Stmt lowerScatterNd(LowerCtx &c) {
+  requireIndexType(c);
+  const Shape &data = c.inShapes[0], &ind = c.inShapes[1];
+  int64_t q = static_cast<int64_t>(ind.size());
+  if (q < 1 || ind.back() < 1 || ind.back() > static_cast<int64_t>(data.size()))
+    throw LowerError("scatter_nd: bad indices shape");
+  int64_t k = ind.back();
+  return scatter(c, [&](const Exprs &u) {
+    Exprs dst = tupleCoords(c, Exprs(u.begin(), u.begin() + (q - 1)), 0, k);
+    dst.insert(dst.end(), u.begin() + (q - 1), u.end());
+    return dst;
+  });
+}
+
+} // namespace
+
+bool isScatterFamily(OpKind k) {
+  return k == OpKind::GatherND || k == OpKind::ScatterElements || k == OpKind::ScatterND;
+}
+
+Stmt lowerScatterFamily(LowerCtx &c) {
+  switch (c.op.kind()) {
+  case OpKind::GatherND: return lowerGatherNd(c);
+  case OpKind::ScatterElements: return lowerScatterElements(c);
+  case OpKind::ScatterND: return lowerScatterNd(c);
+  default: notLowered(c.op);
+  }
+}
+
+} // namespace strata::lower
