@@ -12,10 +12,8 @@
 #include "strata/loop/Schedule.h"
 #include "strata/loop/Simplify.h"
 #include "strata/loop/Verifier.h"
-#ifdef STRATA_HAVE_CODEGEN
 #include "strata/codegen/LoopToLLVM.h"
 #include "strata/codegen/Target.h"
-#endif
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -36,14 +34,12 @@ int main(int argc, char **argv) {
   app.add_flag("--check-bounds", checkBounds,
                "Fail unless every load and store index is provably inside its buffer");
   app.add_flag("--no-verify", noVerify, "Skip the verifier (print malformed IR as parsed)");
-#ifdef STRATA_HAVE_CODEGEN
   bool emitLLVM = false;
   std::string target = "host";
   int optLevel = 2;
   app.add_flag("--emit-llvm", emitLLVM, "Print LLVM IR instead of loop IR (docs/codegen.md)");
   app.add_option("--target", target, "With --emit-llvm: host, x86-64-v3 or x86-64-v2");
   app.add_option("-O", optLevel, "With --emit-llvm: LLVM optimization level 0-3 (default 2)");
-#endif
   CLI11_PARSE(app, argc, argv);
 
   auto fail = [](llvm::Error err) {
@@ -81,7 +77,6 @@ int main(int argc, char **argv) {
       return fail(std::move(err));
 
   std::string text;
-#ifdef STRATA_HAVE_CODEGEN
   if (emitLLVM) {
     llvm::LLVMContext ctx;
     llvm::Module mod(f->name, ctx);
@@ -96,7 +91,6 @@ int main(int argc, char **argv) {
     strata::codegen::optimizeModule(mod, **tm, optLevel);
     llvm::raw_string_ostream(text) << mod;
   }
-#endif
   if (text.empty())
     text = chosen + strata::loop::printFunction(*f);
   if (output == "-") {

@@ -5,9 +5,7 @@
 
 #include "strata/graph/passes/PassManager.h"
 #include "strata/interp/Interpreter.h"
-#ifdef STRATA_HAVE_RUNTIME
 #include "strata/runtime/CompiledModel.h"
-#endif
 
 #include <algorithm>
 #include <cmath>
@@ -138,7 +136,6 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
     return {unsupported ? Outcome::Unsupported : Outcome::Fail, msg};
   }
   Graph &g = *imported->graph;
-#ifdef STRATA_HAVE_RUNTIME
   // The jit engine compiles once (its pipeline: --passes if given, else its default) and runs
   // every data set. A missing lowering is UNSUPPORTED, so the counts say what is not built yet.
   std::unique_ptr<runtime::CompiledModel> compiled;
@@ -155,7 +152,6 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
     }
     compiled = std::move(*m);
   }
-#endif
   if (!o.passes.empty() && o.engine != "jit") {
     PassManager pm;
     PassContext ctx;
@@ -191,11 +187,7 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
         return {Outcome::Unsupported,
                 "input '" + name + "' was specialized but differs between data sets"};
 
-#ifdef STRATA_HAVE_RUNTIME
     auto results = compiled ? compiled->run(inputs) : interpret(g, inputs);
-#else
-    auto results = interpret(g, inputs);
-#endif
     if (!results)
       return {Outcome::Fail, llvm::toString(results.takeError())};
     if (results->size() != outs.size())
@@ -327,11 +319,7 @@ Action addConformanceCommand(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand("conformance", "Run ONNX backend test folders");
   cmd->add_option("dir", o->dir, "Folder of ONNX backend test folders")->required();
   cmd->add_option("--engine", o->engine, "Execution engine")
-#ifdef STRATA_HAVE_RUNTIME
       ->check(CLI::IsMember({"interp", "jit"}))
-#else
-      ->check(CLI::IsMember({"interp"}))
-#endif
       ->capture_default_str();
   cmd->add_option("--filter", o->filter, "Only tests whose name matches this regex");
   cmd->add_option("--expected", o->expected,

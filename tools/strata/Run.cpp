@@ -4,9 +4,7 @@
 
 #include "strata/interp/Interpreter.h"
 #include "strata/support/Npy.h"
-#ifdef STRATA_HAVE_RUNTIME
 #include "strata/runtime/CompiledModel.h"
-#endif
 
 #include <chrono>
 #include <filesystem>
@@ -121,7 +119,6 @@ int runModel(const RunOpts &o) {
   std::function<llvm::Expected<std::vector<Tensor>>()> execute = [&] {
     return interpret(*graph, inputs);
   };
-#ifdef STRATA_HAVE_RUNTIME
   std::unique_ptr<runtime::CompiledModel> compiled;
   if (o.engine == "jit") {
     auto compileStart = std::chrono::steady_clock::now();
@@ -140,7 +137,6 @@ int runModel(const RunOpts &o) {
                compiled->numKernels(), compiled->arenaBytes());
     execute = [&] { return compiled->run(inputs); };
   }
-#endif
   auto start = std::chrono::steady_clock::now();
   auto outputs = execute();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -212,11 +208,7 @@ Action addRunCommand(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand("run", "Run a model (.onnx or graph IR text) on inputs");
   cmd->add_option("model", o->model, "Model file (.onnx or .sg graph IR)")->required();
   cmd->add_option("--engine", o->engine, "Execution engine")
-#ifdef STRATA_HAVE_RUNTIME
       ->check(CLI::IsMember({"interp", "jit"}))
-#else
-      ->check(CLI::IsMember({"interp"}))
-#endif
       ->capture_default_str();
   cmd->add_option("--input,-i", o->inputs, "Input as NAME=FILE or FILE (.npy or TensorProto .pb)");
   cmd->add_option("--output-dir", o->outputDir, "Write <output name>.npy files here");

@@ -1,6 +1,6 @@
 // Converters for ONNX shape and data-movement ops: reshapes, transposes, slicing, padding,
 // gathers and scatters, and the shape queries (which fold to constants).
-#include "Converter.h"
+#include "Decompose.h"
 
 #include <numeric>
 
@@ -9,14 +9,6 @@ namespace {
 
 using Node = onnx::NodeProto;
 using Values = std::vector<Value *>;
-
-Value *requireInput(ImportContext &ctx, const Node &n, int i, const char *what) {
-  Value *v = ctx.input(n, i);
-  if (!v)
-    throw ConvertError(std::string("missing required input ") + std::to_string(i) + " (" + what +
-                       ")");
-  return v;
-}
 
 std::vector<int64_t> ints(const Tensor &t) { return t.toIntVector(); }
 
@@ -42,7 +34,7 @@ std::optional<std::vector<int64_t>> axesAttrOrInput(ImportContext &ctx, const No
 // --- Reshaping -----------------------------------------------------------------------------------
 
 Values convertReshape(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
+  Value *x = requiredInput(ctx, n, 0, "data");
   std::vector<int64_t> shape = ints(ctx.requireConstantInput(n, 1, "shape"));
   AttrMap attrs{{"shape", Attribute(shape)}};
   if (int64_t allowZero = attrInt(n, "allowzero", 0))
@@ -84,7 +76,7 @@ Value *flatten2D(Builder &b, Value *x, int64_t axis) {
 }
 
 Values convertFlatten(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "input");
+  Value *x = requiredInput(ctx, n, 0, "input");
   int64_t rank = x->type().rank();
   int64_t axis = attrInt(n, "axis", 1);
   if (axis < -rank || axis > rank)
@@ -96,7 +88,7 @@ Values convertFlatten(ImportContext &ctx, const Node &n) {
 }
 
 Values convertSqueeze(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
+  Value *x = requiredInput(ctx, n, 0, "data");
   const auto &dims = x->type().dims;
   int64_t rank = x->type().rank();
   std::vector<bool> drop(rank, false);
@@ -120,7 +112,7 @@ Values convertSqueeze(ImportContext &ctx, const Node &n) {
 }
 
 Values convertUnsqueeze(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
+  Value *x = requiredInput(ctx, n, 0, "data");
   auto axes = axesAttrOrInput(ctx, n, 13);
   if (!axes)
     throw ConvertError("Unsqueeze needs axes");
@@ -140,7 +132,7 @@ Values convertUnsqueeze(ImportContext &ctx, const Node &n) {
 }
 
 Values convertTranspose(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
+  Value *x = requiredInput(ctx, n, 0, "data");
   int64_t rank = x->type().rank();
   std::vector<int64_t> perm(rank);
   std::iota(perm.rbegin(), perm.rend(), 0); // default: reverse the dims
@@ -174,7 +166,7 @@ Value *sliceAxis(Builder &b, Value *x, int64_t axis, int64_t start, int64_t end)
 }
 
 Values convertSplit(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "input");
+  Value *x = requiredInput(ctx, n, 0, "input");
   int64_t axis = normalizeAxis(attrInt(n, "axis", 0), x->type().rank());
   int64_t outputs = n.output_size();
   std::vector<int64_t> sizes;
@@ -213,7 +205,7 @@ Values convertSplit(ImportContext &ctx, const Node &n) {
 }
 
 Values convertSlice(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
+  Value *x = requiredInput(ctx, n, 0, "data");
   int64_t rank = x->type().rank();
   std::vector<int64_t> starts, ends, axes, steps;
   if (ctx.opset() < 10) {
@@ -254,7 +246,7 @@ Values convertSlice(ImportContext &ctx, const Node &n) {
 
 Values convertPad(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
-  Value *x = requireInput(ctx, n, 0, "data");
+  Value *x = requiredInput(ctx, n, 0, "data");
   int64_t rank = x->type().rank();
   DType dt = x->type().dtype;
   std::string mode = attrString(n, "mode", "constant");
@@ -300,7 +292,7 @@ Values convertPad(ImportContext &ctx, const Node &n) {
 
 Values convertTile(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
-  Value *x = requireInput(ctx, n, 0, "input");
+  Value *x = requiredInput(ctx, n, 0, "input");
   std::vector<int64_t> repeats = ints(ctx.requireConstantInput(n, 1, "repeats"));
   const auto &dims = x->type().dims;
   if (static_cast<int64_t>(repeats.size()) != x->type().rank())
@@ -340,7 +332,7 @@ Values convertTile(ImportContext &ctx, const Node &n) {
 }
 
 Values convertExpand(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "input");
+  Value *x = requiredInput(ctx, n, 0, "input");
   std::vector<int64_t> shape = ints(ctx.requireConstantInput(n, 1, "shape"));
   return {ctx.builder().value(OpKind::Expand, {x}, {{"shape", Attribute(shape)}})};
 }
@@ -348,30 +340,30 @@ Values convertExpand(ImportContext &ctx, const Node &n) {
 // --- Gathers and scatters ------------------------------------------------------------------------
 
 Values convertGather(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
-  Value *idx = requireInput(ctx, n, 1, "indices");
+  Value *x = requiredInput(ctx, n, 0, "data");
+  Value *idx = requiredInput(ctx, n, 1, "indices");
   int64_t axis = normalizeAxis(attrInt(n, "axis", 0), x->type().rank());
   return {ctx.builder().value(OpKind::Gather, {x, idx}, {{"axis", Attribute(axis)}})};
 }
 
 Values convertGatherElements(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
-  Value *idx = requireInput(ctx, n, 1, "indices");
+  Value *x = requiredInput(ctx, n, 0, "data");
+  Value *idx = requiredInput(ctx, n, 1, "indices");
   int64_t axis = normalizeAxis(attrInt(n, "axis", 0), x->type().rank());
   return {ctx.builder().value(OpKind::GatherElements, {x, idx}, {{"axis", Attribute(axis)}})};
 }
 
 Values convertGatherND(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
-  Value *idx = requireInput(ctx, n, 1, "indices");
+  Value *x = requiredInput(ctx, n, 0, "data");
+  Value *idx = requiredInput(ctx, n, 1, "indices");
   return {ctx.builder().value(OpKind::GatherND, {x, idx},
                               {{"batch_dims", Attribute(attrInt(n, "batch_dims", 0))}})};
 }
 
 Values convertScatterElements(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
-  Value *idx = requireInput(ctx, n, 1, "indices");
-  Value *upd = requireInput(ctx, n, 2, "updates");
+  Value *x = requiredInput(ctx, n, 0, "data");
+  Value *idx = requiredInput(ctx, n, 1, "indices");
+  Value *upd = requiredInput(ctx, n, 2, "updates");
   int64_t axis = normalizeAxis(attrInt(n, "axis", 0), x->type().rank());
   std::string reduction = attrString(n, "reduction", "none");
   return {ctx.builder().value(OpKind::ScatterElements, {x, idx, upd},
@@ -379,9 +371,9 @@ Values convertScatterElements(ImportContext &ctx, const Node &n) {
 }
 
 Values convertScatterND(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
-  Value *idx = requireInput(ctx, n, 1, "indices");
-  Value *upd = requireInput(ctx, n, 2, "updates");
+  Value *x = requiredInput(ctx, n, 0, "data");
+  Value *idx = requiredInput(ctx, n, 1, "indices");
+  Value *upd = requiredInput(ctx, n, 2, "updates");
   std::string reduction = attrString(n, "reduction", "none");
   return {ctx.builder().value(OpKind::ScatterND, {x, idx, upd},
                               {{"reduction", Attribute(reduction)}})};
@@ -390,7 +382,7 @@ Values convertScatterND(ImportContext &ctx, const Node &n) {
 // Reverses the first sequence_lens[b] steps of each batch entry: a gather_elements along the time
 // axis with a constant index tensor (the lengths must be known at import).
 Values convertReverseSequence(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "input");
+  Value *x = requiredInput(ctx, n, 0, "input");
   Shape shape = requireStaticShape(x, "ReverseSequence");
   std::vector<int64_t> lens = ints(ctx.requireConstantInput(n, 1, "sequence_lens"));
   int64_t rank = x->type().rank();
@@ -430,7 +422,7 @@ NCHW nchw(Value *x, const char *op) {
 
 Values convertDepthToSpace(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
-  Value *x = requireInput(ctx, n, 0, "input");
+  Value *x = requiredInput(ctx, n, 0, "input");
   NCHW s = nchw(x, "DepthToSpace");
   int64_t bs = attrInt(n, "blocksize", 0);
   if (bs <= 0 || s.c % (bs * bs) != 0)
@@ -453,7 +445,7 @@ Values convertDepthToSpace(ImportContext &ctx, const Node &n) {
 
 Values convertSpaceToDepth(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
-  Value *x = requireInput(ctx, n, 0, "input");
+  Value *x = requiredInput(ctx, n, 0, "input");
   NCHW s = nchw(x, "SpaceToDepth");
   int64_t bs = attrInt(n, "blocksize", 0);
   if (bs <= 0 || s.h % bs != 0 || s.w % bs != 0)
@@ -466,12 +458,12 @@ Values convertSpaceToDepth(ImportContext &ctx, const Node &n) {
 // --- Identity-like ---------------------------------------------------------------------------
 
 Values convertIdentity(ImportContext &ctx, const Node &n) {
-  return {requireInput(ctx, n, 0, "input")};
+  return {requiredInput(ctx, n, 0, "input")};
 }
 
 // Inference-mode Dropout: the data passes through; the mask is all true.
 Values convertDropout(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
+  Value *x = requiredInput(ctx, n, 0, "data");
   if (ctx.opset() >= 12 && ctx.input(n, 2)) {
     Tensor training = ctx.requireConstantInput(n, 2, "training_mode");
     // Training with ratio 0 drops nothing, so it is still the identity.
@@ -494,7 +486,7 @@ Values convertDropout(ImportContext &ctx, const Node &n) {
 }
 
 Values convertShape(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
+  Value *x = requiredInput(ctx, n, 0, "data");
   int64_t rank = x->type().rank();
   int64_t start = attrInt(n, "start", 0), end = attrInt(n, "end", rank);
   auto clampAxis = [rank](int64_t a) {
@@ -517,7 +509,7 @@ Values convertShape(ImportContext &ctx, const Node &n) {
 }
 
 Values convertSize(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "data");
+  Value *x = requiredInput(ctx, n, 0, "data");
   auto count = x->type().staticNumElements();
   if (!count)
     throw ConvertError("the size of dynamic shape " + x->type().str() + " is unsupported");
@@ -527,7 +519,7 @@ Values convertSize(ImportContext &ctx, const Node &n) {
 // Trilu keeps the upper (or lower) triangle of the last two dims: select with a constant mask.
 Values convertTrilu(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
-  Value *x = requireInput(ctx, n, 0, "input");
+  Value *x = requiredInput(ctx, n, 0, "input");
   const auto &dims = x->type().dims;
   if (dims.size() < 2 || !dims[dims.size() - 2].isStatic() || !dims.back().isStatic())
     throw ConvertError("Trilu needs static last two dims, got " + x->type().str());

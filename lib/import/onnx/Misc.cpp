@@ -3,7 +3,7 @@
 //
 // NonZero, Compress and Unique have data-dependent output shapes, so they are deliberately not
 // registered: the driver reports them as unsupported.
-#include "Converter.h"
+#include "Decompose.h"
 
 #include <cmath>
 
@@ -12,14 +12,6 @@ namespace {
 
 using Node = onnx::NodeProto;
 using Values = std::vector<Value *>;
-
-Value *requireInput(ImportContext &ctx, const Node &n, int i, const char *what) {
-  Value *v = ctx.input(n, i);
-  if (!v)
-    throw ConvertError(std::string("missing required input ") + std::to_string(i) + " (" + what +
-                       ")");
-  return v;
-}
 
 // A scalar (or one-element tensor) input that must be known at import.
 Tensor requireScalarInput(ImportContext &ctx, const Node &n, int i, const char *what) {
@@ -122,7 +114,7 @@ Values convertRange(ImportContext &ctx, const Node &n) {
 }
 
 Values convertEyeLike(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "input");
+  Value *x = requiredInput(ctx, n, 0, "input");
   if (x->type().rank() != 2 || !x->type().isStatic())
     throw ConvertError("EyeLike needs a static 2-D input, got " + x->type().str());
   DType dt = hasAttr(n, "dtype") ? requireDType(static_cast<int32_t>(attrInt(n, "dtype", 1)), "dtype")
@@ -148,8 +140,8 @@ Value *iotaAlong(Builder &b, int64_t size, int64_t axis, int64_t rank) {
 
 Values convertOneHot(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
-  Value *indices = requireInput(ctx, n, 0, "indices");
-  Value *values = requireInput(ctx, n, 2, "values");
+  Value *indices = requiredInput(ctx, n, 0, "indices");
+  Value *values = requiredInput(ctx, n, 2, "values");
   int64_t depth = static_cast<int64_t>(requireScalarInput(ctx, n, 1, "depth").getDouble(0));
   if (depth <= 0)
     throw ConvertError("depth must be positive, got " + std::to_string(depth));
@@ -205,7 +197,7 @@ ConvertFn cosineWindow(double a0, double a1, double a2) {
 // --- Casts ---------------------------------------------------------------------------------------
 
 Values convertCast(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "input");
+  Value *x = requiredInput(ctx, n, 0, "input");
   if (!hasAttr(n, "to"))
     throw ConvertError("missing required attribute 'to'");
   DType to = requireDType(static_cast<int32_t>(attrInt(n, "to", 0)), "attribute 'to'");
@@ -215,8 +207,8 @@ Values convertCast(ImportContext &ctx, const Node &n) {
 }
 
 Values convertCastLike(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "input");
-  DType to = requireInput(ctx, n, 1, "target_type")->type().dtype;
+  Value *x = requiredInput(ctx, n, 0, "input");
+  DType to = requiredInput(ctx, n, 1, "target_type")->type().dtype;
   if (to == x->type().dtype)
     return {x};
   return {ctx.builder().value(OpKind::Cast, {x}, {{"to", Attribute(to)}})};
@@ -225,7 +217,7 @@ Values convertCastLike(ImportContext &ctx, const Node &n) {
 // --- Structured ----------------------------------------------------------------------------------
 
 Values convertTopK(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "X");
+  Value *x = requiredInput(ctx, n, 0, "X");
   int64_t k = ctx.opset() < 10 ? attrInt(n, "k", -1) : requireScalarInput(ctx, n, 1, "K").getInt(0);
   if (k < 0)
     throw ConvertError("k must be non-negative, got " + std::to_string(k));
@@ -239,7 +231,7 @@ Values convertTopK(ImportContext &ctx, const Node &n) {
 }
 
 Values convertCumSum(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "x");
+  Value *x = requiredInput(ctx, n, 0, "x");
   int64_t axis = normalizeAxis(requireScalarInput(ctx, n, 1, "axis").getInt(0), x->type().rank());
   return {ctx.builder().value(OpKind::CumSum, {x},
                               {{"axis", Attribute(axis)},
@@ -250,7 +242,7 @@ Values convertCumSum(ImportContext &ctx, const Node &n) {
 Values convertEinsum(ImportContext &ctx, const Node &n) {
   Values inputs;
   for (int i = 0; i < n.input_size(); ++i)
-    inputs.push_back(requireInput(ctx, n, i, "operand"));
+    inputs.push_back(requiredInput(ctx, n, i, "operand"));
   std::string eq = attrString(n, "equation", "");
   if (eq.empty())
     throw ConvertError("missing required attribute 'equation'");
@@ -258,9 +250,9 @@ Values convertEinsum(ImportContext &ctx, const Node &n) {
 }
 
 Values convertWhere(ImportContext &ctx, const Node &n) {
-  return {ctx.builder().value(OpKind::Select, {requireInput(ctx, n, 0, "condition"),
-                                               requireInput(ctx, n, 1, "X"),
-                                               requireInput(ctx, n, 2, "Y")})};
+  return {ctx.builder().value(OpKind::Select, {requiredInput(ctx, n, 0, "condition"),
+                                               requiredInput(ctx, n, 1, "X"),
+                                               requiredInput(ctx, n, 2, "Y")})};
 }
 
 // One-hot of the first maximum along `axis` (the axis must be static).
@@ -279,7 +271,7 @@ Value *hardmaxAlong(Builder &b, Value *x, int64_t axis) {
 
 Values convertHardmax(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
-  Value *x = requireInput(ctx, n, 0, "input");
+  Value *x = requiredInput(ctx, n, 0, "input");
   int64_t rank = x->type().rank();
   if (ctx.opset() >= 13)
     return {hardmaxAlong(b, x, normalizeAxis(attrInt(n, "axis", -1), rank))};
@@ -401,7 +393,7 @@ ResizeParams legacyParams(const Node &n, const std::vector<double> &scales) {
 
 Values convertResize(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
-  Value *x = requireInput(ctx, n, 0, "X");
+  Value *x = requiredInput(ctx, n, 0, "X");
   if (attrInt(n, "antialias", 0) != 0)
     throw ConvertError("antialias=1 is unsupported");
   if (ctx.opset() < 11) {
@@ -428,7 +420,7 @@ Values convertResize(ImportContext &ctx, const Node &n) {
 }
 
 Values convertUpsample(ImportContext &ctx, const Node &n) {
-  Value *x = requireInput(ctx, n, 0, "X");
+  Value *x = requiredInput(ctx, n, 0, "X");
   std::vector<double> scales;
   if (ctx.opset() < 9) {
     for (float f : attrFloats(n, "scales"))
