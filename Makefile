@@ -4,7 +4,7 @@ JOBS ?= 2
 STRATA = $(BUILD)/bin/strata
 PY = /usr/bin/python3
 
-.PHONY: all deps configure build demo test test-data asan clean
+.PHONY: all deps configure build demo test test-data asan bench clean
 
 all: build
 
@@ -43,6 +43,25 @@ test: build test-data asan
 	  || (grep -E "^(FAIL|REGRESSION)" $(BUILD)-asan/conformance.log; exit 1)
 	@echo "conformance under AddressSanitizer: no regressions ($(BUILD)-asan/conformance.log)"
 	cd $(BUILD) && ctest --output-on-failure
+
+# Latency of strata's JIT engine next to ONNX Runtime (the npm package onnxruntime-node, CPU) on
+# the zoo models. Node.js and the package are installed here only when missing; the package's
+# install script (a download) is skipped, the CPU library it ships is enough.
+ORT_NODE_DIR = $(BUILD)/node
+ORT_NODE_VERSION = 1.30.0
+BENCH_THREADS ?= 2
+BENCH_ITERS ?= 20
+bench: build
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends nodejs npm; }
+	@[ -d $(ORT_NODE_DIR)/node_modules/onnxruntime-node ] || \
+	  npm install --prefix $(ORT_NODE_DIR) --ignore-scripts --no-audit --no-fund \
+	    onnxruntime-node@$(ORT_NODE_VERSION)
+	@[ -f $(BUILD)/zoo/resnet18.onnx ] || $(PY) scripts/export_zoo.py $(BUILD)/zoo
+	STRATA_NODE_DIR=$(ORT_NODE_DIR) $(PY) scripts/bench_compare.py --zoo $(BUILD)/zoo \
+	  --strata $(STRATA) --threads $(BENCH_THREADS) --iters $(BENCH_ITERS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan

@@ -46,19 +46,25 @@ def check_model(args, onnx_path):
                       "--verify-semantics", "--stats", "-o", optimized])
     stats = dict(line.split(": ", 1) for line in stats_text.splitlines() if ": " in line)
 
+    report = []
     cases = [("", f"{ref}.input.npy", f"{ref}.output.npy")]
     if os.path.exists(os.path.join(args.zoo, f"{ref}.b8.input.npy")):
         cases.append(("b8", f"{ref}.b8.input.npy", f"{ref}.b8.output.npy"))
-    report = []
-    # The interpreter on the imported and the optimized graph, and the JIT engine (static
-    # shapes only for now).
-    runs = [(onnx_path, "", "interp"), (optimized, "opt", "interp")]
-    if "dynbatch" not in name:
-        runs.append((onnx_path, "jit", "jit"))
+    # The interpreter on the imported and the optimized graph, the JIT engine, and (for the
+    # folded exports, whose unfolded twins compile to the same program) one AOT library that
+    # serves every batch size.
+    runs = [(onnx_path, "", "interp"), (optimized, "opt", "interp"), (onnx_path, "jit", "jit")]
+    if not name.endswith("_unfolded"):
+        library = os.path.join(work, "model.so")
+        compile_start = time.time()
+        run([strata, "compile", onnx_path, "-o", library])
+        report.append(f"aot compile {time.time() - compile_start:.1f} s")
+        runs.append((library, "aot", "aot"))
     for (tag, inp, outp), (model, kind, engine) in [(c, r) for c in cases for r in runs]:
         tag = "-".join(t for t in (tag or "b1", kind) if t)
         out_dir = os.path.join(work, tag)
-        run([strata, "run", model, "--engine", engine, "--input",
+        engine_args = [] if engine == "aot" else ["--engine", engine]
+        run([strata, "run", model, *engine_args, "--input",
              "input=" + os.path.join(args.zoo, inp), "--output-dir", out_dir])
         got = np.load(os.path.join(out_dir, "output.npy"))
         want = np.load(os.path.join(args.zoo, outp))

@@ -14,6 +14,7 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "inputs")))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%models", os.path.join(config.strata_src_root, "models")))
+config.substitutions.append(("%examples", os.path.join(config.strata_obj_root, "examples")))
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

@@ -1,5 +1,6 @@
 // ORC LLJIT for loop functions (see Jit.h).
 #include "strata/codegen/Jit.h"
+#include "strata/codegen/KernelModule.h"
 #include "strata/support/ThreadPool.h"
 
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -25,19 +26,8 @@ llvm::Expected<std::unique_ptr<LoopJit>> LoopJit::create(llvm::StringRef target,
   return std::unique_ptr<LoopJit>(new LoopJit(std::move(*jit), std::move(*spec), optLevel));
 }
 
-llvm::Expected<CompiledKernel> LoopJit::compile(const loop::LoopFunction &f,
-                                                const CodegenOptions &opts) {
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  auto mod = std::make_unique<llvm::Module>(f.name, *ctx);
-  if (llvm::Expected<llvm::Function *> fn = emitLoopFunction(f, *mod, opts); !fn)
-    return fn.takeError();
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = createTargetMachine(target_);
-  if (!tm)
-    return tm.takeError();
-  optimizeModule(*mod, **tm, optLevel_);
-
-  // A dylib per kernel: names never clash, and malloc/free/libm resolve from this process.
-  std::string dylibName = "kernel" + std::to_string(counter_++) + "." + f.name;
+llvm::Expected<llvm::orc::JITDylib &> LoopJit::newDylib(const std::string &dylibName) {
+  // A dylib per compile: names never clash, and malloc/free/libm resolve from this process.
   llvm::Expected<llvm::orc::JITDylib &> jd = jit_->createJITDylib(dylibName);
   if (!jd)
     return jd.takeError();
@@ -53,6 +43,50 @@ llvm::Expected<CompiledKernel> LoopJit::compile(const loop::LoopFunction &f,
             {llvm::orc::ExecutorAddr::fromPtr(&strata_parallel_for),
              llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable}}})))
     return err;
+  return jd;
+}
+
+llvm::Expected<std::vector<void (*)(void **)>>
+LoopJit::compileAll(const std::vector<loop::LoopFunction> &kernels, const CodegenOptions &opts) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto mod = std::make_unique<llvm::Module>("strata_kernels", *ctx);
+  std::string table = "strata_kernel_table" + std::to_string(counter_);
+  if (llvm::Error err = emitKernelModule(kernels, *mod, opts, table))
+    return err;
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = createTargetMachine(target_);
+  if (!tm)
+    return tm.takeError();
+  optimizeModule(*mod, **tm, optLevel_);
+  llvm::Expected<llvm::orc::JITDylib &> jd = newDylib("kernels" + std::to_string(counter_++));
+  if (!jd)
+    return jd.takeError();
+  if (llvm::Error err =
+          jit_->addIRModule(*jd, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
+    return err;
+  std::vector<void (*)(void **)> entries;
+  for (const loop::LoopFunction &f : kernels) {
+    auto addr = jit_->lookup(*jd, f.name + "_packed");
+    if (!addr)
+      return addr.takeError();
+    entries.push_back(addr->toPtr<void (*)(void **)>());
+  }
+  return entries;
+}
+
+llvm::Expected<CompiledKernel> LoopJit::compile(const loop::LoopFunction &f,
+                                                const CodegenOptions &opts) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto mod = std::make_unique<llvm::Module>(f.name, *ctx);
+  if (llvm::Expected<llvm::Function *> fn = emitLoopFunction(f, *mod, opts); !fn)
+    return fn.takeError();
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = createTargetMachine(target_);
+  if (!tm)
+    return tm.takeError();
+  optimizeModule(*mod, **tm, optLevel_);
+
+  llvm::Expected<llvm::orc::JITDylib &> jd = newDylib("kernel" + std::to_string(counter_++) + "." + f.name);
+  if (!jd)
+    return jd.takeError();
   if (llvm::Error err =
           jit_->addIRModule(*jd, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
     return err;

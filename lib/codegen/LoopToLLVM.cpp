@@ -151,58 +151,80 @@ void LoopEmitter::forLoop(const loop::StmtNode &s) {
   b_.SetInsertPoint(exit);
 }
 
-// An outermost `parallel` loop: its body becomes an internal function body(closure, begin, end)
-// running iterations [begin, end), and the loop a call strata_parallel_for(extent, body, closure)
-// (ThreadPool.h). The closure is a stack struct holding every value the body may use: the bound
-// variables, the loop's min, and each bound buffer's base pointer and strides.
+// An outermost `parallel` loop: its body becomes an internal function
+//   body(ptr base..., value..., i64 begin, i64 end)
+// running iterations [begin, end), reached through a trampoline body.tramp(closure, begin, end)
+// that strata_parallel_for (ThreadPool.h) calls; the closure is a stack struct of the bound
+// variables' values, the loop's min and each bound buffer's base pointer and strides. Constants
+// (the usual strides, extents) are not captured but rebuilt in the body, so the vectorizer still
+// sees unit strides; buffer pointers are `noalias` parameters of the body (when the function's
+// are), which the inliner turns into alias scopes inside the trampoline.
 void LoopEmitter::parallelLoop(const loop::StmtNode &s) {
   llvm::Value *lo = expr(s.min);
   llvm::Value *ext = toI64(expr(s.extent), s.var->dtype);
-  std::vector<const loop::VarNode *> capVars;
+  // What the body needs: every value, with constants kept apart.
+  std::vector<llvm::Value *> captured; // non-constant values, in capture order
+  auto capture = [&](llvm::Value *v) -> int {
+    if (llvm::isa<llvm::Constant>(v))
+      return -1;
+    captured.push_back(v);
+    return static_cast<int>(captured.size() - 1);
+  };
+  struct Slot {
+    llvm::Value *constant;
+    int index;
+  };
+  auto slot = [&](llvm::Value *v) { return Slot{v, capture(v)}; };
+  Slot loSlot = slot(lo);
+  std::vector<std::pair<const loop::VarNode *, Slot>> varSlots;
+  for (auto &[v, val] : vars)
+    varSlots.push_back({v, slot(val)});
   std::vector<const loop::BufferNode *> capBufs;
-  std::vector<llvm::Value *> values{lo};
-  for (auto &[v, val] : vars) {
-    capVars.push_back(v);
-    values.push_back(val);
-  }
+  std::vector<std::vector<Slot>> strideSlots;
+  std::vector<llvm::Value *> bases;
   for (auto &[buf, info] : bufs_) {
     capBufs.push_back(buf);
-    values.push_back(info.base);
-    values.insert(values.end(), info.strides.begin(), info.strides.end());
+    bases.push_back(info.base);
+    std::vector<Slot> st;
+    for (llvm::Value *v : info.strides)
+      st.push_back(slot(v));
+    strideSlots.push_back(std::move(st));
   }
-  std::vector<llvm::Type *> fields;
-  for (llvm::Value *v : values)
-    fields.push_back(v->getType());
-  auto *closureTy = llvm::StructType::get(ctx_, fields);
-  llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
-  llvm::AllocaInst *closure = entry.CreateAlloca(closureTy, nullptr, s.var->name + ".closure");
-  for (size_t i = 0; i < values.size(); ++i)
-    b_.CreateStore(values[i], b_.CreateStructGEP(closureTy, closure, i));
 
   llvm::Type *i64 = b_.getInt64Ty(), *ptr = b_.getPtrTy();
-  auto *bodyTy = llvm::FunctionType::get(b_.getVoidTy(), {ptr, i64, i64}, false);
-  auto *bodyFn = llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage,
+  // The body proper: bases, captured values, begin, end.
+  std::vector<llvm::Type *> params(bases.size(), ptr);
+  for (llvm::Value *v : captured)
+    params.push_back(v->getType());
+  params.push_back(i64);
+  params.push_back(i64);
+  auto *bodyFn = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+                                        llvm::Function::InternalLinkage,
                                         fn_->getName() + ".par." + s.var->name, m_);
   bodyFn->addFnAttr(llvm::Attribute::NoUnwind);
+  if (opts_.noalias)
+    for (size_t i = 0; i < bases.size(); ++i)
+      bodyFn->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
   LoopEmitter sub(m_, bodyFn, opts_);
   sub.inParallel = true;
   llvm::IRBuilder<> &sb = sub.builder();
   sb.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", bodyFn));
-  auto field = [&](size_t i) {
-    return sb.CreateLoad(fields[i], sb.CreateStructGEP(closureTy, bodyFn->getArg(0), i));
+  const size_t firstValue = bases.size();
+  auto value = [&](const Slot &sl) -> llvm::Value * {
+    return sl.index < 0 ? sl.constant : bodyFn->getArg(firstValue + sl.index);
   };
-  size_t k = 0;
-  llvm::Value *subLo = field(k++);
-  for (const loop::VarNode *v : capVars)
-    sub.vars[v] = field(k++);
-  for (const loop::BufferNode *buf : capBufs) {
-    BufInfo info{field(k++), {}};
-    for (size_t d = 0; d < buf->strides.size(); ++d)
-      info.strides.push_back(field(k++));
-    sub.bufs_[buf] = std::move(info);
+  llvm::Value *subLo = value(loSlot);
+  for (auto &[v, sl] : varSlots)
+    sub.vars[v] = value(sl);
+  for (size_t i = 0; i < capBufs.size(); ++i) {
+    BufInfo info{bodyFn->getArg(static_cast<unsigned>(i)), {}};
+    for (const Slot &sl : strideSlots[i])
+      info.strides.push_back(value(sl));
+    sub.bufs_[capBufs[i]] = std::move(info);
   }
   // for i in [begin, end): var = min + i, in the variable's type. begin < end always holds.
-  llvm::Value *begin = bodyFn->getArg(1), *end = bodyFn->getArg(2);
+  llvm::Value *begin = bodyFn->getArg(bodyFn->arg_size() - 2);
+  llvm::Value *end = bodyFn->getArg(bodyFn->arg_size() - 1);
   llvm::BasicBlock *pre = sb.GetInsertBlock();
   auto *loopBB = llvm::BasicBlock::Create(ctx_, "for." + s.var->name, bodyFn);
   auto *exitBB = llvm::BasicBlock::Create(ctx_, "for." + s.var->name + ".end", bodyFn);
@@ -221,9 +243,34 @@ void LoopEmitter::parallelLoop(const loop::StmtNode &s) {
   if (!sub.error.empty() && error.empty())
     error = sub.error;
 
+  // The closure the trampoline unpacks: bases, then captured values.
+  std::vector<llvm::Type *> fields(bases.size(), ptr);
+  for (llvm::Value *v : captured)
+    fields.push_back(v->getType());
+  auto *closureTy = llvm::StructType::get(ctx_, fields);
+  llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+  llvm::AllocaInst *closure = entry.CreateAlloca(closureTy, nullptr, s.var->name + ".closure");
+  for (size_t i = 0; i < bases.size(); ++i)
+    b_.CreateStore(bases[i], b_.CreateStructGEP(closureTy, closure, i));
+  for (size_t i = 0; i < captured.size(); ++i)
+    b_.CreateStore(captured[i], b_.CreateStructGEP(closureTy, closure, firstValue + i));
+
+  auto *trampTy = llvm::FunctionType::get(b_.getVoidTy(), {ptr, i64, i64}, false);
+  auto *tramp = llvm::Function::Create(trampTy, llvm::Function::InternalLinkage,
+                                       bodyFn->getName() + ".tramp", m_);
+  tramp->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilder<> tb(llvm::BasicBlock::Create(ctx_, "entry", tramp));
+  std::vector<llvm::Value *> args;
+  for (size_t i = 0; i < fields.size(); ++i)
+    args.push_back(tb.CreateLoad(fields[i], tb.CreateStructGEP(closureTy, tramp->getArg(0), i)));
+  args.push_back(tramp->getArg(1));
+  args.push_back(tramp->getArg(2));
+  tb.CreateCall(bodyFn, args);
+  tb.CreateRetVoid();
+
   llvm::FunctionCallee pfor = m_.getOrInsertFunction(
       "strata_parallel_for", llvm::FunctionType::get(b_.getVoidTy(), {i64, ptr, ptr}, false));
-  b_.CreateCall(pfor, {ext, bodyFn, closure});
+  b_.CreateCall(pfor, {ext, tramp, closure});
 }
 
 // Local buffers of constant size up to 64 KiB live on the stack (alloca in the entry block);

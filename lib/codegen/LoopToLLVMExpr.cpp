@@ -230,6 +230,7 @@ llvm::Value *LoopEmitter::binary(const Expr &e, llvm::Value *a, llvm::Value *b) 
     case ExprKind::Sub: r = b_.CreateFSub(a, b); break;
     case ExprKind::Mul: r = b_.CreateFMul(a, b); break;
     case ExprKind::Div: r = b_.CreateFDiv(a, b); break;
+    case ExprKind::Mod: r = b_.CreateFRem(a, b); break; // C fmod
     // std::fmin/fmax: a NaN operand yields the other one, which is llvm.minnum/maxnum.
     case ExprKind::Min: minmax = llvm::Intrinsic::minnum; break;
     case ExprKind::Max: minmax = llvm::Intrinsic::maxnum; break;
@@ -266,6 +267,17 @@ llvm::Value *LoopEmitter::binary(const Expr &e, llvm::Value *a, llvm::Value *b) 
   case ExprKind::GE: return sgn ? b_.CreateICmpSGE(a, b) : b_.CreateICmpUGE(a, b);
   case ExprKind::And: return b_.CreateAnd(a, b);
   case ExprKind::Or: return b_.CreateOr(a, b);
+  case ExprKind::BitAnd: return b_.CreateAnd(a, b);
+  case ExprKind::BitOr: return b_.CreateOr(a, b);
+  case ExprKind::BitXor: return b_.CreateXor(a, b);
+  case ExprKind::Shl:
+  case ExprKind::Shr: {
+    // LLVM's shift by >= the width is poison; the loop IR defines it as 0 (the select never
+    // picks the poison arm).
+    llvm::Value *s = k == ExprKind::Shl ? b_.CreateShl(a, b) : b_.CreateLShr(a, b);
+    llvm::Value *width = constOf(a->getType(), a->getType()->getScalarSizeInBits());
+    return b_.CreateSelect(b_.CreateICmpUGE(b, width), llvm::Constant::getNullValue(a->getType()), s);
+  }
   default: error = "unsupported integer operation " + std::string(loop::exprKindName(k)); return a;
   }
 }

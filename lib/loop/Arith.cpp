@@ -55,6 +55,19 @@ std::optional<int64_t> intBinary(ExprKind k, int64_t a, int64_t b, DType t) {
   case ExprKind::Max: return (sgn ? a > b : ua > ub) ? a : b;
   case ExprKind::And: return (a && b) ? 1 : 0;
   case ExprKind::Or: return (a || b) ? 1 : 0;
+  case ExprKind::BitAnd: return wrap(ua & ub, t);
+  case ExprKind::BitOr: return wrap(ua | ub, t);
+  case ExprKind::BitXor: return wrap(ua ^ ub, t);
+  case ExprKind::Shl:
+  case ExprKind::Shr: {
+    // Logical shifts of the t-wide pattern; the amount is t-wide unsigned.
+    unsigned bits = static_cast<unsigned>(dtypeSize(t)) * 8;
+    uint64_t mask = bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+    uint64_t amount = ub & mask;
+    if (amount >= bits)
+      return 0;
+    return wrap(k == ExprKind::Shl ? ua << amount : (ua & mask) >> amount, t);
+  }
   default: break;
   }
   if (b == 0 || (sgn && a == std::numeric_limits<int64_t>::min() && b == -1))
@@ -82,6 +95,7 @@ double floatBinary(ExprKind k, double a, double b, DType t) {
   case ExprKind::Sub: return round(a - b, t);
   case ExprKind::Mul: return round(a * b, t);
   case ExprKind::Div: return round(a / b, t);
+  case ExprKind::Mod: return round(std::fmod(a, b), t); // exact: the rounding is a no-op
   case ExprKind::Min: return std::fmin(a, b);
   case ExprKind::Max: return std::fmax(a, b);
   default: return std::numeric_limits<double>::quiet_NaN();

@@ -37,13 +37,15 @@ std::optional<Intrinsic> lookupIntrinsic(std::string_view name) {
 
 std::string_view exprKindName(ExprKind k) {
   static constexpr std::string_view names[] = {
-      "int", "float", "var", "load", "add", "sub", "mul", "div", "mod", "floordiv", "floormod",
-      "min", "max", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "select", "cast",
-      "call", "ramp", "broadcast"};
+      "int",    "float",  "var", "load", "add", "sub", "mul", "div",    "mod",    "floordiv",
+      "floormod", "min",  "max", "bitand", "bitor", "bitxor", "shl", "shr", "eq", "ne",
+      "lt",     "le",     "gt",  "ge",   "and", "or",  "not", "select", "cast", "call",
+      "ramp",   "broadcast"};
   return names[static_cast<int>(k)];
 }
 bool isBinaryArith(ExprKind k) { return k >= ExprKind::Add && k <= ExprKind::Max; }
 bool isComparison(ExprKind k) { return k >= ExprKind::EQ && k <= ExprKind::GE; }
+bool isBitwise(ExprKind k) { return k >= ExprKind::BitAnd && k <= ExprKind::Shr; }
 
 Var makeVar(std::string name, DType dtype) {
   return std::make_shared<const VarNode>(VarNode{std::move(name), dtype});

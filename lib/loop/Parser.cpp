@@ -596,7 +596,9 @@ private:
     static const std::map<std::string, ExprKind> calls = {
         {"min", ExprKind::Min},           {"max", ExprKind::Max},
         {"floordiv", ExprKind::FloorDiv}, {"floormod", ExprKind::FloorMod},
-        {"select", ExprKind::Select}};
+        {"bitand", ExprKind::BitAnd},     {"bitor", ExprKind::BitOr},
+        {"bitxor", ExprKind::BitXor},     {"shl", ExprKind::Shl},
+        {"shr", ExprKind::Shr},           {"select", ExprKind::Select}};
     if (auto it = calls.find(fn); it != calls.end()) {
       if (it->second == ExprKind::Select) {
         auto a = parseArgs(fn, 3);

@@ -122,7 +122,7 @@ public:
       list("(", n.operands, "");
       out += ", " + std::to_string(n.type.lanes) + ")";
       return;
-    default: // min, max, floordiv, floormod, select
+    default: // min, max, floordiv, floormod, bitand, bitor, bitxor, shl, shr, select
       out += exprKindName(n.kind);
       list("(", n.operands, ")");
       return;

@@ -20,7 +20,8 @@ std::optional<int64_t> ci(const Expr &e) { // integer (not bool) constant
 bool isConst(const Expr &e) { return e.kind() == ExprKind::IntImm || e.kind() == ExprKind::FloatImm; }
 bool isCommutative(ExprKind k) {
   return k == ExprKind::Add || k == ExprKind::Mul || k == ExprKind::Min || k == ExprKind::Max ||
-         k == ExprKind::EQ || k == ExprKind::NE || k == ExprKind::And || k == ExprKind::Or;
+         k == ExprKind::EQ || k == ExprKind::NE || k == ExprKind::And || k == ExprKind::Or ||
+         k == ExprKind::BitAnd || k == ExprKind::BitOr || k == ExprKind::BitXor;
 }
 
 class Simplifier {
@@ -53,6 +54,11 @@ public:
     case ExprKind::Or:
     case ExprKind::Not: return logic(e);
     case ExprKind::Select: return selectRule(e);
+    case ExprKind::BitAnd:
+    case ExprKind::BitOr:
+    case ExprKind::BitXor:
+    case ExprKind::Shl:
+    case ExprKind::Shr: return bitwise(e, n.operands[0], n.operands[1]);
     case ExprKind::Cast:
       if (n.operands[0].type() == n.type) // cast<T>(x: T) -> x
         return n.operands[0];
@@ -92,7 +98,7 @@ private:
         return Expr(); // x / 0 stays for the interpreter to report
       return isComparison(n.kind) ? boolImm(*v) : intImm(*v, t);
     }
-    if (a.asFloat() && b.asFloat() && n.kind != ExprKind::Mod) {
+    if (a.asFloat() && b.asFloat()) {
       double v = arith::floatBinary(n.kind, *a.asFloat(), *b.asFloat(), t);
       return isComparison(n.kind) ? boolImm(v != 0) : floatImm(v, t);
     }
@@ -251,6 +257,16 @@ private:
     if (c && x.type().lanes == 1)
       return (*c != 0) == isAnd ? x : y;                                 // x && true -> x, x && false -> false; dual for ||
     if (equal(x, y)) return x;                                           // x && x -> x, x || x -> x
+    return e;
+  }
+
+  // Identities with a constant right operand (constants were moved right by fold()).
+  Expr bitwise(const Expr &e, const Expr &x, const Expr &y) {
+    auto c = ci(y);
+    if (!isInt(x) || !c) return e;
+    if (*c == 0 && e.kind() == ExprKind::BitAnd) return y;               // x & 0 -> 0
+    if (*c == 0) return x;                                               // x | 0, x ^ 0, x << 0, x >> 0 -> x
+    if (*c == -1 && e.kind() == ExprKind::BitAnd) return x;              // x & ~0 -> x (y is t-wide)
     return e;
   }
 

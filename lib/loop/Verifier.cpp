@@ -178,8 +178,7 @@ private:
       return;
     if (t0.dtype == DType::Bool)
       bad("arithmetic on bool");
-    bool intOnly = n.kind == ExprKind::Mod || n.kind == ExprKind::FloorDiv ||
-                   n.kind == ExprKind::FloorMod;
+    bool intOnly = n.kind == ExprKind::FloorDiv || n.kind == ExprKind::FloorMod || isBitwise(n.kind);
     if (intOnly && !isInteger(t0.dtype))
       bad(std::string(exprKindName(n.kind)) + " needs integer operands, not " + typeName(t0));
   }

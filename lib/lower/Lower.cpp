@@ -63,7 +63,7 @@ Exprs delinearize(const Expr &linear, const Shape &shape) {
 }
 
 void requireSupportedDType(const Op &op, DType t) {
-  if (t == DType::F16 || t == DType::BF16)
+  if ((t == DType::F16 || t == DType::BF16) && !lowersNarrowFloats(op.kind()))
     notLowered(op, std::string(dtypeName(t)) + " operands");
 }
 
@@ -91,6 +91,10 @@ Stmt lowerBody(LowerCtx &c) {
     return lowerScatterFamily(c);
   if (k == OpKind::Resize)
     return lowerResize(c);
+  if (k == OpKind::TopK)
+    return lowerTopK(c);
+  if (k == OpKind::Einsum)
+    return lowerEinsum(c);
   if (k == OpKind::MatMul)
     return lowerMatMul(c);
   if (k == OpKind::Conv)
@@ -111,6 +115,8 @@ llvm::Expected<loop::LoopFunction> lowerKernel(const Op &kernelOp) {
 }
 
 llvm::Expected<loop::LoopFunction> lowerOp(const Op &op) {
+  if (hasSymbolicDims(op))
+    return lowerSymbolic(op);
   try {
     LowerCtx c{op, {}, {}, {}, {}, {}, {}};
     loop::LoopFunction fn;

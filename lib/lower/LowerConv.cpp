@@ -13,6 +13,7 @@ namespace strata::lower {
 namespace {
 
 using loop::ExprKind;
+using loop::Intrinsic;
 
 Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
 
@@ -141,7 +142,9 @@ Stmt lowerPool(LowerCtx &c) {
   std::string kind = c.op.stringAttr("kind", "");
   const Shape &x = c.inShapes[0], &out = c.outShapes[0];
   DType t = c.inTypes[0];
-  if ((kind != "max" && kind != "avg") || !isFloat(t) || x.size() < 3)
+  bool supported = isFloat(t) ? kind == "max" || kind == "avg" || kind == "lp"
+                               : kind == "max" && isInteger(t); // the interpreter's dtypes
+  if (!supported || x.size() < 3)
     notLowered(c.op, "kind " + kind + " on " + std::string(dtypeName(t)));
   bool includePad = c.op.intAttr("count_include_pad", 0) != 0;
   if (kind == "avg" && includePad && c.op.intAttr("ceil_mode", 0) != 0)
@@ -155,8 +158,17 @@ Stmt lowerPool(LowerCtx &c) {
   int64_t windowSize = 1;
   for (int64_t k : kernel)
     windowSize *= k;
-  bool isMax = kind == "max";
+  bool isMax = kind == "max", isLp = kind == "lp";
   DType at = isMax ? t : DType::F64;
+  // lp: (sum |x|^p)^(1/p) in f64, as the interpreter.
+  Expr p = loop::floatImm(static_cast<double>(c.op.intAttr("p", 2)), DType::F64);
+  Expr lowest; // max's start: -inf, or the integer dtype's minimum
+  if (isFloat(t)) {
+    lowest = loop::floatImm(-INFINITY, t);
+  } else {
+    unsigned bits = static_cast<unsigned>(dtypeSize(t)) * 8;
+    lowest = loop::intImm(!isSigned(t) ? 0 : bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1)), t);
+  }
   return loopNest(c, out, [&](const Exprs &idx) {
     loop::Buffer acc = localScalar(c, "acc", at), count = localScalar(c, "count", DType::I64);
     Expr a = loop::load(acc, {imm(0)}), n = loop::load(count, {imm(0)});
@@ -166,9 +178,13 @@ Stmt lowerPool(LowerCtx &c) {
       Expr v = loop::load(c.ins[0], concat({idx[0], idx[1]}, coords));
       Stmt update;
       if (isMax) {
-        Expr take = bin(ExprKind::And, bin(ExprKind::EQ, a, a),
-                        bin(ExprKind::Or, bin(ExprKind::NE, v, v), bin(ExprKind::GT, v, a)));
+        Expr take = isFloat(t) ? bin(ExprKind::And, bin(ExprKind::EQ, a, a),
+                                     bin(ExprKind::Or, bin(ExprKind::NE, v, v), bin(ExprKind::GT, v, a)))
+                               : bin(ExprKind::GT, v, a);
         update = loop::store(acc, {imm(0)}, loop::select(take, v, a));
+      } else if (isLp) {
+        Expr term = loop::call(Intrinsic::Pow, {loop::call(Intrinsic::Abs, {loop::cast(at, v)}), p});
+        update = loop::store(acc, {imm(0)}, a + term);
       } else {
         update = loop::seq({loop::store(acc, {imm(0)}, a + loop::cast(at, v)),
                             loop::store(count, {imm(0)}, n + imm(1))});
@@ -178,6 +194,9 @@ Stmt lowerPool(LowerCtx &c) {
     Expr result;
     if (isMax) {
       result = a;
+    } else if (isLp) {
+      Expr root = loop::call(Intrinsic::Pow, {a, bin(ExprKind::Div, loop::floatImm(1, at), p)});
+      result = loop::cast(t, root);
     } else {
       Expr divisor = includePad ? loop::floatImm(static_cast<double>(windowSize), at) : loop::cast(at, n);
       Expr avg = bin(ExprKind::Div, a, divisor);
@@ -185,8 +204,7 @@ Stmt lowerPool(LowerCtx &c) {
         avg = loop::select(bin(ExprKind::EQ, n, imm(0)), loop::floatImm(NAN, at), avg);
       result = loop::cast(t, avg);
     }
-    Stmt init = loop::seq({loop::store(acc, {imm(0)}, isMax ? loop::floatImm(-INFINITY, at)
-                                                            : loop::floatImm(0, at)),
+    Stmt init = loop::seq({loop::store(acc, {imm(0)}, isMax ? lowest : loop::floatImm(0, at)),
                            loop::store(count, {imm(0)}, imm(0))});
     return loop::allocate(acc, loop::allocate(count, loop::seq({init, inner,
                                                                 loop::store(c.outs[0], idx, result)})));

@@ -101,19 +101,54 @@ Stmt lowerConcat(LowerCtx &c) {
   return loop::seq(parts);
 }
 
-// Constant-mode pad: result element = source at (index - begin) when inside, else the value.
+// The source coordinate along one axis for pad mode edge/reflect/wrap (lib/interp padSource):
+// `u` is the result coordinate minus the leading pad; the axis keeps `kept` elements from `lo`
+// (negative pads crop first).
+Expr padSource(const Expr &u, int64_t lo, int64_t kept, const std::string &mode) {
+  Expr k;
+  if (mode == "edge") {
+    k = loop::min(loop::max(u, imm(0)), imm(kept - 1));
+  } else if (mode == "wrap") {
+    k = bin(ExprKind::FloorMod, u, imm(kept));
+  } else if (kept == 1) { // reflect of a single element
+    k = imm(0);
+  } else { // reflect: mirror without repeating the edge element (numpy 'reflect')
+    int64_t period = 2 * (kept - 1);
+    Expr m = bin(ExprKind::FloorMod, u, imm(period));
+    k = loop::select(bin(ExprKind::GE, m, imm(kept)), imm(period) - m, m);
+  }
+  return lo ? k + imm(lo) : k;
+}
+
+// Constant mode: result element = source at (index - begin) when inside, else the value. The
+// other modes read the source at a mirrored, clamped or wrapped coordinate.
 Stmt lowerPad(LowerCtx &c) {
   std::string mode = c.op.stringAttr("mode", "constant");
-  if (mode != "constant")
-    notLowered(c.op, "mode " + mode);
+  if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
+    throw LowerError("pad: unknown mode \"" + mode + "\"");
   std::vector<int64_t> pads = c.op.intsAttr("pads");
   const Shape &in = c.inShapes[0];
-  if (pads.size() != 2 * in.size())
+  size_t rank = in.size();
+  if (pads.size() != 2 * rank)
     throw LowerError("pad: pads must have 2 * rank entries");
+  if (mode != "constant")
+    return loopNest(c, c.outShapes[0], [&](const Exprs &idx) {
+      Exprs src;
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t begin = pads[d], lo = std::max<int64_t>(0, -begin);
+        int64_t kept = in[d] - lo - std::max<int64_t>(0, -pads[rank + d]);
+        if (kept <= 0 && c.outShapes[0][d] > 0)
+          throw LowerError("pad: cannot " + mode + "-pad axis " + std::to_string(d) +
+                           ", which keeps no elements");
+        kept = std::max<int64_t>(kept, 1); // an empty result never reads
+        src.push_back(padSource(begin > 0 ? idx[d] - imm(begin) : idx[d], lo, kept, mode));
+      }
+      return loop::store(c.outs[0], idx, loop::load(c.ins[0], src));
+    });
   return loopNest(c, c.outShapes[0], [&](const Exprs &idx) {
     Exprs src;
     Expr inside;
-    for (size_t d = 0; d < in.size(); ++d) {
+    for (size_t d = 0; d < rank; ++d) {
       Expr s = pads[d] ? idx[d] - imm(pads[d]) : idx[d];
       src.push_back(s);
       Expr ok = bin(ExprKind::And, bin(ExprKind::GE, s, imm(0)), bin(ExprKind::LT, s, imm(in[d])));

@@ -1,7 +1,8 @@
 // Elementwise ops (unary, binary, select, cast): one loop nest over the result shape whose body
 // stores the op's scalar expression of the broadcast operand loads. The scalar rules mirror
 // lib/interp/ElementwiseOps.h exactly where the loop IR's own semantics differ (integer division
-// by zero gives 0, max/min propagate NaN, sign of NaN is NaN, ...).
+// by zero gives 0, max/min propagate NaN, sign of NaN is NaN, ...). f16/bf16 operands compute in
+// f32 and round once into the result, as the interpreter's ElemTraits do.
 #include "LowerImpl.h"
 
 #include <cmath>
@@ -15,6 +16,13 @@ using loop::Intrinsic;
 Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
 Expr typedImm(double v, DType t) { return isFloat(t) ? loop::floatImm(v, t) : loop::intImm(static_cast<int64_t>(v), t); }
 Expr isNaN(const Expr &x) { return bin(ExprKind::NE, x, x); }
+bool isNarrowFloat(DType t) { return t == DType::F16 || t == DType::BF16; }
+DType computeType(DType t) { return isNarrowFloat(t) ? DType::F32 : t; }
+// All bits set in t (integers): ~x is x ^ allOnes.
+Expr allOnes(DType t) {
+  unsigned bits = static_cast<unsigned>(dtypeSize(t)) * 8;
+  return loop::intImm(isSigned(t) || bits == 64 ? -1 : static_cast<int64_t>((uint64_t(1) << bits) - 1), t);
+}
 
 // Transcendentals and rounding map to loop intrinsics (rounding is the identity on integers).
 std::optional<Intrinsic> mathIntrinsic(OpKind k) {
@@ -72,8 +80,8 @@ Expr unaryExpr(const Op &op, const Expr &x, DType t) {
   case OpKind::Not:
     if (t == DType::Bool)
       return loop::logicalNot(x);
-    if (isInteger(t) && isSigned(t))
-      return bin(ExprKind::Sub, typedImm(-1, t), x); // ~x == -1 - x in two's complement
+    if (isInteger(t))
+      return bin(ExprKind::BitXor, x, allOnes(t));
     notLowered(op, std::string(dtypeName(t)) + " operand");
   case OpKind::IsNaN:
     return fl ? isNaN(x) : loop::boolImm(false);
@@ -134,13 +142,23 @@ Expr binaryExpr(const Op &op, const Expr &a, const Expr &b, DType t) {
     if (isBool)
       notLowered(op, "bool operands");
     return fl ? bin(ExprKind::Div, a, b) : intDivMod(op, a, b, t, false);
-  case OpKind::Mod:
-    if (fl || isBool)
-      notLowered(op, std::string(dtypeName(t)) + " operands");
-    return intDivMod(op, a, b, t, true);
-  case OpKind::Pow:
+  case OpKind::Mod: {
+    if (isBool)
+      notLowered(op, "bool operands");
     if (!fl)
-      notLowered(op, "integer operands");
+      return intDivMod(op, a, b, t, true);
+    Expr r = bin(ExprKind::Mod, a, b); // C fmod
+    if (op.intAttr("fmod", 0) != 0)
+      return r;
+    // Python-style: the remainder takes the divisor's sign.
+    Expr zero = typedImm(0, t);
+    Expr fix = bin(ExprKind::And, bin(ExprKind::NE, r, zero),
+                   bin(ExprKind::NE, bin(ExprKind::LT, r, zero), bin(ExprKind::LT, b, zero)));
+    return loop::select(fix, bin(ExprKind::Add, r, b), r);
+  }
+  case OpKind::Pow:
+    if (!fl) // a loop of squarings: lowerElementwise lowers it as a statement (lowerIntPow)
+      notLowered(op, "integer operands inside a fused kernel");
     return loop::call(Intrinsic::Pow, {a, b});
   case OpKind::Max:
   case OpKind::Min: {
@@ -157,12 +175,25 @@ Expr binaryExpr(const Op &op, const Expr &a, const Expr &b, DType t) {
   case OpKind::And:
   case OpKind::Or:
   case OpKind::Xor:
-    if (!isBool)
-      notLowered(op, "bitwise on " + std::string(dtypeName(t)));
+    if (fl)
+      notLowered(op, std::string(dtypeName(t)) + " operands");
+    if (!isBool) // bitwise on integers
+      return bin(op.kind() == OpKind::And ? ExprKind::BitAnd
+                 : op.kind() == OpKind::Or ? ExprKind::BitOr
+                                           : ExprKind::BitXor,
+                 a, b);
     return bin(op.kind() == OpKind::And ? ExprKind::And
                : op.kind() == OpKind::Or ? ExprKind::Or
                                          : ExprKind::NE,
                a, b);
+  case OpKind::BitShift: {
+    if (!isInteger(t))
+      notLowered(op, std::string(dtypeName(t)) + " operands");
+    std::string dir = op.stringAttr("direction", "");
+    if (dir != "left" && dir != "right")
+      throw LowerError("bitshift: direction must be \"left\" or \"right\", got \"" + dir + "\"");
+    return bin(dir == "left" ? ExprKind::Shl : ExprKind::Shr, a, b);
+  }
   case OpKind::Eq:
   case OpKind::Lt:
   case OpKind::Le: {
@@ -184,21 +215,22 @@ bool isElementwiseFamily(OpKind k) {
   return k != OpKind::Constant && (opInfo(k).traits & T_ELEMENTWISE) != 0;
 }
 
-Expr elementwiseExpr(const Op &op, const Exprs &args, const std::vector<DType> &argTypes) {
+// Elementwise ops widen f16/bf16 to f32 and round into the result (elementwiseExpr); index-map
+// ops and topk only copy elements (topk compares them, which is exact in any width).
+bool lowersNarrowFloats(OpKind k) {
+  return isElementwiseFamily(k) || isIndexMapOp(k) || k == OpKind::TopK;
+}
+
+namespace {
+// The expression over operands of compute dtypes (no f16/bf16).
+Expr computeExpr(const Op &op, const Exprs &args, const std::vector<DType> &argTypes) {
   switch (op.kind()) {
   case OpKind::Select:
     return loop::select(args[0], args[1], args[2]);
   case OpKind::Cast: {
-    DType to = op.attr("to").getDType();
-    requireSupportedDType(op, to);
+    DType to = computeType(op.attr("to").getDType());
     return to == argTypes[0] ? args[0] : loop::cast(to, args[0]);
   }
-  case OpKind::Pow: // the exponent is converted to the base's dtype first
-    return binaryExpr(op, args[0],
-                      argTypes[1] == argTypes[0] ? args[1] : loop::cast(argTypes[0], args[1]),
-                      argTypes[0]);
-  case OpKind::BitShift:
-    notLowered(op);
   default:
     break;
   }
@@ -206,8 +238,29 @@ Expr elementwiseExpr(const Op &op, const Exprs &args, const std::vector<DType> &
     return unaryExpr(op, args[0], argTypes[0]);
   return binaryExpr(op, args[0], args[1], argTypes[0]);
 }
+} // namespace
+
+Expr elementwiseExpr(const Op &op, const Exprs &args, const std::vector<DType> &argTypes) {
+  Exprs wide = args;
+  std::vector<DType> wideTypes = argTypes;
+  if (op.kind() == OpKind::Pow && argTypes[1] != argTypes[0]) { // exponent to the base's dtype
+    wide[1] = loop::cast(argTypes[0], args[1]);
+    wideTypes[1] = argTypes[0];
+  }
+  for (size_t i = 0; i < args.size(); ++i)
+    if (isNarrowFloat(wideTypes[i])) {
+      wide[i] = loop::cast(DType::F32, wide[i]);
+      wideTypes[i] = DType::F32;
+    }
+  Expr r = computeExpr(op, wide, wideTypes);
+  // A narrow result rounds here, once (a cast from f64 rounds to f32 first, as the interpreter).
+  DType result = op.result(0)->type().dtype;
+  return r.type().dtype == result ? r : loop::cast(result, r);
+}
 
 Stmt lowerElementwise(LowerCtx &c) {
+  if (c.op.kind() == OpKind::Pow && isInteger(c.inTypes[0]))
+    return lowerIntPow(c);
   const Shape &out = c.outShapes[0];
   return loopNest(c, out, [&](const Exprs &idx) {
     Exprs args;

@@ -50,8 +50,14 @@ Exprs broadcastIndex(const Exprs &outIdx, const Shape &out, const Shape &in);
 // Row-major linear index of `idx` in `shape`, and its inverse.
 Expr linearIndex(const Exprs &idx, const Shape &shape);
 Exprs delinearize(const Expr &linear, const Shape &shape);
-// Rejects dtypes the loop IR computes differently from the graph interpreter (f16/bf16).
+// Rejects dtypes the loop IR computes differently from the graph interpreter: f16/bf16 outside
+// the ops that compute them in f32 and round on store (elementwise) or only copy them.
 void requireSupportedDType(const Op &op, DType t);
+bool lowersNarrowFloats(OpKind k);
+// A local (per-thread) buffer of `n` elements.
+inline loop::Buffer localArray(LowerCtx &c, const std::string &hint, DType t, int64_t n = 1) {
+  return loop::makeBuffer(c.newName(hint), t, {imm(n)}, {}, loop::MemoryScope::Local);
+}
 int64_t normalizeAxis(const Op &op, int64_t axis, int64_t rank);
 
 // Per-family entry points: the statement computing every result of c.op.
@@ -79,6 +85,11 @@ Stmt lowerConvTranspose(LowerCtx &c); // LowerConvTranspose.cpp
 // gather_nd, scatter_elements, scatter_nd (LowerScatter.cpp).
 bool isScatterFamily(OpKind k);
 Stmt lowerScatterFamily(LowerCtx &c);
+
+// pow on integer operands: square-and-multiply over the exponent's bits (LowerPow.cpp).
+Stmt lowerIntPow(LowerCtx &c);
+Stmt lowerTopK(LowerCtx &c);   // LowerTopK.cpp
+Stmt lowerEinsum(LowerCtx &c); // LowerEinsum.cpp
 
 // The scalar expression of elementwise op `op` applied to `args` (already broadcast, of the
 // op's operand dtypes `argTypes`); reusable for fused kernels.

@@ -1,8 +1,9 @@
 // gather_nd, scatter_elements and scatter_nd (lib/interp/GatherScatter.cpp). Indices (i32/i64)
 // are widened and wrapped once when negative. Scatters copy `data` into the result, then combine
-// every update in the interpreter's order (row-major over `updates`, so later duplicates win for
-// reduction none); a store whose index falls outside the result is skipped by an `if` (the
-// interpreter rejects such indices), so no evaluation writes out of bounds.
+// every update in the interpreter's order (row-major over `updates`: later duplicates win for
+// reduction none; add, mul, max and min accumulate); a store whose index falls outside the result
+// is skipped by an `if` (the interpreter rejects such indices), so no evaluation writes out of
+// bounds.
 #include "LowerImpl.h"
 
 namespace strata::lower {
@@ -15,6 +16,18 @@ Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std:
 Expr wrapped(const Expr &raw, DType t, int64_t dim) {
   Expr i = t == DType::I64 ? raw : loop::cast(DType::I64, raw);
   return loop::select(bin(ExprKind::LT, i, imm(0)), i + imm(dim), i);
+}
+
+// max/min as the interpreter's MaxFn/MinFn: or/and on bool; on floats a NaN (the old value's
+// first) propagates.
+Expr combineMinMax(bool isMax, const Expr &old, const Expr &v, DType t) {
+  if (t == DType::Bool)
+    return bin(isMax ? ExprKind::Or : ExprKind::And, old, v);
+  if (!isFloat(t))
+    return bin(isMax ? ExprKind::Max : ExprKind::Min, old, v);
+  Expr pick = isMax ? loop::select(bin(ExprKind::LT, old, v), v, old)
+                    : loop::select(bin(ExprKind::LT, v, old), v, old);
+  return loop::select(bin(ExprKind::NE, old, old), old, loop::select(bin(ExprKind::NE, v, v), v, pick));
 }
 
 void requireIndexType(const LowerCtx &c) {
@@ -58,8 +71,8 @@ Stmt scatter(LowerCtx &c, const std::function<Exprs(const Exprs &)> &target) {
   if (c.inTypes[2] != t)
     throw LowerError(std::string(c.op.opName()) + ": updates dtype differs from data dtype");
   std::string red = c.op.stringAttr("reduction", "none");
-  if (red != "none" && red != "add" && red != "mul")
-    notLowered(c.op, "reduction " + red);
+  if (red != "none" && red != "add" && red != "mul" && red != "max" && red != "min")
+    throw LowerError(std::string(c.op.opName()) + ": unknown reduction \"" + red + "\"");
   const Shape &data = c.inShapes[0];
   Stmt copy = loopNest(c, data, [&](const Exprs &i) {
     return loop::store(c.outs[0], i, loop::load(c.ins[0], i));
@@ -75,6 +88,8 @@ Stmt scatter(LowerCtx &c, const std::function<Exprs(const Exprs &)> &target) {
       v = t == DType::Bool ? bin(ExprKind::Or, old, v) : old + v;
     else if (red == "mul")
       v = t == DType::Bool ? bin(ExprKind::And, old, v) : old * v;
+    else if (red != "none")
+      v = combineMinMax(red == "max", old, v, t);
     return loop::ifThenElse(inside, loop::store(c.outs[0], dst, v));
   });
   return loop::seq({copy, updates});

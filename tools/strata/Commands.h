@@ -19,6 +19,7 @@ Action addImportCommand(CLI::App &app);
 Action addRunCommand(CLI::App &app);
 Action addConformanceCommand(CLI::App &app);
 Action addCompileCommand(CLI::App &app);
+Action addBenchCommand(CLI::App &app);
 
 // Loads a model: `.onnx` through the importer, anything else as graph IR text. Prints the error
 // to stderr and returns null on failure.

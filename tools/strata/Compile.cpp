@@ -1,14 +1,24 @@
-// strata compile MODEL [--emit=graph] [--passes=PIPELINE] [-o FILE] [--stats] ...: imports a
-// model (or parses graph IR), optimizes it with a pass pipeline (the standard one by default)
-// and emits the result. Only the optimized graph IR can be emitted so far.
+// strata compile MODEL [--emit=graph|loop|llvm|asm|obj|so] [--passes=PIPELINE] [-o FILE] ...:
+// imports a model (or parses graph IR), optimizes it with a pass pipeline (the standard one by
+// default) and stops at the requested rung: the optimized graph, the scheduled loop IR of every
+// kernel, the LLVM module, assembly, an object file, or a shared library with a C API (plus its
+// header). Without --emit, the extension of -o picks it (.so, .o, .s, .ll), else graph.
 #include "Commands.h"
 
 #include "strata/graph/Printer.h"
 #include "strata/graph/passes/MemoryPlan.h"
 #include "strata/graph/passes/PassManager.h"
+#include "strata/loop/Printer.h"
+#include "strata/runtime/Aot.h"
+#include "strata/runtime/CompiledModel.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Path.h"
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 
 namespace strata::cli {
@@ -16,13 +26,86 @@ namespace strata::cli {
 namespace {
 
 struct CompileOpts {
-  std::string model, output, emit = "graph", passes = "default";
+  std::string model, output, emit, passes = "default", target = "host";
+  int optLevel = 2;
   std::vector<std::string> printIrAfter, dims;
   bool stats = false, fastMath = false, emitBlobs = false;
   PassManagerOptions pm;
 };
 
-const char *const kSupportedEmits[] = {"graph"};
+const char *const kSupportedEmits[] = {"graph", "loop", "llvm", "asm", "obj", "so"};
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// --emit, or what the output file's extension implies.
+std::string emitKind(const CompileOpts &o) {
+  if (!o.emit.empty())
+    return o.emit;
+  for (auto [ext, kind] : {std::pair{".so", "so"}, {".o", "obj"}, {".s", "asm"}, {".ll", "llvm"}})
+    if (endsWith(o.output, ext))
+      return kind;
+  return "graph";
+}
+
+// The rungs below the graph: build the program (lowering, schedules) and emit it.
+int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
+                std::chrono::steady_clock::time_point start) {
+  runtime::CompileOptions co;
+  co.pipeline = ""; // the graph is already optimized
+  co.target = o.target;
+  auto po = runtime::programOptions(co);
+  if (!po) {
+    std::cerr << "error: " << llvm::toString(po.takeError()) << "\n";
+    return 1;
+  }
+  auto prog = runtime::buildProgram(graph, *po);
+  if (!prog) {
+    std::cerr << "error: " << o.model << ": " << llvm::toString(prog.takeError()) << "\n";
+    return 1;
+  }
+  if (emit == "loop") {
+    std::string text;
+    for (const loop::LoopFunction &f : prog->kernels)
+      text += loop::printFunction(f) + "\n";
+    return writeTextOutput(o.output, text) ? 0 : 1;
+  }
+  bool binary = emit == "obj" || emit == "so";
+  if (binary && (o.output.empty() || o.output == "-")) {
+    std::cerr << "error: --emit=" << emit << " needs an output file (-o)\n";
+    return 1;
+  }
+  runtime::AotOptions ao;
+  ao.target = o.target;
+  ao.optLevel = o.optLevel;
+  runtime::AotOutput kind = emit == "llvm"  ? runtime::AotOutput::LLVM
+                            : emit == "asm" ? runtime::AotOutput::Asm
+                            : emit == "obj" ? runtime::AotOutput::Object
+                                            : runtime::AotOutput::SharedLibrary;
+  std::string path = o.output.empty() ? "-" : o.output;
+  if (llvm::Error err = runtime::writeAot(*prog, ao, kind, path)) {
+    std::cerr << "error: " << o.model << ": " << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  }
+  if (kind != runtime::AotOutput::SharedLibrary)
+    return 0;
+  // The header next to the library: model.so -> model.h.
+  llvm::SmallString<256> header(path);
+  llvm::sys::path::replace_extension(header, ".h");
+  if (!writeTextOutput(std::string(header),
+                       runtime::aotHeader(prog->plan, llvm::sys::path::filename(path).str()))) {
+    std::remove(path.c_str());
+    return 1;
+  }
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "wrote " << path << " and " << header.str().str() << ": "
+            << prog->plan.steps.size() << " kernels, " << prog->plan.weightsBytes
+            << " weight bytes, " << prog->plan.symbols.size() << " symbolic dims; compile time "
+            << static_cast<int64_t>(ms) << " ms\n";
+  return 0;
+}
 
 size_t countKernels(const Graph &g) {
   size_t n = 0;
@@ -72,14 +155,16 @@ llvm::Expected<MemoryPlanOptions> memoryPlanOptions(const Graph &g,
 }
 
 int compileModel(const CompileOpts &o) {
+  auto start = std::chrono::steady_clock::now();
+  const std::string emit = emitKind(o);
   bool emitSupported = false;
   for (const char *e : kSupportedEmits)
-    emitSupported |= o.emit == e;
+    emitSupported |= emit == e;
   if (!emitSupported) {
     std::string list;
     for (const char *e : kSupportedEmits)
       list += (list.empty() ? "" : ", ") + std::string(e);
-    std::cerr << "error: --emit=" << o.emit << " is not supported; supported: " << list << "\n";
+    std::cerr << "error: --emit=" << emit << " is not supported; supported: " << list << "\n";
     return 1;
   }
 
@@ -108,6 +193,8 @@ int compileModel(const CompileOpts &o) {
     return 1;
   }
 
+  if (emit != "graph")
+    return emitProgram(o, emit, *graph, start);
   PrintOptions po;
   po.emitBlobs = o.emitBlobs;
   if (!writeTextOutput(o.output, printGraph(*graph, po)))
@@ -146,7 +233,14 @@ Action addCompileCommand(CLI::App &app) {
   CLI::App *cmd =
       app.add_subcommand("compile", "Import a model, optimize it with a pass pipeline and emit it");
   cmd->add_option("model", o->model, "ONNX model or graph IR text file")->required();
-  cmd->add_option("--emit", o->emit, "What to emit (supported: graph)")->capture_default_str();
+  cmd->add_option("--emit", o->emit,
+                  "What to emit: graph, loop, llvm, asm, obj or so (default: from the -o "
+                  "extension .so/.o/.s/.ll, else graph)");
+  cmd->add_option("--target", o->target, "CPU to generate code for: host, x86-64-v3, x86-64-v2")
+      ->capture_default_str();
+  cmd->add_option("-O", o->optLevel, "LLVM optimization level 0-3")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
   cmd->add_option("--passes", o->passes,
                   "Pass pipeline (see `strata-opt --list-passes`); 'default' is the standard one")
       ->capture_default_str();

@@ -18,6 +18,7 @@ int main(int argc, char **argv) {
   add(strata::cli::addRunCommand);
   add(strata::cli::addConformanceCommand);
   add(strata::cli::addCompileCommand);
+  add(strata::cli::addBenchCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

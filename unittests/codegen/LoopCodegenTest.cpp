@@ -207,6 +207,21 @@ TEST(LoopCodegen, IntegerDivisionWithNegatives) {
         {});
 }
 
+// Logical shifts of every width (amounts past the width give 0, also in vector loops), bitwise
+// ops, and float mod (C fmod, also on f16 held as f32).
+TEST(LoopCodegen, BitwiseShiftsAndFloatMod) {
+  check(R"(func @bits(%a: i64[64] in, %b: i32[64] in, %s: i64[64] out, %t: u8[64] out, %u: i16[64] out, %f: f32[64] out, %h: f16[64] out, %x: f32[64] in) {
+  for %i in [0, 64) vectorized {
+    %s[%i] = bitxor(shl(%a[%i], %i), shr(%a[%i], cast<i64>(%b[%i]) + 40))
+    %t[%i] = bitor(shl(cast<u8>(%a[%i]), cast<u8>(%i)), bitand(shr(cast<u8>(%b[%i]), cast<u8>(%b[%i])), 7u8))
+    %u[%i] = shr(cast<i16>(%a[%i]), cast<i16>(%i) - 8i16)
+    %f[%i] = %x[%i] % cast<f32>(%b[%i] % 7i32)
+    %h[%i] = cast<f16>(%x[%i]) % 0.75f16
+  }
+})",
+        {});
+}
+
 TEST(LoopCodegen, SelectGuardsOutOfBoundsLoads) {
   // The unchosen arm reads past the end: it must not be evaluated (scalar or vector).
   check(R"(func @shift(%x: f32[16] in, %y: f32[16] out, %z: f32[16] out) {

@@ -102,6 +102,23 @@ TEST(LoopInterpreterTest, IntegerSemanticsAndStrides) {
   EXPECT_EQ(args[1].toIntVector(), (std::vector<int64_t>{0, 100, -56, 44}));
 }
 
+TEST(LoopInterpreterTest, BitwiseShiftsAndFloatMod) {
+  // Shifts are logical on the bit pattern; amounts >= the width (read unsigned) give 0.
+  LoopFunction f = parse(R"(func @bits(%o: i8[6] out, %m: f64[2] out) {
+  for %k in [0, 6) serial {
+    %o[%k] = bitor(shr(-16i8, cast<i8>(%k) * 2i8), shl(bitand(cast<i8>(%k), 1i8), 7i8))
+  }
+  %m[0] = -7.5f64 % 2.0f64
+  %m[1] = 7.5f64 % -2.0f64
+})");
+  std::vector<Tensor> args = {Tensor(DType::I8, {6}), Tensor(DType::F64, {2})};
+  ASSERT_EQ(run(f, args), "");
+  // 0xF0 >> 0, 2, 4, 6, 8, 10, with bit 7 set on odd k.
+  EXPECT_EQ(args[0].toIntVector(), (std::vector<int64_t>{-16, -68, 15, -125, 0, -128}));
+  EXPECT_EQ(args[1].getDouble(0), -1.5);
+  EXPECT_EQ(args[1].getDouble(1), 1.5);
+}
+
 TEST(LoopInterpreterTest, Errors) {
   auto f = parseFunction(R"(func @oob(%o: f32[4] out, %d: i64) {
   for %i in [0, 5) serial {

@@ -36,6 +36,20 @@ TEST_F(SimplifyTest, ConstantFolding) {
   EXPECT_EQ(s(cast(DType::I32, floatImm(-2.7))), "-2i32");
   EXPECT_EQ(s(cast(DType::F32, c(3))), "3.0");
 }
+TEST_F(SimplifyTest, BitwiseFoldingAndIdentities) {
+  EXPECT_EQ(s(bin(ExprKind::Shl, intImm(1, DType::I8), intImm(7, DType::I8))), "-128i8");
+  EXPECT_EQ(s(bin(ExprKind::Shr, intImm(-128, DType::I8), intImm(7, DType::I8))), "1i8"); // logical
+  EXPECT_EQ(s(bin(ExprKind::Shl, c(1), c(64))), "0");    // amount >= width
+  EXPECT_EQ(s(bin(ExprKind::Shr, c(-1), c(-1))), "0");   // the amount reads unsigned
+  EXPECT_EQ(s(bin(ExprKind::BitXor, intImm(255, DType::U8), intImm(15, DType::U8))), "240u8");
+  EXPECT_EQ(s(bin(ExprKind::BitAnd, c(6), x)), "bitand(%x, 6)"); // constant moves right
+  EXPECT_EQ(s(bin(ExprKind::BitAnd, x, c(0))), "0");
+  EXPECT_EQ(s(bin(ExprKind::BitAnd, x, c(-1))), "%x");
+  EXPECT_EQ(s(bin(ExprKind::BitOr, x, c(0))), "%x");
+  EXPECT_EQ(s(bin(ExprKind::Shr, x, c(0))), "%x");
+  EXPECT_EQ(s(bin(ExprKind::Mod, floatImm(5.5), floatImm(-2))), "1.5"); // float mod is C fmod
+}
+
 TEST_F(SimplifyTest, ConstantMovesRight) { EXPECT_EQ(s(c(3) + x), "%x + 3"); }
 TEST_F(SimplifyTest, AddZero) { EXPECT_EQ(s(x + c(0)), "%x"); }
 TEST_F(SimplifyTest, AddNegativeBecomesSub) { EXPECT_EQ(s(x + c(-2)), "%x - 2"); }

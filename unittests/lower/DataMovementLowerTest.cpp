@@ -69,14 +69,17 @@ TEST(LowerDataMovement, GatherElements) {
   checkOp(OpKind::GatherElements, {data, idx0}, {{"axis", 0}});
 }
 
-TEST(LowerDataMovement, ReflectPadIsNotImplemented) {
-  Graph g;
-  Builder b(g);
-  Value *x = g.addInput(TensorType::fromShape(DType::F32, {4}));
-  Value *v = g.addInput(TensorType::fromShape(DType::F32, {}));
-  auto fn = lower::lowerOp(*b.create(OpKind::Pad, {x, v}, {{"pads", I{1, 1}}, {"mode", "reflect"}}));
-  ASSERT_FALSE(static_cast<bool>(fn));
-  EXPECT_EQ(llvm::toString(fn.takeError()), "lowering of op 'pad' is not implemented yet (mode reflect)");
+// Pads wider than the axis (reflect and wrap go round more than once), crops, size-1 axes.
+TEST(LowerDataMovement, EdgeReflectWrapPad) {
+  for (const char *mode : {"edge", "reflect", "wrap"}) {
+    SCOPED_TRACE(mode);
+    Tensor x = randomTensor(DType::F32, {3, 4}, true);
+    checkOp(OpKind::Pad, {x, Tensor::scalar(DType::F32, 0)}, {{"pads", I{1, 2, 0, 3}}, {"mode", mode}});
+    checkOp(OpKind::Pad, {x, Tensor::scalar(DType::F32, 0)}, {{"pads", I{5, 9, 4, 7}}, {"mode", mode}});
+    checkOp(OpKind::Pad, {x, Tensor::scalar(DType::F32, 0)}, {{"pads", I{-1, 2, 2, -2}}, {"mode", mode}});
+    checkOp(OpKind::Pad, {randomTensor(DType::I64, {1, 2, 3}), Tensor::scalar(DType::I64, 0)},
+            {{"pads", I{2, 1, 0, 1, 3, 2}}, {"mode", mode}});
+  }
 }
 
 } // namespace
@@ -103,13 +106,13 @@ TEST(LowerGatherNd, TuplesSlicesAndBatchDims) {
 }
 
 TEST(LowerScatter, ElementsAndNdWithReductions) {
-  for (const char *red : {"none", "add", "mul"})
-    for (DType t : {DType::F32, DType::I32, DType::Bool}) {
+  for (const char *red : {"none", "add", "mul", "max", "min"})
+    for (DType t : {DType::F32, DType::I32, DType::U8, DType::Bool}) {
       SCOPED_TRACE(std::string(red) + " " + std::string(dtypeName(t)));
       for (int64_t axis : {0, 1, -1})
         checkOp(OpKind::ScatterElements,
-                {randomTensor(t, {3, 4}), indexTensor(DType::I64, {2, 3}, axis == 0 ? 3 : 4),
-                 randomTensor(t, {2, 3})},
+                {randomTensor(t, {3, 4}, true), indexTensor(DType::I64, {2, 3}, axis == 0 ? 3 : 4),
+                 randomTensor(t, {2, 3}, true)},
                 {{"axis", axis}, {"reduction", red}});
       checkOp(OpKind::ScatterND,
               {randomTensor(t, {3, 4, 2}), indexTensor(DType::I32, {5, 1}, 3), randomTensor(t, {5, 4, 2})},

@@ -102,6 +102,29 @@ TEST(LowerPool, MaxAndAvg) {
   checkOp(OpKind::Pool, {randomTensor(DType::F64, {1, 2, 5, 5})}, poolAttrs("avg", {2, 2}, {2, 2}, {0, 0, 1, 1}, 0, 1));
 }
 
+// lp sums |x|^p in f64 over the real taps (pads excluded), then takes the p-th root.
+TEST(LowerPool, Lp) {
+  for (DType t : {DType::F32, DType::F64})
+    for (int64_t p : {1, 2, 3}) {
+      SCOPED_TRACE(std::string(dtypeName(t)) + " p " + std::to_string(p));
+      AttrMap attrs = poolAttrs("lp", {3, 2}, {2, 1}, {1, 0, 1, 1}, 0, 0);
+      attrs["p"] = p;
+      checkOp(OpKind::Pool, {randomTensor(t, {2, 3, 6, 5})}, attrs);
+    }
+  // A 1-D window over a 3-D tensor, as LRN imports.
+  checkOp(OpKind::Pool, {randomTensor(DType::F32, {1, 5, 4})}, poolAttrs("lp", {3}, {1}, {1, 1}, 0, 0, {1}));
+}
+
+// Integer max starts from the dtype's minimum, so all-minimum windows and padding agree.
+TEST(LowerPool, IntegerMax) {
+  for (DType t : {DType::U8, DType::I8, DType::I32, DType::I64}) {
+    SCOPED_TRACE(dtypeName(t));
+    Tensor x = randomTensor(t, {1, 2, 5, 5}, true);
+    checkOp(OpKind::Pool, {x}, poolAttrs("max", {3, 3}, {2, 2}, {1, 1, 1, 1}, 0, 0));
+    checkOp(OpKind::Pool, {x}, poolAttrs("max", {2, 2}, {1, 1}, {0, 0, 0, 0}, 1, 0, {2, 1}));
+  }
+}
+
 } // namespace
 
 namespace {

@@ -29,6 +29,11 @@ public:
   // functions of one name is fine.
   llvm::Expected<CompiledKernel> compile(const loop::LoopFunction &f,
                                          const CodegenOptions &opts = {});
+  // Emits `kernels` into one module (KernelModule.h), optimizes and compiles it in one dylib, and
+  // returns each kernel's packed entry point in order: one optimization and codegen run for a
+  // whole model instead of one per kernel.
+  llvm::Expected<std::vector<void (*)(void **)>>
+  compileAll(const std::vector<loop::LoopFunction> &kernels, const CodegenOptions &opts = {});
   // Calls `k` with one tensor per parameter, like loop::evaluate: buffers as tensors of the
   // buffer's dtype and rank (constant dims are checked; symbolic ones are the caller's promise),
   // scalars as rank-0 tensors. With noalias, overlapping buffer arguments are an error.
@@ -37,6 +42,7 @@ public:
   const TargetSpec &target() const { return target_; }
 
 private:
+  llvm::Expected<llvm::orc::JITDylib &> newDylib(const std::string &name);
   LoopJit(std::unique_ptr<llvm::orc::LLJIT> jit, TargetSpec t, int opt)
       : jit_(std::move(jit)), target_(std::move(t)), optLevel_(opt) {}
   std::unique_ptr<llvm::orc::LLJIT> jit_;

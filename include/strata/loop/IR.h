@@ -60,9 +60,12 @@ enum class ExprKind : uint8_t {
   FloatImm, // floatValue, already rounded to the dtype
   Var,      // var
   Load,     // buffer[operands...]; lanes = lanes of the (vector) indices
-  // Binary: operands {a, b} of one type. Div/Mod truncate (C semantics) on integers; FloorDiv and
-  // FloorMod round toward negative infinity and are what index math uses.
+  // Binary: operands {a, b} of one type. Div/Mod truncate (C semantics) on integers; Mod on floats
+  // is C fmod. FloorDiv and FloorMod round toward negative infinity and are what index math uses.
   Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max,
+  // Bitwise: {a, b} integers of one type, on the two's-complement bit pattern. Shifts are
+  // logical (zero fill, also for signed types); an amount read unsigned >= the bit width gives 0.
+  BitAnd, BitOr, BitXor, Shl, Shr,
   EQ, NE, LT, LE, GT, GE, // {a, b} -> bool with a's lanes
   And, Or,                // {a, b} bool
   Not,                    // {a} bool
@@ -75,6 +78,7 @@ enum class ExprKind : uint8_t {
 std::string_view exprKindName(ExprKind k);
 bool isBinaryArith(ExprKind k); // Add..Max
 bool isComparison(ExprKind k);  // EQ..GE
+bool isBitwise(ExprKind k);     // BitAnd..Shr
 
 struct VarNode {
   std::string name;
@@ -146,7 +150,7 @@ Expr floatImm(double v, DType t = DType::F32); // rounds v to t
 Expr boolImm(bool v);
 Expr var(const Var &v);
 Expr load(const Buffer &b, std::vector<Expr> indices);
-Expr binary(ExprKind k, Expr a, Expr b); // arithmetic, comparison, And/Or
+Expr binary(ExprKind k, Expr a, Expr b); // arithmetic, bitwise, comparison, And/Or
 Expr logicalNot(Expr a);
 Expr select(Expr cond, Expr t, Expr f);
 Expr cast(DType t, Expr x);

@@ -7,11 +7,26 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
+
 namespace strata::lower {
 
-// Lowers one graph op with static shapes. Ops (or dtypes, or attribute combinations) that have
-// no lowering yet give the error "lowering of op 'X' is not implemented yet".
+// Lowers one graph op. Ops (or dtypes, or attribute combinations) that have no lowering yet give
+// the error "lowering of op 'X' is not implemented yet". An op with a symbolic dim goes through
+// lowerSymbolic: the function then has one trailing scalar parameter, named
+// symbolParamName(symbol), carrying the symbol's run-time value.
 llvm::Expected<loop::LoopFunction> lowerOp(const Op &op);
+
+// Batch lifting (LowerSymbolic.cpp): an op whose only symbolic dim is dim 0 of its values, and
+// whose dim-0 slices are independent, is lowered with the symbol bound to 1 and wrapped in a loop
+// over the symbol. Other symbolic ops are refused with the reason.
+// `beforeLift`, if given, runs on the function lowered at size 1 (e.g. the default schedule, which
+// then sees the op's own loop nests rather than the loop over the symbol).
+bool hasSymbolicDims(const Op &op);
+llvm::Expected<loop::LoopFunction>
+lowerSymbolic(const Op &op,
+              const std::function<llvm::Error(loop::LoopFunction &)> &beforeLift = nullptr);
+std::string symbolParamName(const std::string &symbol); // "batch" -> "sym_batch"
 
 // Lowers a fused `kernel` op (also reached through lowerOp): elementwise ops, constants and index
 // maps of the region are inlined; other ops (conv, matmul, reduce, ...) are lowered by their

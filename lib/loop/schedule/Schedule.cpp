@@ -28,6 +28,8 @@ const std::vector<Primitive> &primitives() {
       {"parallel", 1, 1, {}, applyParallel, "parallel(loop)"},
       {"cache_read", 2, 3, {}, applyCacheRead, "cache_read(buffer, loop [, local])"},
       {"cache_write", 2, 3, {}, applyCacheWrite, "cache_write(buffer, loop [, local])"},
+      {"compute_at", 2, 2, {}, applyComputeAt, "compute_at(buffer, loop)"},
+      {"compute_inline", 1, 1, {}, applyComputeInline, "compute_inline(buffer)"},
   };
   return table;
 }

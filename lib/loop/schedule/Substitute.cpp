@@ -37,6 +37,22 @@ Stmt substitute(const Stmt &s, const VarMap &m) {
   return n;
 }
 
+Stmt mapExprs(const Stmt &s, const std::function<Expr(const Expr &)> &fn) {
+  if (!s)
+    return s;
+  auto n = std::make_shared<StmtNode>(*s);
+  for (Expr *e : {&n->min, &n->extent, &n->value})
+    if (*e)
+      *e = fn(*e);
+  for (Expr &i : n->indices)
+    i = fn(i);
+  n->body = mapExprs(s->body, fn);
+  n->elseBody = mapExprs(s->elseBody, fn);
+  for (Stmt &c : n->stmts)
+    c = mapExprs(c, fn);
+  return n->kind == StmtKind::Seq ? seq(n->stmts) : Stmt(n);
+}
+
 bool uses(const Expr &e, const VarNode *v) {
   if (e.kind() == ExprKind::Var)
     return e->var.get() == v;
@@ -114,6 +130,13 @@ llvm::Expected<Stmt> rewriteLoop(const Stmt &root, const std::string &name, cons
   if (!loop)
     return loop.takeError();
   return rewriteAt(root, *loop, fn);
+}
+
+llvm::Expected<Stmt> rewriteStmt(const Stmt &root, const StmtNode *target, const LoopRewrite &fn) {
+  llvm::Expected<Stmt> r = rewriteAt(root, target, fn);
+  if (r && !*r)
+    return root;
+  return r;
 }
 
 Stmt withBody(const StmtNode &loop, Stmt body) {

@@ -7,6 +7,7 @@
 // treated as single ops: values inside their regions never reach memory.
 #pragma once
 #include "strata/graph/Graph.h"
+#include "strata/support/LiveRanges.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -45,17 +46,6 @@ struct MemoryPlanOptions {
 
 // Plans the top-level graph `g`. Errors: a symbolic dim without a binding, a size overflow.
 llvm::Expected<MemoryPlan> planMemory(const Graph &g, const MemoryPlanOptions &opts = {});
-
-// The placement step on its own: one (bytes, first, last) live range per buffer, returned
-// offsets (multiples of `alignment`) such that ranges live at a common op index never share
-// bytes. Greedy by size: largest first, each into the tightest gap among the already placed
-// ranges it conflicts with, else above them all. `peakBytes` receives the arena size.
-struct LiveRange {
-  int64_t bytes = 0;
-  int64_t first = 0, last = 0; // inclusive op indices
-};
-std::vector<int64_t> placeLiveRanges(const std::vector<LiveRange> &ranges, int64_t alignment,
-                                     int64_t *peakBytes);
 
 // Checks the plan's invariants: buffers whose lifetimes overlap occupy disjoint bytes unless one
 // overwrites the other in place, offsets are aligned, everything fits in arenaPeakBytes.

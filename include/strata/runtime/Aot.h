@@ -1,0 +1,32 @@
+// Ahead-of-time compilation (docs/runtime.md, "AOT libraries"): a Program's kernels, plan and
+// weights compiled into one LLVM module, written as LLVM IR, assembly, an object file, or a shared
+// library that exports the C API of include/strata/strata_model.h.
+#pragma once
+#include "strata/runtime/Program.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace strata::runtime {
+
+enum class AotOutput { LLVM, Asm, Object, SharedLibrary };
+
+struct AotOptions {
+  std::string target = "host"; // "host", "x86-64-v3" or "x86-64-v2"
+  int optLevel = 2;
+  // The runtime archive linked into shared libraries; empty: $STRATA_AOT_RT, else the build's.
+  std::string runtimeArchive;
+};
+
+// Writes `prog` to `path` ("-" for stdout; text outputs only). LLVM IR and assembly leave the
+// weights out (an external declaration) so they stay readable. A shared library is linked by the
+// system C++ compiler (`c++`, or $CXX) with the runtime archive; nothing is left at `path` on
+// error. The symbols the runtime reads: strata_aot_plan, strata_aot_kernels, strata_aot_weights.
+llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const std::string &path);
+
+// The header written next to a library: the C API text plus the model's interface as comments
+// and macros (STRATA_MODEL_NUM_INPUTS, ...).
+std::string aotHeader(const Plan &plan, const std::string &libraryName);
+
+} // namespace strata::runtime

@@ -1,0 +1,77 @@
+// The execution plan (docs/runtime.md): what a compiled model runs, independent of how its kernels
+// were compiled. The JIT engine builds one in memory; an AOT shared library carries it as text
+// (PlanText.h) next to its kernels and weights. No LLVM or graph dependency: this header and the
+// executor are compiled into every AOT library's runtime.
+#pragma once
+#include "strata/support/DType.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata::runtime {
+
+// One dimension of an interface tensor: a static size, or the run-time value of a symbol.
+struct PlanDim {
+  int64_t size = 0;
+  int symbol = -1; // index into Plan::symbols, or -1 when static
+  bool isStatic() const { return symbol < 0; }
+};
+
+struct PlanTensor {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<PlanDim> dims;
+};
+
+// A size in bytes: `bytes` times the product of the listed symbols' values.
+struct PlanSize {
+  int64_t bytes = 0;
+  std::vector<int> symbols;
+};
+
+// An intermediate buffer: its size and the steps (inclusive) from its first write to last read.
+// Offsets are placed when the symbols are bound (static-only models: once).
+struct PlanBuffer {
+  PlanSize size;
+  int64_t first = 0, last = 0;
+};
+
+// A constant: `bytes` at `offset` in the weights blob (offsets are multiples of 64).
+struct PlanConstant {
+  int64_t offset = 0, bytes = 0;
+};
+
+// Where one kernel argument lives.
+struct PlanArg {
+  enum Kind : uint8_t { Buffer, Input, Output, Constant, Symbol } kind = Buffer;
+  int64_t index = 0; // into Plan::buffers, the inputs, the outputs, Plan::constants or symbols
+};
+
+// One native call: kernel `kernel` (index into the kernel table) with its arguments in the
+// order of the kernel's parameters (buffers as data pointers, symbols as pointers to int64).
+struct PlanStep {
+  std::string name; // "conv (node conv_3)": for traces and error messages
+  int64_t kernel = 0;
+  std::vector<PlanArg> args;
+};
+
+struct Plan {
+  std::vector<std::string> symbols;
+  std::vector<PlanTensor> inputs, outputs;
+  // Per output: Output with its own index when a kernel writes it directly, otherwise the place
+  // it is copied from after the last step (an input, a constant, a buffer or another output).
+  std::vector<PlanArg> outputSources;
+  std::vector<PlanBuffer> buffers;
+  std::vector<PlanConstant> constants;
+  std::vector<PlanStep> steps;
+  int64_t numKernels = 0;
+  int64_t weightsBytes = 0;
+};
+
+// The serialized form embedded in AOT libraries: a line-oriented text, versioned.
+std::string printPlan(const Plan &p);
+// Parses printPlan's output; on malformed text returns false and sets `error`.
+bool parsePlan(const std::string &text, Plan &p, std::string &error);
+
+} // namespace strata::runtime

@@ -1,0 +1,46 @@
+// A model made ready for code generation (docs/runtime.md): the optimized graph lowered to one
+// scheduled loop function per plan kernel, the execution plan over them, and the weights packed
+// into one blob. The JIT engine compiles the functions in memory; `strata compile -o model.so`
+// compiles them into a shared library with the plan and weights inside.
+#pragma once
+#include "strata/graph/Graph.h"
+#include "strata/loop/IR.h"
+#include "strata/loop/Schedule.h"
+#include "strata/runtime/Plan.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strata::runtime {
+
+struct ProgramOptions {
+  // Graph passes run before lowering; empty runs none.
+  std::string pipeline;
+  // Apply loop::applyDefaultSchedule to every kernel (off: direct loop nests, for debugging).
+  bool schedule = true;
+  loop::ScheduleTarget scheduleTarget;
+};
+
+struct Program {
+  Plan plan;
+  std::vector<loop::LoopFunction> kernels; // plan kernel i; names unique ("k3_conv")
+  // The weights blob (plan.weightsBytes, 64-byte aligned, every constant at a 64-byte offset).
+  std::unique_ptr<uint8_t, decltype(&std::free)> weights{nullptr, &std::free};
+  // Graph stats after the pipeline, for reports.
+  int64_t graphOps = 0;
+};
+
+// Optimizes `g` in place with `opts.pipeline`, lowers every top-level op (a fused kernel whose
+// region cannot be lowered as one runs its region ops as separate kernels) and schedules the
+// functions. Errors name the op and node: "op 'topk' (node n3): lowering of op ...".
+llvm::Expected<Program> buildProgram(Graph &g, const ProgramOptions &opts);
+
+// The schedule target (SIMD width) for a CPU name and feature string ("x86-64-v3", "";
+// "znver3", "+avx2,+fma,...").
+loop::ScheduleTarget scheduleTargetFor(const std::string &cpu, const std::string &features);
+
+} // namespace strata::runtime

@@ -1,0 +1,48 @@
+// A model compiled ahead of time (`strata compile -o model.so`), loaded with dlopen and driven
+// through its C API (include/strata/strata_model.h): what `strata run model.so` and
+// `strata bench model.so` use, and how tests check AOT libraries.
+#pragma once
+#include "strata/graph/Type.h"
+#include "strata/support/Tensor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strata::runtime {
+
+struct IOSpec {
+  std::string name;
+  TensorType type; // symbolic dims carry the library's symbol names
+};
+
+class SharedModel {
+public:
+  // Loads the library (RTLD_LOCAL: several may be loaded at once), checks its ABI version and
+  // creates the model with `threads` threads (0: one per core).
+  static llvm::Expected<std::unique_ptr<SharedModel>> open(const std::string &path,
+                                                           unsigned threads = 0);
+  ~SharedModel();
+  SharedModel(const SharedModel &) = delete;
+  SharedModel &operator=(const SharedModel &) = delete;
+
+  const std::vector<IOSpec> &inputs() const { return inputs_; }
+  const std::vector<IOSpec> &outputs() const { return outputs_; }
+  // Runs the model; outputs are copied out of the library's buffers.
+  llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs);
+  int64_t arenaBytes() const;
+
+  struct Api; // resolved C entry points
+
+private:
+  SharedModel() = default;
+  void *handle_ = nullptr;
+  void *model_ = nullptr;
+  std::unique_ptr<Api> api_;
+  std::string path_;
+  std::vector<IOSpec> inputs_, outputs_;
+};
+
+} // namespace strata::runtime

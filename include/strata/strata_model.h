@@ -1,0 +1,83 @@
+/* The C API of a model compiled ahead of time by `strata compile MODEL.onnx -o model.so`
+ * (docs/runtime.md, "AOT libraries"). Every such library exports exactly these functions; the
+ * header `strata compile` writes next to the library holds this text plus the model's interface.
+ *
+ * Stable ABI, version 1: functions are only ever added; a library reports its version through
+ * strata_abi_version(). Errors: functions returning int give 0 on success and -1 on error, those
+ * returning pointers give NULL; strata_last_error() then describes the error (per thread). */
+#ifndef STRATA_MODEL_H
+#define STRATA_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STRATA_ABI_VERSION 1
+
+/* Element types (the values strata_model_*_dtype return). */
+typedef enum strata_dtype {
+  STRATA_F32 = 0,
+  STRATA_F16 = 1,
+  STRATA_BF16 = 2,
+  STRATA_F64 = 3,
+  STRATA_I8 = 4,
+  STRATA_I16 = 5,
+  STRATA_I32 = 6,
+  STRATA_I64 = 7,
+  STRATA_U8 = 8,
+  STRATA_U16 = 9,
+  STRATA_U32 = 10,
+  STRATA_U64 = 11,
+  STRATA_BOOL = 12
+} strata_dtype;
+
+/* An input for strata_model_run: dense row-major data of `dtype` with `rank` dims. */
+typedef struct strata_tensor {
+  const void *data;
+  int32_t dtype; /* a strata_dtype */
+  int32_t rank;
+  const int64_t *shape;
+} strata_tensor;
+
+typedef struct strata_model strata_model;
+
+int strata_abi_version(void);
+/* The message of the last failed call on this thread ("" if none). */
+const char *strata_last_error(void);
+
+/* Loads the model embedded in this library. num_threads: threads for parallel loops, 0 = one per
+ * core. Several models may exist at once; one model must not be run by two threads at a time. */
+strata_model *strata_model_create(int num_threads);
+void strata_model_destroy(strata_model *model);
+
+/* The interface. A dim that is symbolic (bound at run time) reads as -1 and has a name. */
+int strata_model_num_inputs(const strata_model *model);
+int strata_model_num_outputs(const strata_model *model);
+const char *strata_model_input_name(const strata_model *model, int index);
+const char *strata_model_output_name(const strata_model *model, int index);
+int strata_model_input_dtype(const strata_model *model, int index);
+int strata_model_output_dtype(const strata_model *model, int index);
+int strata_model_input_rank(const strata_model *model, int index);
+int strata_model_output_rank(const strata_model *model, int index);
+int64_t strata_model_input_dim(const strata_model *model, int index, int dim);
+int64_t strata_model_output_dim(const strata_model *model, int index, int dim);
+const char *strata_model_input_dim_name(const strata_model *model, int index, int dim);
+const char *strata_model_output_dim_name(const strata_model *model, int index, int dim);
+
+/* Checks every input (count, dtype, rank, dims, symbols consistent across inputs) before any
+ * kernel runs, then runs the model. Outputs live in the model until the next run or destroy. */
+int strata_model_run(strata_model *model, const strata_tensor *inputs, int num_inputs);
+const void *strata_model_output_data(const strata_model *model, int index);
+/* The output's shape after the last successful run (strata_model_output_rank dims). */
+const int64_t *strata_model_output_shape(const strata_model *model, int index);
+/* Bytes of intermediate memory (the arena) the last run used. */
+int64_t strata_model_arena_bytes(const strata_model *model);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRATA_MODEL_H */

@@ -1,0 +1,336 @@
+// Lowering of ops with a symbolic leading dim (a dynamic batch) by lifting: when every value that
+// mentions the symbol has it as dim 0 and the op computes each dim-0 slice from the same slice of
+// its operands, the op is lowered with the symbol bound to 1 and the resulting function is wrapped
+// in a loop over the symbol, each lifted buffer indexed at `idx0 + b * d0`. One compiled kernel
+// then serves every batch size. Ops whose semantics mix slices (a reduction over dim 0, a
+// transpose moving it, a matmul contracting it) are refused with the reason.
+#include "LowerImpl.h"
+#include "strata/lower/Lower.h"
+#include "strata/loop/Simplify.h"
+
+#include <map>
+#include <set>
+
+namespace strata::lower {
+
+std::string symbolParamName(const std::string &symbol) {
+  std::string r = "sym_";
+  for (char c : symbol)
+    r += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  return r;
+}
+
+namespace {
+
+void collectSymbols(const Value &v, std::set<std::string> &out) {
+  for (const Dim &d : v.type().dims)
+    if (!d.isStatic())
+      out.insert(d.symbol);
+}
+
+void collectSymbols(const Op &op, std::set<std::string> &out) {
+  for (const Value *v : op.operands())
+    collectSymbols(*v, out);
+  for (unsigned i = 0; i < op.numResults(); ++i)
+    collectSymbols(*op.result(i), out);
+  for (unsigned r = 0; r < op.numRegions(); ++r) {
+    for (const Value *v : op.region(r).inputs())
+      collectSymbols(*v, out);
+    for (const Op &inner : op.region(r).ops())
+      collectSymbols(inner, out);
+  }
+}
+
+bool lifted(const Value &v) { return v.type().rank() > 0 && !v.type().dims[0].isStatic(); }
+
+// Why `op` (whose lifted values have the symbol at dim 0 only) does not compute each dim-0 slice
+// from the matching operand slices; empty when it does.
+std::string notSeparable(const Op &op) {
+  for (const Value *v : op.operands())
+    for (size_t d = 1; d < v->type().dims.size(); ++d)
+      if (!v->type().dims[d].isStatic())
+        return "a symbolic dim other than dim 0";
+  bool anyResultLifted = false, allResultsLifted = true;
+  for (unsigned i = 0; i < op.numResults(); ++i) {
+    const Value &r = *op.result(i);
+    for (size_t d = 1; d < r.type().dims.size(); ++d)
+      if (!r.type().dims[d].isStatic())
+        return "a symbolic dim other than dim 0";
+    anyResultLifted |= lifted(r);
+    allResultsLifted &= lifted(r);
+  }
+  bool anyOperandLifted = false;
+  for (const Value *v : op.operands())
+    anyOperandLifted |= lifted(*v);
+  if (!anyOperandLifted && !anyResultLifted)
+    return ""; // batch-independent: recomputed per slice, same values
+  if (!allResultsLifted)
+    return "the result does not keep the symbolic dim as dim 0";
+
+  const int64_t rank = op.result(0)->type().rank();
+  auto liftedOperandsHaveResultRank = [&] {
+    for (const Value *v : op.operands())
+      if (lifted(*v) && v->type().rank() != rank)
+        return false;
+    return true;
+  };
+  auto axisIsNotZero = [&](const char *attr, int64_t r) {
+    int64_t a = op.intAttr(attr, 0);
+    return (a < 0 ? a + r : a) != 0;
+  };
+  const int64_t inRank = op.numOperands() ? op.operand(0)->type().rank() : 0;
+
+  if (op.hasTrait(T_ELEMENTWISE))
+    return liftedOperandsHaveResultRank() ? "" : "a lifted operand broadcasts across dim 0";
+  switch (op.kind()) {
+  case OpKind::Reshape:
+  case OpKind::Relayout:
+  case OpKind::Conv:
+  case OpKind::ConvTranspose:
+  case OpKind::Pool:
+  case OpKind::Resize:
+    // Operand 0 carries the batch; weights and biases must not.
+    for (unsigned i = 1; i < op.numOperands(); ++i)
+      if (lifted(*op.operand(i)))
+        return "a weight operand has the symbolic dim";
+    return lifted(*op.operand(0)) ? "" : "operand 0 lacks the symbolic dim";
+  case OpKind::Transpose: {
+    auto perm = op.intsAttr("perm");
+    return !perm.empty() && perm[0] == 0 ? "" : "the transpose moves dim 0";
+  }
+  case OpKind::Expand:
+    return liftedOperandsHaveResultRank() ? "" : "a lifted operand broadcasts across dim 0";
+  case OpKind::Slice: {
+    auto axes = op.intsAttr("axes"), starts = op.intsAttr("starts"), ends = op.intsAttr("ends"),
+         steps = op.intsAttr("steps");
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t a = axes[i] < 0 ? axes[i] + inRank : axes[i];
+      bool whole = starts[i] == 0 && ends[i] >= (int64_t(1) << 31) - 1 &&
+                   (steps.empty() || steps[i] == 1);
+      if (a == 0 && !whole)
+        return "the slice cuts dim 0";
+    }
+    return "";
+  }
+  case OpKind::Concat:
+    return axisIsNotZero("axis", rank) && liftedOperandsHaveResultRank() ? ""
+                                                                          : "concat along dim 0";
+  case OpKind::Pad: {
+    auto pads = op.intsAttr("pads");
+    if (pads.size() == 2 * static_cast<size_t>(inRank) && pads[0] == 0 && pads[inRank] == 0 &&
+        !lifted(*op.operand(1)))
+      return "";
+    return "the pad widens dim 0";
+  }
+  case OpKind::Gather:
+    if (lifted(*op.operand(0)) && !lifted(*op.operand(1)) && axisIsNotZero("axis", inRank))
+      return "";
+    if (!lifted(*op.operand(0)) && lifted(*op.operand(1)) && !axisIsNotZero("axis", inRank))
+      return ""; // an embedding lookup: row b reads the table at indices[b]
+    return "the gather mixes dim 0";
+  case OpKind::GatherElements:
+  case OpKind::ScatterElements:
+    for (const Value *v : op.operands())
+      if (!lifted(*v))
+        return "an operand lacks the symbolic dim";
+    return axisIsNotZero("axis", inRank) ? "" : "the op indexes along dim 0";
+  case OpKind::GatherND:
+    return op.intAttr("batch_dims", 0) >= 1 && lifted(*op.operand(0)) && lifted(*op.operand(1))
+               ? ""
+               : "gather_nd without a batch dim";
+  case OpKind::MatMul: {
+    // [S, ..., K] x [K, N]: rows are independent; a lifted right operand must be batched too.
+    const Value &a = *op.operand(0), &b = *op.operand(1);
+    if (lifted(a) && a.type().rank() != rank)
+      return "the left operand's dim 0 is not the result's";
+    if (lifted(b) && (b.type().rank() < 3 || b.type().rank() != rank))
+      return "the matmul contracts over the symbolic dim";
+    if (op.numOperands() > 2 && lifted(*op.operand(2)) && op.operand(2)->type().rank() != rank)
+      return "the bias broadcasts across dim 0";
+    return "";
+  }
+  case OpKind::Reduce: {
+    auto axes = op.intsAttr("axes");
+    if (axes.empty())
+      return "the reduction covers every axis";
+    for (int64_t a : axes)
+      if ((a < 0 ? a + inRank : a) == 0)
+        return "the reduction covers dim 0";
+    return "";
+  }
+  case OpKind::ArgReduce:
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+  case OpKind::CumSum:
+  case OpKind::TopK:
+  case OpKind::LayerNorm:
+    for (unsigned i = 1; i < op.numOperands(); ++i)
+      if (lifted(*op.operand(i)))
+        return "a parameter operand has the symbolic dim";
+    return axisIsNotZero("axis", inRank) ? "" : "the op works along dim 0";
+  case OpKind::Kernel:
+    for (unsigned r = 0; r < op.numRegions(); ++r)
+      for (const Op &inner : op.region(r).ops())
+        if (std::string why = notSeparable(inner); !why.empty())
+          return "region op '" + std::string(inner.opName()) + "': " + why;
+    return "";
+  default:
+    return "no rule says its dim-0 slices are independent";
+  }
+}
+
+// Sets dim 0 of every value mentioning the symbol to 1, and restores the types when destroyed.
+class BindSymbolToOne {
+public:
+  explicit BindSymbolToOne(const Op &op) { visit(op); }
+  ~BindSymbolToOne() {
+    for (auto &[v, t] : saved_)
+      v->setType(t);
+  }
+  bool wasLifted(const Value *v) const { return saved_.count(const_cast<Value *>(v)) != 0; }
+
+private:
+  void bind(Value *v) {
+    if (!lifted(*v) || saved_.count(v))
+      return;
+    saved_.emplace(v, v->type());
+    TensorType t = v->type();
+    t.dims[0] = Dim(1);
+    v->setType(t);
+  }
+  void visit(const Op &op) {
+    for (Value *v : op.operands())
+      bind(v);
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      bind(op.result(i));
+    for (unsigned r = 0; r < op.numRegions(); ++r) {
+      for (Value *v : op.region(r).inputs())
+        bind(v);
+      for (const Op &inner : op.region(r).ops())
+        visit(inner);
+    }
+  }
+  std::map<Value *, TensorType> saved_;
+};
+
+// Rewrites accesses to the lifted buffers: buffer `from` becomes `to`, index 0 gains `offset`.
+struct Lift {
+  std::map<const loop::BufferNode *, std::pair<loop::Buffer, Expr>> map;
+
+  Expr expr(const Expr &e) {
+    if (!e)
+      return e;
+    std::vector<Expr> ops;
+    bool changed = false;
+    for (const Expr &o : e->operands) {
+      ops.push_back(expr(o));
+      changed |= !ops.back().same(o);
+    }
+    if (e.kind() == loop::ExprKind::Load) {
+      if (auto it = map.find(e->buffer.get()); it != map.end()) {
+        ops[0] = liftIndex(ops[0], it->second.second, ops[0].type().lanes);
+        return loop::load(it->second.first, ops);
+      }
+    }
+    return changed ? loop::withOperands(e, ops) : e;
+  }
+
+  static Expr liftIndex(const Expr &idx, const Expr &offset, int lanes) {
+    return idx + (lanes > 1 ? loop::broadcast(offset, lanes) : offset);
+  }
+
+  Stmt stmt(const Stmt &s) {
+    if (!s)
+      return s;
+    switch (s->kind) {
+    case loop::StmtKind::For:
+      return loop::forLoop(s->var, expr(s->min), expr(s->extent), s->forKind, stmt(s->body));
+    case loop::StmtKind::Store: {
+      std::vector<Expr> idx;
+      for (const Expr &i : s->indices)
+        idx.push_back(expr(i));
+      loop::Buffer b = s->buffer;
+      if (auto it = map.find(b.get()); it != map.end()) {
+        idx[0] = liftIndex(idx[0], it->second.second, idx[0].type().lanes);
+        b = it->second.first;
+      }
+      return loop::store(b, idx, expr(s->value));
+    }
+    case loop::StmtKind::Allocate:
+      return loop::allocate(s->buffer, stmt(s->body));
+    case loop::StmtKind::IfThenElse:
+      return loop::ifThenElse(expr(s->value), stmt(s->body), stmt(s->elseBody));
+    case loop::StmtKind::Seq: {
+      std::vector<Stmt> ss;
+      for (const Stmt &x : s->stmts)
+        ss.push_back(stmt(x));
+      return loop::seq(ss);
+    }
+    }
+    return s;
+  }
+};
+
+} // namespace
+
+bool hasSymbolicDims(const Op &op) {
+  std::set<std::string> syms;
+  collectSymbols(op, syms);
+  return !syms.empty();
+}
+
+llvm::Expected<loop::LoopFunction>
+lowerSymbolic(const Op &op, const std::function<llvm::Error(loop::LoopFunction &)> &beforeLift) {
+  auto refuse = [&](const std::string &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "lowering of op '" + std::string(op.opName()) +
+                                       "' with symbolic dims is not supported: " + why);
+  };
+  std::set<std::string> syms;
+  collectSymbols(op, syms);
+  if (syms.size() != 1)
+    return refuse("more than one symbol (" + std::to_string(syms.size()) + ")");
+  const std::string symbol = *syms.begin();
+  if (std::string why = notSeparable(op); !why.empty())
+    return refuse(why);
+
+  std::vector<bool> liftedParam;
+  for (const Value *v : op.operands())
+    liftedParam.push_back(lifted(*v));
+  for (unsigned i = 0; i < op.numResults(); ++i)
+    liftedParam.push_back(lifted(*op.result(i)));
+
+  llvm::Expected<loop::LoopFunction> f = [&] {
+    BindSymbolToOne bound(op);
+    return lowerOp(op);
+  }();
+  if (!f)
+    return f.takeError();
+  if (beforeLift)
+    if (llvm::Error err = beforeLift(*f))
+      return std::move(err);
+
+  loop::Var n = loop::makeVar(symbolParamName(symbol), DType::I64);
+  loop::Var b = loop::makeVar("b_" + symbolParamName(symbol).substr(4), DType::I64);
+  Lift lift;
+  for (size_t i = 0; i < f->params.size() && i < liftedParam.size(); ++i) {
+    loop::Param &p = f->params[i];
+    if (!p.isBuffer() || !liftedParam[i])
+      continue;
+    const loop::BufferNode &old = *p.buffer;
+    std::optional<int64_t> d0 = old.shape[0].asInt();
+    if (!d0)
+      return refuse("lowered buffer %" + old.name + " has a symbolic dim 0");
+    std::vector<Expr> shape = old.shape;
+    shape[0] = *d0 == 1 ? loop::var(n) : loop::var(n) * imm(*d0);
+    loop::Buffer nb = loop::makeBuffer(old.name, old.dtype, shape);
+    Expr offset = *d0 == 1 ? loop::var(b) : loop::var(b) * imm(*d0);
+    lift.map[p.buffer.get()] = {nb, offset};
+    p.buffer = nb;
+  }
+  f->body = loop::forLoop(b, imm(0), loop::var(n), loop::ForKind::Serial, lift.stmt(f->body));
+  f->addScalar(n);
+  return loop::simplify(*f);
+}
+
+} // namespace strata::lower

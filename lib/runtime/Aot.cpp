@@ -1,0 +1,202 @@
+// AOT output: module with kernels + plan + weights, then assembly/object/shared library.
+#include "strata/runtime/Aot.h"
+
+#include "strata/codegen/KernelModule.h"
+#include "strata/codegen/Target.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <fmt/format.h>
+
+#include "StrataModelHeader.inc"
+
+namespace strata::runtime {
+
+namespace {
+
+llvm::Error makeError(const std::string &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
+}
+
+// Kernels, kernel table, plan text and (unless `withWeights` is false) the weights, every symbol
+// hidden: the runtime archive's strata_* API is all the library exports.
+llvm::Error buildModule(const Program &prog, llvm::Module &m, bool withWeights) {
+  llvm::LLVMContext &ctx = m.getContext();
+  codegen::CodegenOptions co;
+  co.noalias = true;
+  if (llvm::Error err = codegen::emitKernelModule(prog.kernels, m, co, "strata_aot_kernels"))
+    return err;
+  std::string planText = printPlan(prog.plan);
+  auto *plan = llvm::ConstantDataArray::getString(ctx, planText, /*AddNull=*/true);
+  new llvm::GlobalVariable(m, plan->getType(), true, llvm::GlobalValue::ExternalLinkage, plan,
+                           "strata_aot_plan");
+  int64_t bytes = std::max<int64_t>(prog.plan.weightsBytes, 64);
+  auto *weightsTy = llvm::ArrayType::get(llvm::Type::getInt8Ty(ctx), bytes);
+  llvm::Constant *init = nullptr;
+  if (withWeights)
+    init = llvm::ConstantDataArray::getRaw(
+        llvm::StringRef(reinterpret_cast<const char *>(prog.weights.get()), bytes), bytes,
+        llvm::Type::getInt8Ty(ctx));
+  auto *weights = new llvm::GlobalVariable(m, weightsTy, true, llvm::GlobalValue::ExternalLinkage,
+                                           init, "strata_aot_weights");
+  weights->setAlignment(llvm::Align(64));
+  for (llvm::GlobalValue &gv : m.global_values())
+    if (!gv.isDeclaration())
+      gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
+  return llvm::Error::success();
+}
+
+llvm::Error emitMachineCode(llvm::Module &m, llvm::TargetMachine &tm, llvm::CodeGenFileType type,
+                            const std::string &path) {
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, type == llvm::CodeGenFileType::AssemblyFile
+                                         ? llvm::sys::fs::OF_Text
+                                         : llvm::sys::fs::OF_None);
+  if (ec)
+    return makeError("cannot write " + path + ": " + ec.message());
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, out.os(), nullptr, type))
+    return makeError("the target cannot emit this file type");
+  pm.run(m);
+  out.os().flush();
+  if (out.os().has_error())
+    return makeError("cannot write " + path);
+  out.keep();
+  return llvm::Error::success();
+}
+
+llvm::Error linkSharedLibrary(const std::string &object, const std::string &archive,
+                              const std::string &out, const std::string &soname) {
+  const char *cxxEnv = std::getenv("CXX");
+  std::string cxxName = cxxEnv && *cxxEnv ? cxxEnv : "c++";
+  auto cxx = llvm::sys::findProgramByName(cxxName);
+  if (!cxx)
+    return makeError("cannot find the C++ compiler '" + cxxName + "' to link " + out);
+  // The C++ runtime is linked in statically so the library needs nothing beyond libc; a version
+  // script keeps the exported symbols to the strata_* API.
+  std::string script = out + ".exports";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(script, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return makeError("cannot write " + script + ": " + ec.message());
+    os << "{ global: strata_*; local: *; };\n";
+  }
+  std::vector<std::string> args = {*cxx,
+                                   "-shared",
+                                   "-o",
+                                   out,
+                                   object,
+                                   // Every member: nothing in the object references the API.
+                                   "-Wl,--whole-archive",
+                                   archive,
+                                   "-Wl,--no-whole-archive",
+                                   "-static-libstdc++",
+                                   "-static-libgcc",
+                                   "-Wl,-S", // no debug info: the archive's is of no use to users
+                                   "-Wl,--version-script=" + script,
+                                   "-Wl,-soname," + soname,
+                                   "-lm",
+                                   "-lpthread"};
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::string errMsg;
+  std::string log = out + ".link.log";
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  int rc = llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, redirects, 0, 0, &errMsg);
+  std::string output;
+  if (auto buf = llvm::MemoryBuffer::getFile(log))
+    output = (*buf)->getBuffer().str();
+  llvm::sys::fs::remove(log);
+  llvm::sys::fs::remove(script);
+  if (rc != 0)
+    return makeError("linking " + out + " failed (" + *cxx + " exit " + std::to_string(rc) + "): " +
+                     (errMsg.empty() ? output : errMsg));
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const std::string &path) {
+  auto spec = codegen::resolveTarget(opts.target);
+  if (!spec)
+    return spec.takeError();
+  auto tm = codegen::createTargetMachine(*spec);
+  if (!tm)
+    return tm.takeError();
+  llvm::LLVMContext ctx;
+  llvm::Module m("strata_model", ctx);
+  bool textual = kind == AotOutput::LLVM || kind == AotOutput::Asm;
+  if (llvm::Error err = buildModule(prog, m, !textual))
+    return err;
+  codegen::optimizeModule(m, **tm, opts.optLevel);
+
+  if (kind == AotOutput::LLVM) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return makeError("cannot write " + path + ": " + ec.message());
+    m.print(os, nullptr);
+    return llvm::Error::success();
+  }
+  if (kind == AotOutput::Asm)
+    return emitMachineCode(m, **tm, llvm::CodeGenFileType::AssemblyFile, path);
+  if (kind == AotOutput::Object)
+    return emitMachineCode(m, **tm, llvm::CodeGenFileType::ObjectFile, path);
+
+  std::string archive = opts.runtimeArchive;
+  if (archive.empty()) {
+    const char *env = std::getenv("STRATA_AOT_RT");
+    archive = env && *env ? env : STRATA_AOT_RT_PATH;
+  }
+  if (!llvm::sys::fs::exists(archive))
+    return makeError("runtime archive " + archive + " not found (set STRATA_AOT_RT)");
+  // Object and library go to temporary names first: an error leaves nothing at `path`.
+  std::string object = path + ".tmp.o", library = path + ".tmp";
+  llvm::Error err = emitMachineCode(m, **tm, llvm::CodeGenFileType::ObjectFile, object);
+  if (!err)
+    err = linkSharedLibrary(object, archive, library, llvm::sys::path::filename(path).str());
+  llvm::sys::fs::remove(object);
+  if (!err)
+    if (std::error_code ec = llvm::sys::fs::rename(library, path))
+      err = makeError("cannot write " + path + ": " + ec.message());
+  if (err)
+    llvm::sys::fs::remove(library);
+  return err;
+}
+
+std::string aotHeader(const Plan &plan, const std::string &libraryName) {
+  std::string h = "/* Generated by `strata compile` for " + libraryName +
+                  ". The model's interface:\n";
+  auto describe = [&](const char *what, const std::vector<PlanTensor> &ts) {
+    for (size_t i = 0; i < ts.size(); ++i) {
+      std::string dims;
+      for (const PlanDim &d : ts[i].dims)
+        dims += (dims.empty() ? "" : ", ") +
+                (d.isStatic() ? std::to_string(d.size) : plan.symbols[d.symbol]);
+      h += fmt::format(" *   {} {} '{}': {} [{}]\n", what, i, ts[i].name, dtypeName(ts[i].dtype),
+                       dims);
+    }
+  };
+  describe("input", plan.inputs);
+  describe("output", plan.outputs);
+  h += " * Symbolic dims (names above) are bound by the inputs of each run. */\n";
+  h += "#ifndef STRATA_GENERATED_MODEL_H\n#define STRATA_GENERATED_MODEL_H\n\n";
+  h += kStrataModelHeader;
+  h += fmt::format("\n#define STRATA_MODEL_NUM_INPUTS {}\n#define STRATA_MODEL_NUM_OUTPUTS {}\n",
+                   plan.inputs.size(), plan.outputs.size());
+  h += "\n#endif /* STRATA_GENERATED_MODEL_H */\n";
+  return h;
+}
+
+} // namespace strata::runtime

@@ -1,0 +1,173 @@
+// The plan executor: input checking, symbol binding, arena placement and the kernel loop.
+#include "strata/runtime/Executor.h"
+
+#include "strata/support/LiveRanges.h"
+#include "strata/support/ThreadPool.h"
+
+#include <cstring>
+#include <limits>
+
+namespace strata::runtime {
+
+namespace {
+
+constexpr int64_t kArenaAlign = 64;
+
+std::string shapeText(const std::vector<int64_t> &s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+// a * b, or -1 on overflow past int64 (sizes are non-negative).
+int64_t checkedMul(int64_t a, int64_t b) {
+  if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
+    return -1;
+  return a * b;
+}
+
+} // namespace
+
+Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weights,
+                   unsigned threads)
+    : plan_(std::move(plan)), kernels_(std::move(kernels)), weights_(weights),
+      pool_(std::make_unique<ThreadPool>(threads)) {
+  symbolValues_.assign(plan_.symbols.size(), 0);
+  argPointers_.resize(plan_.steps.size());
+  for (size_t s = 0; s < plan_.steps.size(); ++s)
+    argPointers_[s].resize(plan_.steps[s].args.size());
+}
+
+Executor::~Executor() = default;
+
+unsigned Executor::threads() const { return pool_->threads(); }
+
+std::string Executor::bind(const std::vector<DType> &dtypes,
+                           const std::vector<std::vector<int64_t>> &shapes) {
+  const auto &ins = plan_.inputs;
+  if (dtypes.size() != ins.size() || shapes.size() != ins.size())
+    return "expected " + std::to_string(ins.size()) + " inputs, got " +
+           std::to_string(shapes.size());
+  std::vector<int64_t> values(plan_.symbols.size(), -1);
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const PlanTensor &want = ins[i];
+    std::string what = "input " + std::to_string(i) + " ('" + want.name + "')";
+    if (dtypes[i] != want.dtype)
+      return what + ": expected dtype " + std::string(dtypeName(want.dtype)) + ", got " +
+             std::string(dtypeName(dtypes[i]));
+    if (shapes[i].size() != want.dims.size())
+      return what + ": expected rank " + std::to_string(want.dims.size()) + ", got " +
+             std::to_string(shapes[i].size()) + " (shape " + shapeText(shapes[i]) + ")";
+    for (size_t d = 0; d < want.dims.size(); ++d) {
+      int64_t got = shapes[i][d];
+      const PlanDim &dim = want.dims[d];
+      if (got < 0)
+        return what + ": dim " + std::to_string(d) + " is negative";
+      if (dim.isStatic()) {
+        if (got != dim.size)
+          return what + ": dim " + std::to_string(d) + " is " + std::to_string(got) +
+                 " but the model expects " + std::to_string(dim.size);
+        continue;
+      }
+      int64_t &v = values[dim.symbol];
+      const std::string &sym = plan_.symbols[dim.symbol];
+      if (v >= 0 && v != got)
+        return what + ": dim " + std::to_string(d) + " ('" + sym + "') is " +
+               std::to_string(got) + " but an earlier input bound '" + sym + "' to " +
+               std::to_string(v);
+      v = got;
+    }
+  }
+  for (size_t s = 0; s < values.size(); ++s)
+    if (values[s] < 0)
+      return "symbol '" + plan_.symbols[s] + "' is not bound by any input";
+
+  std::vector<std::vector<int64_t>> outShapes;
+  for (const PlanTensor &o : plan_.outputs) {
+    std::vector<int64_t> s;
+    for (const PlanDim &d : o.dims)
+      s.push_back(d.isStatic() ? d.size : values[d.symbol]);
+    outShapes.push_back(std::move(s));
+  }
+  symbolValues_ = std::move(values);
+  outputShapes_ = std::move(outShapes);
+  bound_ = true;
+  return "";
+}
+
+std::string Executor::placeBuffers() {
+  std::vector<LiveRange> ranges;
+  for (const PlanBuffer &b : plan_.buffers) {
+    int64_t bytes = b.size.bytes;
+    for (int s : b.size.symbols)
+      bytes = bytes < 0 ? -1 : checkedMul(bytes, symbolValues_[s]);
+    if (bytes < 0 || bytes > (int64_t(1) << 50))
+      return "intermediate buffer too large for the bound dims";
+    ranges.push_back({bytes, b.first, b.last});
+  }
+  int64_t peak = 0;
+  bufferOffsets_ = placeLiveRanges(ranges, kArenaAlign, &peak);
+  arenaBytes_ = peak;
+  if (peak > arenaCapacity_ || !arena_) {
+    size_t bytes = static_cast<size_t>(std::max<int64_t>(peak, kArenaAlign));
+    auto *mem = static_cast<uint8_t *>(std::aligned_alloc(kArenaAlign, bytes));
+    if (!mem)
+      return "cannot allocate a " + std::to_string(peak) + "-byte arena";
+    arena_.reset(mem);
+    arenaCapacity_ = peak;
+    ++arenaAllocations_;
+  }
+  placedFor_ = symbolValues_;
+  placed_ = true;
+  return "";
+}
+
+std::string Executor::run(const void *const *inputs, void *const *outputs) {
+  if (!bound_)
+    return "run before a successful bind";
+  if (!placed_ || placedFor_ != symbolValues_)
+    if (std::string err = placeBuffers(); !err.empty())
+      return err;
+
+  auto pointer = [&](const PlanArg &a) -> void * {
+    switch (a.kind) {
+    case PlanArg::Buffer:
+      return arena_.get() + bufferOffsets_[a.index];
+    case PlanArg::Input:
+      return const_cast<void *>(inputs[a.index]);
+    case PlanArg::Output:
+      return outputs[a.index];
+    case PlanArg::Constant:
+      return const_cast<uint8_t *>(weights_ + plan_.constants[a.index].offset);
+    case PlanArg::Symbol:
+      return &symbolValues_[a.index];
+    }
+    return nullptr;
+  };
+
+  // Kernels' parallel loops (strata_parallel_for) run on this executor's pool.
+  ThreadPool::ScopedPool scope(pool_.get());
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    const PlanStep &step = plan_.steps[s];
+    std::vector<void *> &args = argPointers_[s];
+    for (size_t a = 0; a < step.args.size(); ++a)
+      args[a] = pointer(step.args[a]);
+    kernels_[step.kernel](args.data());
+  }
+
+  // Outputs no kernel writes: copies of inputs, constants, buffers or other outputs.
+  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+    const PlanArg &src = plan_.outputSources[i];
+    if (src.kind == PlanArg::Output && src.index == static_cast<int64_t>(i))
+      continue;
+    int64_t bytes = static_cast<int64_t>(dtypeSize(plan_.outputs[i].dtype));
+    for (int64_t d : outputShapes_[i])
+      bytes *= d;
+    if (bytes > 0)
+      std::memcpy(outputs[i], pointer(src), static_cast<size_t>(bytes));
+  }
+  return "";
+}
+
+} // namespace strata::runtime

@@ -1,0 +1,278 @@
+// The plan's text form, embedded in AOT libraries. One record per line, fields separated by
+// spaces; names are percent-escaped so they hold no whitespace. Version line first:
+//   strata-plan 1
+//   kernels <n> weights <bytes>
+//   symbol <name>
+//   input|output <name> <dtype> <rank> <dim>...     dim: a size, or ?<symbol index>
+//   source <kind> <index>                           one per output, in order
+//   buffer <bytes> <first> <last> <nsym> <symbol>...
+//   constant <offset> <bytes>
+//   step <kernel> <nargs> <kind> <index>... <name>
+#include "strata/runtime/Plan.h"
+
+#include <sstream>
+
+namespace strata::runtime {
+
+namespace {
+
+constexpr const char *kMagic = "strata-plan";
+constexpr int kVersion = 1;
+
+std::string escape(const std::string &s) {
+  static const char *hex = "0123456789ABCDEF";
+  std::string r;
+  for (unsigned char c : s) {
+    if (c <= ' ' || c == '%' || c >= 0x7f) {
+      r += '%';
+      r += hex[c >> 4];
+      r += hex[c & 15];
+    } else {
+      r += static_cast<char>(c);
+    }
+  }
+  return r.empty() ? "%" : r; // "%" alone: the empty name
+}
+
+bool unescape(const std::string &s, std::string &out) {
+  out.clear();
+  if (s == "%")
+    return true;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    if (i + 2 >= s.size())
+      return false;
+    auto nib = [](char c) -> int {
+      if (c >= '0' && c <= '9')
+        return c - '0';
+      if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+      return -1;
+    };
+    int hi = nib(s[i + 1]), lo = nib(s[i + 2]);
+    if (hi < 0 || lo < 0)
+      return false;
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return true;
+}
+
+const char *kindName(PlanArg::Kind k) {
+  switch (k) {
+  case PlanArg::Buffer:
+    return "buffer";
+  case PlanArg::Input:
+    return "input";
+  case PlanArg::Output:
+    return "output";
+  case PlanArg::Constant:
+    return "constant";
+  case PlanArg::Symbol:
+    return "symbol";
+  }
+  return "?";
+}
+
+bool parseKind(const std::string &s, PlanArg::Kind &k) {
+  for (auto c : {PlanArg::Buffer, PlanArg::Input, PlanArg::Output, PlanArg::Constant,
+                 PlanArg::Symbol})
+    if (s == kindName(c)) {
+      k = c;
+      return true;
+    }
+  return false;
+}
+
+void printTensor(std::ostringstream &os, const char *what, const PlanTensor &t) {
+  os << what << ' ' << escape(t.name) << ' ' << dtypeName(t.dtype) << ' ' << t.dims.size();
+  for (const PlanDim &d : t.dims) {
+    if (d.isStatic())
+      os << ' ' << d.size;
+    else
+      os << " ?" << d.symbol;
+  }
+  os << '\n';
+}
+
+} // namespace
+
+std::string printPlan(const Plan &p) {
+  std::ostringstream os;
+  os << kMagic << ' ' << kVersion << '\n';
+  os << "kernels " << p.numKernels << " weights " << p.weightsBytes << '\n';
+  for (const std::string &s : p.symbols)
+    os << "symbol " << escape(s) << '\n';
+  for (const PlanTensor &t : p.inputs)
+    printTensor(os, "input", t);
+  for (const PlanTensor &t : p.outputs)
+    printTensor(os, "output", t);
+  for (const PlanArg &a : p.outputSources)
+    os << "source " << kindName(a.kind) << ' ' << a.index << '\n';
+  for (const PlanBuffer &b : p.buffers) {
+    os << "buffer " << b.size.bytes << ' ' << b.first << ' ' << b.last << ' '
+       << b.size.symbols.size();
+    for (int s : b.size.symbols)
+      os << ' ' << s;
+    os << '\n';
+  }
+  for (const PlanConstant &c : p.constants)
+    os << "constant " << c.offset << ' ' << c.bytes << '\n';
+  for (const PlanStep &s : p.steps) {
+    os << "step " << s.kernel << ' ' << s.args.size();
+    for (const PlanArg &a : s.args)
+      os << ' ' << kindName(a.kind) << ' ' << a.index;
+    os << ' ' << escape(s.name) << '\n';
+  }
+  return os.str();
+}
+
+bool parsePlan(const std::string &text, Plan &p, std::string &error) {
+  p = Plan{};
+  std::istringstream in(text);
+  std::string line;
+  int lineNo = 0;
+  auto fail = [&](const std::string &why) {
+    error = "plan line " + std::to_string(lineNo) + ": " + why;
+    return false;
+  };
+  if (!std::getline(in, line))
+    return fail("empty plan");
+  ++lineNo;
+  {
+    std::istringstream ls(line);
+    std::string magic;
+    int version = 0;
+    if (!(ls >> magic >> version) || magic != kMagic)
+      return fail("not a strata plan");
+    if (version != kVersion)
+      return fail("plan version " + std::to_string(version) + " is not supported (expected " +
+                  std::to_string(kVersion) + ")");
+  }
+  while (std::getline(in, line)) {
+    ++lineNo;
+    if (line.empty())
+      continue;
+    std::istringstream ls(line);
+    std::string tag;
+    ls >> tag;
+    if (tag == "kernels") {
+      std::string w;
+      if (!(ls >> p.numKernels >> w >> p.weightsBytes) || w != "weights")
+        return fail("bad kernels line");
+    } else if (tag == "symbol") {
+      std::string raw, name;
+      if (!(ls >> raw) || !unescape(raw, name))
+        return fail("bad symbol");
+      p.symbols.push_back(name);
+    } else if (tag == "input" || tag == "output") {
+      PlanTensor t;
+      std::string raw, dt;
+      size_t rank = 0;
+      if (!(ls >> raw >> dt >> rank) || !unescape(raw, t.name))
+        return fail("bad tensor");
+      auto parsed = parseDType(dt);
+      if (!parsed)
+        return fail("unknown dtype '" + dt + "'");
+      t.dtype = *parsed;
+      for (size_t d = 0; d < rank; ++d) {
+        std::string dim;
+        if (!(ls >> dim) || dim.empty())
+          return fail("missing dim");
+        PlanDim pd;
+        try {
+          if (dim[0] == '?')
+            pd.symbol = std::stoi(dim.substr(1));
+          else
+            pd.size = std::stoll(dim);
+        } catch (...) {
+          return fail("bad dim '" + dim + "'");
+        }
+        if (pd.symbol >= static_cast<int>(p.symbols.size()) || pd.size < 0)
+          return fail("dim out of range");
+        t.dims.push_back(pd);
+      }
+      (tag == "input" ? p.inputs : p.outputs).push_back(std::move(t));
+    } else if (tag == "source") {
+      std::string k;
+      PlanArg a;
+      if (!(ls >> k >> a.index) || !parseKind(k, a.kind))
+        return fail("bad output source");
+      p.outputSources.push_back(a);
+    } else if (tag == "buffer") {
+      PlanBuffer b;
+      size_t n = 0;
+      if (!(ls >> b.size.bytes >> b.first >> b.last >> n) || n > p.symbols.size())
+        return fail("bad buffer");
+      for (size_t i = 0; i < n; ++i) {
+        int s = -1;
+        if (!(ls >> s) || s < 0 || s >= static_cast<int>(p.symbols.size()))
+          return fail("bad buffer symbol");
+        b.size.symbols.push_back(s);
+      }
+      p.buffers.push_back(std::move(b));
+    } else if (tag == "constant") {
+      PlanConstant c;
+      if (!(ls >> c.offset >> c.bytes) || c.offset < 0 || c.bytes < 0 ||
+          c.offset + c.bytes > p.weightsBytes)
+        return fail("bad constant");
+      p.constants.push_back(c);
+    } else if (tag == "step") {
+      PlanStep s;
+      size_t n = 0;
+      if (!(ls >> s.kernel >> n) || s.kernel < 0 || s.kernel >= p.numKernels)
+        return fail("bad step");
+      for (size_t i = 0; i < n; ++i) {
+        std::string k;
+        PlanArg a;
+        if (!(ls >> k >> a.index) || !parseKind(k, a.kind))
+          return fail("bad step argument");
+        s.args.push_back(a);
+      }
+      std::string raw;
+      if (!(ls >> raw) || !unescape(raw, s.name))
+        return fail("bad step name");
+      p.steps.push_back(std::move(s));
+    } else {
+      return fail("unknown record '" + tag + "'");
+    }
+  }
+  // Every index must point at something, so a damaged plan cannot make the executor stray.
+  auto argOk = [&](const PlanArg &a) {
+    int64_t limit = 0;
+    switch (a.kind) {
+    case PlanArg::Buffer:
+      limit = static_cast<int64_t>(p.buffers.size());
+      break;
+    case PlanArg::Input:
+      limit = static_cast<int64_t>(p.inputs.size());
+      break;
+    case PlanArg::Output:
+      limit = static_cast<int64_t>(p.outputs.size());
+      break;
+    case PlanArg::Constant:
+      limit = static_cast<int64_t>(p.constants.size());
+      break;
+    case PlanArg::Symbol:
+      limit = static_cast<int64_t>(p.symbols.size());
+      break;
+    }
+    return a.index >= 0 && a.index < limit;
+  };
+  lineNo = 0;
+  if (p.outputSources.size() != p.outputs.size())
+    return fail("one output source per output expected");
+  for (const PlanArg &a : p.outputSources)
+    if (!argOk(a))
+      return fail("output source out of range");
+  for (const PlanStep &s : p.steps)
+    for (const PlanArg &a : s.args)
+      if (!argOk(a))
+        return fail("argument of step '" + s.name + "' out of range");
+  return true;
+}
+
+} // namespace strata::runtime

@@ -1,0 +1,325 @@
+// Graph -> Program: passes, lowering and scheduling of every top-level op, argument placement
+// (inputs, outputs, constants in the weights blob, intermediates as plan buffers with live ranges).
+#include "strata/runtime/Program.h"
+
+#include "strata/graph/passes/PassManager.h"
+#include "strata/loop/Verifier.h"
+#include "strata/lower/Lower.h"
+
+#include <cstring>
+#include <fmt/format.h>
+#include <map>
+#include <unordered_map>
+
+namespace strata::runtime {
+
+namespace {
+
+constexpr int64_t kAlign = 64;
+
+int64_t alignUp(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
+
+llvm::Error makeError(const std::string &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
+}
+
+std::string nodeName(const Op &op) {
+  if (!op.location().empty())
+    return op.location();
+  if (op.numResults() && !op.result(0)->name().empty())
+    return op.result(0)->name();
+  return "<unnamed>";
+}
+
+class ProgramBuilder {
+public:
+  ProgramBuilder(Graph &g, const ProgramOptions &opts) : g_(g), opts_(opts) {}
+
+  llvm::Expected<Program> build() {
+    if (!opts_.pipeline.empty()) {
+      PassManager pm;
+      PassContext ctx;
+      llvm::Error err = pm.parsePipeline(opts_.pipeline);
+      if (!err)
+        err = pm.run(g_, ctx);
+      if (err)
+        return makeError("optimizing: " + llvm::toString(std::move(err)));
+    }
+    if (auto err = collectInterface())
+      return err;
+    for (Op &op : g_.ops()) {
+      ++prog_.graphOps;
+      if (auto err = compileTopLevel(op))
+        return err;
+    }
+    if (auto err = resolveOutputs())
+      return err;
+    if (auto err = packWeights())
+      return err;
+    prog_.plan.numKernels = static_cast<int64_t>(prog_.kernels.size());
+    return std::move(prog_);
+  }
+
+private:
+  Plan &plan() { return prog_.plan; }
+
+  int symbolIndex(const std::string &s) {
+    auto &syms = plan().symbols;
+    for (size_t i = 0; i < syms.size(); ++i)
+      if (syms[i] == s)
+        return static_cast<int>(i);
+    syms.push_back(s);
+    return static_cast<int>(syms.size() - 1);
+  }
+
+  llvm::Expected<PlanTensor> interfaceTensor(const Value &v, const std::string &name, bool input) {
+    PlanTensor t{name, v.type().dtype, {}};
+    for (const Dim &d : v.type().dims) {
+      if (d.isStatic()) {
+        t.dims.push_back({d.size, -1});
+        continue;
+      }
+      auto &syms = plan().symbols;
+      if (!input && std::find(syms.begin(), syms.end(), d.symbol) == syms.end())
+        return makeError("output '" + name + "' has symbolic dim '" + d.symbol +
+                         "' that no input binds");
+      t.dims.push_back({0, symbolIndex(d.symbol)});
+    }
+    return t;
+  }
+
+  llvm::Error collectInterface() {
+    for (unsigned i = 0; i < g_.numInputs(); ++i) {
+      Value *in = g_.input(i);
+      auto t = interfaceTensor(*in, in->name(), true);
+      if (!t)
+        return t.takeError();
+      plan().inputs.push_back(std::move(*t));
+      slots_[in] = {PlanArg::Input, i};
+    }
+    for (unsigned i = 0; i < g_.numOutputs(); ++i) {
+      Value *out = g_.output(i);
+      auto t = interfaceTensor(*out, g_.outputName(i), false);
+      if (!t)
+        return t.takeError();
+      plan().outputs.push_back(std::move(*t));
+      // The first output naming a kernel-written value receives it directly.
+      if (!out->isGraphInput() && out->definingOp()->kind() != OpKind::Constant &&
+          !slots_.count(out))
+        slots_[out] = {PlanArg::Output, i};
+    }
+    return llvm::Error::success();
+  }
+
+  // A constant's data stays shared until packWeights copies it into the blob.
+  llvm::Error addConstant(const Op &op) {
+    const Tensor &t = op.attr("value").getTensor();
+    if (!t.valid())
+      return makeError("constant (node " + nodeName(op) + ") has no data (elided blob)");
+    const void *key = t.rawData();
+    auto [it, fresh] = constantIndex_.emplace(key, constantData_.size());
+    if (fresh) {
+      constantData_.push_back(t);
+      plan().constants.push_back({0, static_cast<int64_t>(t.byteSize())});
+    }
+    slots_[op.result()] = {PlanArg::Constant, static_cast<int64_t>(it->second)};
+    return llvm::Error::success();
+  }
+
+  llvm::Error packWeights() {
+    int64_t total = 0;
+    for (PlanConstant &c : plan().constants) {
+      c.offset = total;
+      total = alignUp(total + c.bytes, kAlign);
+    }
+    plan().weightsBytes = total;
+    auto *mem = static_cast<uint8_t *>(std::aligned_alloc(kAlign, std::max<int64_t>(total, kAlign)));
+    if (!mem)
+      return makeError("cannot allocate " + std::to_string(total) + " bytes of weights");
+    std::memset(mem, 0, std::max<int64_t>(total, kAlign));
+    prog_.weights.reset(mem);
+    for (size_t i = 0; i < constantData_.size(); ++i)
+      if (size_t n = constantData_[i].byteSize())
+        std::memcpy(mem + plan().constants[i].offset, constantData_[i].rawData(), n);
+    return llvm::Error::success();
+  }
+
+  // A fresh intermediate buffer for `v`: bytes per unit of its symbolic dims.
+  llvm::Error addBuffer(const Value *v) {
+    PlanBuffer b;
+    b.size.bytes = static_cast<int64_t>(dtypeSize(v->type().dtype));
+    for (const Dim &d : v->type().dims) {
+      if (d.isStatic())
+        b.size.bytes *= d.size;
+      else
+        b.size.symbols.push_back(symbolIndex(d.symbol));
+    }
+    int64_t step = static_cast<int64_t>(plan().steps.size());
+    b.first = b.last = step;
+    plan().buffers.push_back(std::move(b));
+    slots_[v] = {PlanArg::Buffer, static_cast<int64_t>(plan().buffers.size() - 1)};
+    return llvm::Error::success();
+  }
+
+  llvm::Error compileTopLevel(Op &op) {
+    if (op.kind() == OpKind::Constant)
+      return addConstant(op);
+    // The default schedule runs on the op's own nests: for a lifted op, before the loop over the
+    // symbol wraps them (see lower::lowerSymbolic).
+    auto schedule = [&](loop::LoopFunction &f) -> llvm::Error {
+      if (!opts_.schedule)
+        return llvm::Error::success();
+      if (auto err = loop::verifyFunction(f))
+        return makeError("lowered loop IR is invalid: " + llvm::toString(std::move(err)));
+      llvm::Error err = loop::applyDefaultSchedule(f, opts_.scheduleTarget);
+      if (!err)
+        err = loop::verifyFunction(f);
+      if (err)
+        return makeError("default schedule: " + llvm::toString(std::move(err)));
+      return llvm::Error::success();
+    };
+    auto f = lower::hasSymbolicDims(op) ? lower::lowerSymbolic(op, schedule) : lower::lowerOp(op);
+    if (f && !lower::hasSymbolicDims(op))
+      if (llvm::Error err = schedule(*f))
+        return makeError(fmt::format("op '{}' (node {}): {}", op.opName(), nodeName(op),
+                                     llvm::toString(std::move(err))));
+    if (f)
+      return addStep(op, std::move(*f));
+    std::string msg = llvm::toString(f.takeError());
+    // A fused kernel whose region lowering cannot inline yet runs unfused: each region op
+    // becomes its own native kernel, region temporaries living in plan buffers.
+    if (op.kind() == OpKind::Kernel && op.numRegions() == 1)
+      return compileRegion(op);
+    return makeError(fmt::format("op '{}' (node {}): {}", op.opName(), nodeName(op), msg));
+  }
+
+  llvm::Error compileRegion(Op &kernel) {
+    Graph &region = kernel.region(0);
+    if (region.numInputs() != kernel.numOperands() || region.numOutputs() != kernel.numResults())
+      return makeError("kernel (node " + nodeName(kernel) + "): region interface mismatch");
+    for (unsigned i = 0; i < region.numInputs(); ++i)
+      slots_[region.input(i)] = slotOf(kernel.operand(i));
+    std::unordered_map<const Value *, unsigned> regionOutput;
+    for (unsigned i = 0; i < region.numOutputs(); ++i)
+      regionOutput.emplace(region.output(i), i);
+    for (unsigned i = 0; i < region.numOutputs(); ++i) {
+      const Value *out = region.output(i);
+      if (out->isGraphInput() || out->definingOp()->kind() == OpKind::Constant)
+        return makeError("kernel (node " + nodeName(kernel) +
+                         "): region output passes through an input; not supported yet");
+    }
+    for (Op &op : region.ops()) {
+      if (op.kind() != OpKind::Constant)
+        for (unsigned r = 0; r < op.numResults(); ++r) {
+          Value *v = op.result(r);
+          if (auto it = regionOutput.find(v); it != regionOutput.end()) {
+            if (!slots_.count(kernel.result(it->second)))
+              if (auto err = addBuffer(kernel.result(it->second)))
+                return err;
+            slots_[v] = slotOf(kernel.result(it->second));
+          } else if (auto err = addBuffer(v)) {
+            return err;
+          }
+        }
+      if (auto err = compileTopLevel(op))
+        return err;
+    }
+    return llvm::Error::success();
+  }
+
+  PlanArg slotOf(const Value *v) const {
+    auto it = slots_.find(v);
+    return it == slots_.end() ? PlanArg{PlanArg::Buffer, -1} : it->second;
+  }
+
+  llvm::Error addStep(const Op &op, loop::LoopFunction f) {
+    std::string where = fmt::format("op '{}' (node {})", op.opName(), nodeName(op));
+    size_t numBuffers = op.numOperands() + op.numResults();
+    if (f.params.size() < numBuffers)
+      return makeError(where + ": lowered function has an unexpected parameter list");
+    for (size_t i = 0; i < f.params.size(); ++i)
+      if (f.params[i].isBuffer() != (i < numBuffers))
+        return makeError(where + ": lowered function has an unexpected parameter list");
+    if (auto err = loop::verifyFunction(f))
+      return makeError(where + ": loop IR is invalid: " + llvm::toString(std::move(err)));
+    // Kernel names are symbols of one module: make them unique.
+    f.name = fmt::format("k{}_{}", prog_.kernels.size(), f.name);
+
+    // Results not yet placed (intermediates) get a buffer written by this step.
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      if (!slots_.count(op.result(i)))
+        if (auto err = addBuffer(op.result(i)))
+          return err;
+
+    PlanStep step;
+    step.name = where;
+    step.kernel = static_cast<int64_t>(prog_.kernels.size());
+    int64_t at = static_cast<int64_t>(plan().steps.size());
+    for (unsigned i = 0; i < numBuffers; ++i) {
+      const Value *v = i < op.numOperands() ? op.operand(i) : op.result(i - op.numOperands());
+      PlanArg a = slotOf(v);
+      if (a.kind == PlanArg::Buffer) {
+        if (a.index < 0)
+          return makeError(where + ": an argument has no buffer");
+        PlanBuffer &b = plan().buffers[a.index];
+        b.first = std::min(b.first, at);
+        b.last = std::max(b.last, at);
+      }
+      step.args.push_back(a);
+    }
+    for (size_t i = numBuffers; i < f.params.size(); ++i) {
+      const std::string &name = f.params[i].scalar->name;
+      int found = -1;
+      for (size_t s = 0; s < plan().symbols.size(); ++s)
+        if (lower::symbolParamName(plan().symbols[s]) == name)
+          found = static_cast<int>(s);
+      if (found < 0)
+        return makeError(where + ": scalar parameter %" + name + " is no input's symbol");
+      step.args.push_back({PlanArg::Symbol, found});
+    }
+    plan().steps.push_back(std::move(step));
+    prog_.kernels.push_back(std::move(f));
+    return llvm::Error::success();
+  }
+
+  llvm::Error resolveOutputs() {
+    // A buffer that is also read after the last step (an output copied from it) lives to the end.
+    int64_t end = static_cast<int64_t>(plan().steps.size());
+    for (unsigned i = 0; i < g_.numOutputs(); ++i) {
+      PlanArg s = slotOf(g_.output(i));
+      if (s.kind == PlanArg::Buffer && s.index < 0)
+        return makeError("output '" + g_.outputName(i) + "' is not computed by any step");
+      if (s.kind == PlanArg::Buffer)
+        plan().buffers[s.index].last = end;
+      plan().outputSources.push_back(s);
+    }
+    return llvm::Error::success();
+  }
+
+  Graph &g_;
+  const ProgramOptions &opts_;
+  Program prog_;
+  std::unordered_map<const Value *, PlanArg> slots_;
+  std::unordered_map<const void *, size_t> constantIndex_;
+  std::vector<Tensor> constantData_;
+};
+
+} // namespace
+
+llvm::Expected<Program> buildProgram(Graph &g, const ProgramOptions &opts) {
+  return ProgramBuilder(g, opts).build();
+}
+
+loop::ScheduleTarget scheduleTargetFor(const std::string &cpu, const std::string &feats) {
+  // SIMD width: 64 bytes with AVX-512, 32 with AVX2, else SSE's 16. The portable levels imply
+  // their features through the CPU name.
+  auto has = [&](const char *f) { return feats.find(f) != std::string::npos; };
+  loop::ScheduleTarget st;
+  st.vectorBytes = has("+avx512f")                         ? 64
+                   : has("+avx2") || cpu == "x86-64-v3"    ? 32
+                   : cpu == "x86-64-v4"                    ? 64
+                                                           : 16;
+  return st;
+}
+
+} // namespace strata::runtime

@@ -1,0 +1,121 @@
+#include "strata/runtime/SharedModel.h"
+
+#include "strata/strata_model.h"
+
+#include <cstring>
+#include <dlfcn.h>
+
+namespace strata::runtime {
+
+struct SharedModel::Api {
+#define STRATA_API_FUNCTIONS(X)                                                                    \
+  X(strata_abi_version)                                                                            \
+  X(strata_last_error)                                                                             \
+  X(strata_model_create)                                                                           \
+  X(strata_model_destroy)                                                                          \
+  X(strata_model_num_inputs)                                                                       \
+  X(strata_model_num_outputs)                                                                      \
+  X(strata_model_input_name)                                                                       \
+  X(strata_model_output_name)                                                                      \
+  X(strata_model_input_dtype)                                                                      \
+  X(strata_model_output_dtype)                                                                     \
+  X(strata_model_input_rank)                                                                       \
+  X(strata_model_output_rank)                                                                      \
+  X(strata_model_input_dim)                                                                        \
+  X(strata_model_output_dim)                                                                       \
+  X(strata_model_input_dim_name)                                                                   \
+  X(strata_model_output_dim_name)                                                                  \
+  X(strata_model_run)                                                                              \
+  X(strata_model_output_data)                                                                      \
+  X(strata_model_output_shape)                                                                     \
+  X(strata_model_arena_bytes)
+#define X(name) decltype(&::name) name = nullptr;
+  STRATA_API_FUNCTIONS(X)
+#undef X
+};
+
+namespace {
+llvm::Error makeError(const std::string &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
+}
+} // namespace
+
+llvm::Expected<std::unique_ptr<SharedModel>> SharedModel::open(const std::string &path,
+                                                               unsigned threads) {
+  std::unique_ptr<SharedModel> m(new SharedModel());
+  m->path_ = path;
+  // A path without a slash would be searched in the library path: make it explicit.
+  std::string where = path.find('/') == std::string::npos ? "./" + path : path;
+  m->handle_ = ::dlopen(where.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!m->handle_)
+    return makeError(path + ": cannot load: " + ::dlerror());
+  m->api_ = std::make_unique<Api>();
+#define X(name)                                                                                    \
+  m->api_->name = reinterpret_cast<decltype(&::name)>(::dlsym(m->handle_, #name));                \
+  if (!m->api_->name)                                                                              \
+    return makeError(path + ": not a strata model library (no symbol " #name ")");
+  STRATA_API_FUNCTIONS(X)
+#undef X
+  const Api &a = *m->api_;
+  if (int v = a.strata_abi_version(); v != STRATA_ABI_VERSION)
+    return makeError(path + ": library ABI version " + std::to_string(v) + ", expected " +
+                     std::to_string(STRATA_ABI_VERSION));
+  strata_model *model = a.strata_model_create(static_cast<int>(threads));
+  if (!model)
+    return makeError(path + ": " + a.strata_last_error());
+  m->model_ = model;
+  auto describe = [&](bool input, int i) {
+    IOSpec s;
+    s.name = input ? a.strata_model_input_name(model, i) : a.strata_model_output_name(model, i);
+    s.type.dtype = static_cast<DType>(input ? a.strata_model_input_dtype(model, i)
+                                            : a.strata_model_output_dtype(model, i));
+    int rank = input ? a.strata_model_input_rank(model, i) : a.strata_model_output_rank(model, i);
+    for (int d = 0; d < rank; ++d) {
+      int64_t size = input ? a.strata_model_input_dim(model, i, d)
+                           : a.strata_model_output_dim(model, i, d);
+      const char *sym = input ? a.strata_model_input_dim_name(model, i, d)
+                              : a.strata_model_output_dim_name(model, i, d);
+      s.type.dims.push_back(sym ? Dim::sym(sym) : Dim(size));
+    }
+    return s;
+  };
+  for (int i = 0, n = a.strata_model_num_inputs(model); i < n; ++i)
+    m->inputs_.push_back(describe(true, i));
+  for (int i = 0, n = a.strata_model_num_outputs(model); i < n; ++i)
+    m->outputs_.push_back(describe(false, i));
+  return m;
+}
+
+SharedModel::~SharedModel() {
+  if (model_)
+    api_->strata_model_destroy(static_cast<strata_model *>(model_));
+  if (handle_)
+    ::dlclose(handle_);
+}
+
+llvm::Expected<std::vector<Tensor>> SharedModel::run(const std::vector<Tensor> &inputs) {
+  const Api &a = *api_;
+  auto *model = static_cast<strata_model *>(model_);
+  std::vector<strata_tensor> views;
+  for (const Tensor &t : inputs)
+    views.push_back({t.rawData(), static_cast<int32_t>(t.dtype()), static_cast<int32_t>(t.rank()),
+                     t.shape().data()});
+  if (a.strata_model_run(model, views.data(), static_cast<int>(views.size())) != 0)
+    return makeError(std::string("aot: ") + a.strata_last_error());
+  std::vector<Tensor> outputs;
+  for (size_t o = 0; o < outputs_.size(); ++o) {
+    const int64_t *shape = a.strata_model_output_shape(model, static_cast<int>(o));
+    Shape s(shape, shape + outputs_[o].type.rank());
+    Tensor t(outputs_[o].type.dtype, s);
+    if (size_t n = t.byteSize())
+      std::memcpy(t.rawData(), a.strata_model_output_data(model, static_cast<int>(o)), n);
+    outputs.push_back(std::move(t));
+  }
+  return outputs;
+}
+
+int64_t SharedModel::arenaBytes() const {
+  return api_->strata_model_arena_bytes(static_cast<strata_model *>(model_));
+}
+
+} // namespace strata::runtime

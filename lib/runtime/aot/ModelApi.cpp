@@ -1,0 +1,208 @@
+// The C API of AOT libraries (include/strata/strata_model.h), linked into every library that
+// `strata compile -o model.so` writes. The compiled object next to it defines the plan text, the
+// kernel table and the weights (lib/runtime/Aot.cpp names them); this file turns them into an
+// Executor. Only the strata_* API functions are exported.
+#include "strata/strata_model.h"
+
+#include "strata/runtime/Executor.h"
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#define STRATA_API extern "C" __attribute__((visibility("default")))
+
+extern "C" {
+extern const char strata_aot_plan[];
+extern const uint8_t strata_aot_weights[];
+extern void (*const strata_aot_kernels[])(void **);
+}
+
+using namespace strata;
+using namespace strata::runtime;
+
+struct strata_model {
+  std::unique_ptr<Executor> exec;
+  std::vector<std::vector<uint8_t>> outputs; // storage of the last run's outputs
+  std::vector<std::vector<int64_t>> outputShapes;
+};
+
+namespace {
+
+thread_local std::string lastError;
+
+int fail(const std::string &msg) {
+  lastError = msg;
+  return -1;
+}
+
+const PlanTensor *tensor(const strata_model *m, bool input, int index) {
+  if (!m) {
+    fail("null model");
+    return nullptr;
+  }
+  const auto &list = input ? m->exec->plan().inputs : m->exec->plan().outputs;
+  if (index < 0 || static_cast<size_t>(index) >= list.size()) {
+    fail(std::string(input ? "input" : "output") + " index " + std::to_string(index) +
+         " out of range");
+    return nullptr;
+  }
+  return &list[index];
+}
+
+const PlanDim *dimOf(const strata_model *m, bool input, int index, int dim) {
+  const PlanTensor *t = tensor(m, input, index);
+  if (!t)
+    return nullptr;
+  if (dim < 0 || static_cast<size_t>(dim) >= t->dims.size()) {
+    fail("dim " + std::to_string(dim) + " out of range");
+    return nullptr;
+  }
+  return &t->dims[dim];
+}
+
+} // namespace
+
+STRATA_API int strata_abi_version(void) { return STRATA_ABI_VERSION; }
+STRATA_API const char *strata_last_error(void) { return lastError.c_str(); }
+
+STRATA_API strata_model *strata_model_create(int num_threads) {
+  try {
+    Plan plan;
+    std::string err;
+    if (!parsePlan(strata_aot_plan, plan, err)) {
+      fail("corrupt model library: " + err);
+      return nullptr;
+    }
+    std::vector<KernelFn> kernels(strata_aot_kernels, strata_aot_kernels + plan.numKernels);
+    auto m = std::make_unique<strata_model>();
+    m->exec = std::make_unique<Executor>(std::move(plan), std::move(kernels), strata_aot_weights,
+                                         num_threads < 0 ? 0u : static_cast<unsigned>(num_threads));
+    return m.release();
+  } catch (const std::exception &e) {
+    fail(std::string("cannot create the model: ") + e.what());
+    return nullptr;
+  }
+}
+
+STRATA_API void strata_model_destroy(strata_model *m) { delete m; }
+
+STRATA_API int strata_model_num_inputs(const strata_model *m) {
+  return m ? static_cast<int>(m->exec->plan().inputs.size()) : fail("null model");
+}
+STRATA_API int strata_model_num_outputs(const strata_model *m) {
+  return m ? static_cast<int>(m->exec->plan().outputs.size()) : fail("null model");
+}
+STRATA_API const char *strata_model_input_name(const strata_model *m, int i) {
+  const PlanTensor *t = tensor(m, true, i);
+  return t ? t->name.c_str() : nullptr;
+}
+STRATA_API const char *strata_model_output_name(const strata_model *m, int i) {
+  const PlanTensor *t = tensor(m, false, i);
+  return t ? t->name.c_str() : nullptr;
+}
+STRATA_API int strata_model_input_dtype(const strata_model *m, int i) {
+  const PlanTensor *t = tensor(m, true, i);
+  return t ? static_cast<int>(t->dtype) : -1;
+}
+STRATA_API int strata_model_output_dtype(const strata_model *m, int i) {
+  const PlanTensor *t = tensor(m, false, i);
+  return t ? static_cast<int>(t->dtype) : -1;
+}
+STRATA_API int strata_model_input_rank(const strata_model *m, int i) {
+  const PlanTensor *t = tensor(m, true, i);
+  return t ? static_cast<int>(t->dims.size()) : -1;
+}
+STRATA_API int strata_model_output_rank(const strata_model *m, int i) {
+  const PlanTensor *t = tensor(m, false, i);
+  return t ? static_cast<int>(t->dims.size()) : -1;
+}
+STRATA_API int64_t strata_model_input_dim(const strata_model *m, int i, int d) {
+  const PlanDim *dim = dimOf(m, true, i, d);
+  return dim && dim->isStatic() ? dim->size : -1;
+}
+STRATA_API int64_t strata_model_output_dim(const strata_model *m, int i, int d) {
+  const PlanDim *dim = dimOf(m, false, i, d);
+  return dim && dim->isStatic() ? dim->size : -1;
+}
+STRATA_API const char *strata_model_input_dim_name(const strata_model *m, int i, int d) {
+  const PlanDim *dim = dimOf(m, true, i, d);
+  return dim && !dim->isStatic() ? m->exec->plan().symbols[dim->symbol].c_str() : nullptr;
+}
+STRATA_API const char *strata_model_output_dim_name(const strata_model *m, int i, int d) {
+  const PlanDim *dim = dimOf(m, false, i, d);
+  return dim && !dim->isStatic() ? m->exec->plan().symbols[dim->symbol].c_str() : nullptr;
+}
+
+STRATA_API int strata_model_run(strata_model *m, const strata_tensor *inputs, int num_inputs) {
+  if (!m)
+    return fail("null model");
+  if (num_inputs < 0 || (num_inputs > 0 && !inputs))
+    return fail("no inputs given");
+  try {
+    std::vector<DType> dtypes;
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<const void *> data;
+    for (int i = 0; i < num_inputs; ++i) {
+      const strata_tensor &t = inputs[i];
+      if (t.dtype < STRATA_F32 || t.dtype > STRATA_BOOL)
+        return fail("input " + std::to_string(i) + ": unknown dtype " + std::to_string(t.dtype));
+      if (t.rank < 0 || (t.rank > 0 && !t.shape))
+        return fail("input " + std::to_string(i) + ": bad rank or shape");
+      dtypes.push_back(static_cast<DType>(t.dtype));
+      shapes.emplace_back(t.shape, t.shape + t.rank);
+      data.push_back(t.data);
+    }
+    if (std::string err = m->exec->bind(dtypes, shapes); !err.empty())
+      return fail(err);
+    for (int i = 0; i < num_inputs; ++i) {
+      int64_t n = 1;
+      for (int64_t d : shapes[i])
+        n *= d;
+      if (n > 0 && !data[i])
+        return fail("input " + std::to_string(i) + ": null data");
+    }
+    const Plan &plan = m->exec->plan();
+    m->outputs.resize(plan.outputs.size());
+    m->outputShapes.resize(plan.outputs.size());
+    std::vector<void *> out;
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
+      m->outputShapes[o] = m->exec->outputShape(o);
+      size_t bytes = dtypeSize(plan.outputs[o].dtype);
+      for (int64_t d : m->outputShapes[o])
+        bytes *= static_cast<size_t>(d);
+      m->outputs[o].resize(std::max<size_t>(bytes, 1));
+      out.push_back(m->outputs[o].data());
+    }
+    if (std::string err = m->exec->run(data.data(), out.data()); !err.empty())
+      return fail(err);
+    return 0;
+  } catch (const std::exception &e) {
+    return fail(std::string("run failed: ") + e.what());
+  }
+}
+
+STRATA_API const void *strata_model_output_data(const strata_model *m, int i) {
+  if (!tensor(m, false, i))
+    return nullptr;
+  if (static_cast<size_t>(i) >= m->outputs.size()) {
+    fail("no successful run yet");
+    return nullptr;
+  }
+  return m->outputs[i].data();
+}
+
+STRATA_API const int64_t *strata_model_output_shape(const strata_model *m, int i) {
+  if (!tensor(m, false, i))
+    return nullptr;
+  if (static_cast<size_t>(i) >= m->outputShapes.size()) {
+    fail("no successful run yet");
+    return nullptr;
+  }
+  return m->outputShapes[i].data();
+}
+
+STRATA_API int64_t strata_model_arena_bytes(const strata_model *m) {
+  return m ? m->exec->arenaBytes() : fail("null model");
+}

@@ -1,0 +1,143 @@
+// strata bench MODEL [--engine jit|interp] [--threads N] [--iters N] [--warmup N] [--json]
+// [--input NAME=FILE]... [--dim NAME=SIZE]... [--target T]: times a model's runs (.onnx, graph
+// IR, or an AOT library .so). The engine is prepared once (its compile or load time reported
+// apart), run --warmup times untimed, then --iters times timed.
+#include "Commands.h"
+#include "Engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+#include <functional>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+
+namespace strata::cli {
+
+namespace {
+
+struct BenchOpts {
+  std::string model, engine = "jit", target = "host";
+  unsigned threads = 0, iters = 20, warmup = 3;
+  std::vector<std::string> inputs, dims;
+  bool json = false;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Runs `runOnce` `warmup` times untimed, then `iters` times, returning each timed run's latency.
+llvm::Expected<std::vector<double>> timeRuns(const std::function<llvm::Error()> &runOnce,
+                                             unsigned warmup, unsigned iters) {
+  for (unsigned i = 0; i < warmup; ++i)
+    if (auto err = runOnce())
+      return err;
+  std::vector<double> ms;
+  ms.reserve(iters);
+  for (unsigned i = 0; i < iters; ++i) {
+    auto start = Clock::now();
+    if (auto err = runOnce())
+      return err;
+    ms.push_back(msSince(start));
+  }
+  return ms;
+}
+
+struct Stats {
+  double median, min, max, mean;
+};
+
+Stats summarize(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  size_t n = ms.size();
+  double median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  return {median, ms.front(), ms.back(), std::accumulate(ms.begin(), ms.end(), 0.0) / n};
+}
+
+int benchModel(const BenchOpts &o) {
+  EngineOptions eo;
+  eo.engine = o.engine;
+  eo.threads = o.threads;
+  eo.target = o.target;
+  std::unique_ptr<Engine> engine = openEngine(o.model, eo);
+  if (!engine)
+    return 1;
+  auto inputs = modelInputs(*engine, o.inputs, o.dims, 0);
+  if (!inputs) {
+    std::cerr << "error: " << llvm::toString(inputs.takeError()) << "\n";
+    return 1;
+  }
+  auto runOnce = [&]() -> llvm::Error {
+    auto outputs = engine->run(*inputs);
+    return outputs ? llvm::Error::success() : outputs.takeError();
+  };
+  auto ms = timeRuns(runOnce, o.warmup, o.iters);
+  if (!ms) {
+    std::cerr << "error: " << o.model << ": " << llvm::toString(ms.takeError()) << "\n";
+    return 1;
+  }
+  Stats s = summarize(*ms);
+  unsigned threads = engine->name == "interp" ? 1 : engine->threads;
+
+  if (o.json) {
+    // Ordered: the keys print in this order, the same as scripts/bench_ort.js.
+    nlohmann::ordered_json j = {{"model", o.model},
+                                {"engine", engine->name},
+                                {"threads", threads},
+                                {"iters", o.iters},
+                                {"warmup", o.warmup},
+                                {"compile_ms", engine->compileMs},
+                                {"median_ms", s.median},
+                                {"min_ms", s.min},
+                                {"max_ms", s.max},
+                                {"mean_ms", s.mean}};
+    std::cout << j.dump() << "\n";
+    return 0;
+  }
+  fmt::print("model: {}\n", o.model);
+  fmt::print("engine: {} ({} thread{}{})\n", engine->name, threads, threads == 1 ? "" : "s",
+             engine->name == "jit" ? ", target " + o.target : "");
+  fmt::print("{}: {:.1f} ms\n", engine->name == "aot" ? "load" : "compile", engine->compileMs);
+  fmt::print("latency over {} runs after {} warmup: median {:.3f} ms, min {:.3f} ms, "
+             "max {:.3f} ms, mean {:.3f} ms\n",
+             o.iters, o.warmup, s.median, s.min, s.max, s.mean);
+  return 0;
+}
+
+} // namespace
+
+Action addBenchCommand(CLI::App &app) {
+  auto o = std::make_shared<BenchOpts>();
+  CLI::App *cmd = app.add_subcommand("bench", "Time a model's runs: compile time and latency");
+  cmd->add_option("model", o->model,
+                  "Model file: .onnx, .sg graph IR, or a library from `strata compile -o m.so`")
+      ->required();
+  cmd->add_option("--engine", o->engine, "Execution engine for .onnx/.sg models (.so: aot)")
+      ->check(CLI::IsMember({"interp", "jit"}))
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads,
+                  "Threads for parallel loops of the jit and aot engines (0: one per core)")
+      ->capture_default_str();
+  cmd->add_option("--iters", o->iters, "Timed runs")
+      ->check(CLI::Range(1u, 1000000u))
+      ->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Untimed runs before the timed ones")
+      ->check(CLI::Range(0u, 1000000u))
+      ->capture_default_str();
+  cmd->add_option("--input,-i", o->inputs,
+                  "Input as NAME=FILE (.npy); inputs not given get seeded random data");
+  cmd->add_option("--dim", o->dims,
+                  "Size of a symbolic dim for random inputs: NAME=SIZE (default 1)");
+  cmd->add_option("--target", o->target, "CPU the jit engine compiles for")
+      ->check(CLI::IsMember({"host", "x86-64-v3", "x86-64-v2"}))
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print one JSON object instead of text");
+  return [o]() { return benchModel(*o); };
+}
+
+} // namespace strata::cli

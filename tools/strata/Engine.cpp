@@ -1,0 +1,219 @@
+#include "Engine.h"
+
+#include "strata/interp/Interpreter.h"
+#include "strata/runtime/CompiledModel.h"
+
+#include "strata/support/Npy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <random>
+#include <thread>
+
+namespace strata::cli {
+
+namespace {
+
+double msSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+// The interface as imported (before any pass rewrites the graph).
+void describeGraph(Engine &e, const Graph &g) {
+  e.inputs.clear();
+  e.outputNames.clear();
+  for (unsigned i = 0; i < g.numInputs(); ++i)
+    e.inputs.push_back({g.input(i)->name(), g.input(i)->type()});
+  for (unsigned i = 0; i < g.numOutputs(); ++i)
+    e.outputNames.push_back(g.outputName(i));
+}
+
+class InterpEngine : public Engine {
+public:
+  explicit InterpEngine(std::unique_ptr<Graph> g) : graph_(std::move(g)) {}
+  llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) override {
+    return interpret(*graph_, inputs);
+  }
+
+private:
+  std::unique_ptr<Graph> graph_;
+};
+
+class JitEngine : public Engine {
+public:
+  explicit JitEngine(std::unique_ptr<runtime::CompiledModel> m) : model_(std::move(m)) {}
+  void setModel(std::unique_ptr<runtime::CompiledModel> m) { model_ = std::move(m); }
+  const runtime::CompiledModel *model() const { return model_.get(); }
+  llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) override {
+    return model_->run(inputs);
+  }
+  int64_t arenaBytes() const override { return model_->arenaBytes(); }
+
+private:
+  std::unique_ptr<runtime::CompiledModel> model_;
+};
+
+class AotEngine : public Engine {
+public:
+  explicit AotEngine(std::unique_ptr<runtime::SharedModel> m) : model_(std::move(m)) {}
+  llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) override {
+    return model_->run(inputs);
+  }
+  int64_t arenaBytes() const override { return model_->arenaBytes(); }
+
+private:
+  std::unique_ptr<runtime::SharedModel> model_;
+};
+
+llvm::Error inputError(const std::string &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
+}
+
+llvm::Expected<Tensor> loadTensor(const std::string &path) {
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0)
+    return readTensorProtoFile(path);
+  return readNpy(path);
+}
+
+Tensor randomTensor(DType dtype, const Shape &shape, std::mt19937_64 &rng) {
+  Tensor t(dtype, shape);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 3);
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
+    if (isFloat(dtype))
+      t.setDouble(i, real(rng));
+    else if (dtype == DType::Bool)
+      t.setInt(i, small(rng) & 1);
+    else
+      t.setInt(i, small(rng));
+  }
+  return t;
+}
+
+} // namespace
+
+llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
+                                                const std::vector<std::string> &specs,
+                                                const std::vector<std::string> &dims,
+                                                unsigned seed) {
+  std::map<std::string, Tensor> byName;
+  std::map<size_t, Tensor> byPosition;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string &spec = specs[i];
+    size_t eq = spec.find('=');
+    if (eq == 0)
+      return inputError("--input expects NAME=FILE or FILE, got '" + spec + "'");
+    auto t = loadTensor(eq == std::string::npos ? spec : spec.substr(eq + 1));
+    if (!t)
+      return t.takeError();
+    if (eq == std::string::npos)
+      byPosition[i] = std::move(*t);
+    else
+      byName[spec.substr(0, eq)] = std::move(*t);
+  }
+  std::map<std::string, int64_t> symbolSizes;
+  for (const std::string &d : dims) {
+    size_t eq = d.find('=');
+    int64_t size = -1;
+    if (eq != std::string::npos && eq > 0) {
+      std::string digits = d.substr(eq + 1);
+      if (!digits.empty() && digits.size() < 10 &&
+          std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        size = std::stoll(digits);
+    }
+    if (size < 0)
+      return inputError("--dim expects NAME=SIZE, got '" + d + "'");
+    symbolSizes[d.substr(0, eq)] = size;
+  }
+
+  std::mt19937_64 rng(seed);
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    const runtime::IOSpec &in = e.inputs[i];
+    if (auto it = byName.find(in.name); it != byName.end()) {
+      inputs.push_back(std::move(it->second));
+      byName.erase(it);
+      continue;
+    }
+    if (auto it = byPosition.find(i); it != byPosition.end()) {
+      inputs.push_back(std::move(it->second));
+      byPosition.erase(it);
+      continue;
+    }
+    Shape shape;
+    for (const Dim &d : in.type.dims)
+      shape.push_back(d.isStatic() ? d.size
+                                   : (symbolSizes.count(d.symbol) ? symbolSizes[d.symbol] : 1));
+    // Refuse absurd sizes before allocating (2^31 elements is far beyond any sane input).
+    if (numElements(shape) > (int64_t{1} << 31))
+      return inputError("input '" + in.name + "' of shape [" + shapeToString(shape) +
+                        "] is too large to generate");
+    inputs.push_back(randomTensor(in.type.dtype, shape, rng));
+  }
+  if (!byName.empty())
+    return inputError("the model has no input named '" + byName.begin()->first + "'");
+  if (!byPosition.empty())
+    return inputError("the model has " + std::to_string(e.inputs.size()) + " inputs, --input " +
+                      std::to_string(byPosition.begin()->first + 1) + " has no position");
+  return inputs;
+}
+
+bool isSharedLibrary(const std::string &path) {
+  return path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
+}
+
+std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions &opts) {
+  auto start = std::chrono::steady_clock::now();
+  if (isSharedLibrary(model)) {
+    auto m = runtime::SharedModel::open(model, opts.threads);
+    if (!m) {
+      std::cerr << "error: " << llvm::toString(m.takeError()) << "\n";
+      return nullptr;
+    }
+    std::vector<runtime::IOSpec> ins = (*m)->inputs(), outs = (*m)->outputs();
+    auto e = std::make_unique<AotEngine>(std::move(*m));
+    e->name = "aot";
+    e->inputs = std::move(ins);
+    for (const runtime::IOSpec &o : outs)
+      e->outputNames.push_back(o.name);
+    e->compileMs = msSince(start);
+    e->threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+    return e;
+  }
+  std::unique_ptr<Graph> graph = loadModel(model);
+  if (!graph)
+    return nullptr;
+  if (opts.engine == "interp") {
+    const Graph &g = *graph;
+    auto e = std::make_unique<InterpEngine>(std::move(graph));
+    e->name = "interp";
+    describeGraph(*e, g);
+    return e;
+  }
+  if (opts.engine != "jit") {
+    std::cerr << "error: unknown engine '" << opts.engine << "' (expected jit or interp)\n";
+    return nullptr;
+  }
+  start = std::chrono::steady_clock::now();
+  runtime::CompileOptions co;
+  co.threads = opts.threads;
+  co.target = opts.target;
+  auto e = std::make_unique<JitEngine>(nullptr);
+  describeGraph(*e, *graph);
+  auto m = runtime::compileModel(*graph, co);
+  if (!m) {
+    std::cerr << "error: " << model << ": " << llvm::toString(m.takeError()) << "\n";
+    return nullptr;
+  }
+  size_t kernels = (*m)->numKernels();
+  e->setModel(std::move(*m));
+  e->name = "jit";
+  e->compileMs = msSince(start);
+  e->kernels = kernels;
+  e->threads = e->model()->threads();
+  return e;
+}
+
+} // namespace strata::cli

@@ -1,0 +1,53 @@
+// A model ready to run, whichever engine runs it: the graph interpreter, the JIT, or an AOT
+// library (a path ending in .so). `strata run` and `strata bench` drive models through this.
+#pragma once
+#include "Commands.h"
+
+#include "strata/runtime/SharedModel.h"
+#include "strata/support/Tensor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strata::cli {
+
+struct EngineOptions {
+  std::string engine = "jit"; // "jit" or "interp"; ignored for .so files ("aot")
+  unsigned threads = 0;       // jit and aot: 0 = one per core
+  std::string target = "host";
+};
+
+class Engine {
+public:
+  virtual ~Engine() = default;
+  virtual llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) = 0;
+  // Bytes of intermediate memory of the last run (0 for the interpreter, which allocates per op).
+  virtual int64_t arenaBytes() const { return 0; }
+
+  std::string name;                          // "interp", "jit" or "aot"
+  std::vector<runtime::IOSpec> inputs;       // symbolic dims carry their names
+  std::vector<std::string> outputNames;
+  double compileMs = 0;                      // jit: import excluded; aot: library load
+  size_t kernels = 0;
+  unsigned threads = 1;                      // threads parallel loops run on
+};
+
+// Loads `model` and prepares it for `opts.engine`. Prints the error (naming the file) and returns
+// null on failure.
+std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions &opts);
+
+bool isSharedLibrary(const std::string &path);
+
+// The model's inputs in order. `specs`: NAME=FILE, or FILE for the input at that position
+// (.npy, or TensorProto .pb); an input no spec names gets seeded random data of its dtype
+// (floats in [-1, 1), integers in [0, 4), bools fair coins), its symbolic dims sized by `dims`
+// (NAME=SIZE, default 1).
+llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
+                                                const std::vector<std::string> &specs,
+                                                const std::vector<std::string> &dims,
+                                                unsigned seed);
+
+} // namespace strata::cli
