@@ -21,6 +21,14 @@ int64_t CompiledModel::arenaBytes() const { return exec_->arenaBytes(); }
 int64_t CompiledModel::arenaAllocations() const { return exec_->arenaAllocations(); }
 unsigned CompiledModel::threads() const { return exec_->threads(); }
 const Plan &CompiledModel::plan() const { return exec_->plan(); }
+void CompiledModel::setProfiling(bool on) { exec_->setProfiling(on); }
+
+std::vector<std::pair<std::string, double>> CompiledModel::profile() const {
+  std::vector<std::pair<std::string, double>> r;
+  for (size_t i = 0; i < exec_->stepMillis().size(); ++i)
+    r.emplace_back(exec_->plan().steps[i].name, exec_->stepMillis()[i]);
+  return r;
+}
 
 llvm::Expected<ProgramOptions> programOptions(const CompileOptions &opts) {
   llvm::Expected<codegen::TargetSpec> spec = codegen::resolveTarget(opts.target);

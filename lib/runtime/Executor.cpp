@@ -4,6 +4,7 @@
 #include "strata/support/LiveRanges.h"
 #include "strata/support/ThreadPool.h"
 
+#include <chrono>
 #include <cstring>
 #include <limits>
 
@@ -42,6 +43,11 @@ Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weig
 Executor::~Executor() = default;
 
 unsigned Executor::threads() const { return pool_->threads(); }
+
+void Executor::setProfiling(bool on) {
+  profiling_ = on;
+  stepMillis_.assign(on ? plan_.steps.size() : 0, 0.0);
+}
 
 std::string Executor::bind(const std::vector<DType> &dtypes,
                            const std::vector<std::vector<int64_t>> &shapes) {
@@ -153,7 +159,14 @@ std::string Executor::run(const void *const *inputs, void *const *outputs) {
     std::vector<void *> &args = argPointers_[s];
     for (size_t a = 0; a < step.args.size(); ++a)
       args[a] = pointer(step.args[a]);
+    if (!profiling_) {
+      kernels_[step.kernel](args.data());
+      continue;
+    }
+    auto start = std::chrono::steady_clock::now();
     kernels_[step.kernel](args.data());
+    stepMillis_[s] +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
 
   // Outputs no kernel writes: copies of inputs, constants, buffers or other outputs.

@@ -23,6 +23,7 @@ struct BenchOpts {
   unsigned threads = 0, iters = 20, warmup = 3;
   std::vector<std::string> inputs, dims;
   bool json = false;
+  unsigned profile = 0; // print the N slowest kernels
 };
 
 using Clock = std::chrono::steady_clock;
@@ -76,6 +77,10 @@ int benchModel(const BenchOpts &o) {
     auto outputs = engine->run(*inputs);
     return outputs ? llvm::Error::success() : outputs.takeError();
   };
+  if (o.profile && !engine->setProfiling(true)) {
+    std::cerr << "error: --profile needs the jit engine\n";
+    return 1;
+  }
   auto ms = timeRuns(runOnce, o.warmup, o.iters);
   if (!ms) {
     std::cerr << "error: " << o.model << ": " << llvm::toString(ms.takeError()) << "\n";
@@ -106,6 +111,20 @@ int benchModel(const BenchOpts &o) {
   fmt::print("latency over {} runs after {} warmup: median {:.3f} ms, min {:.3f} ms, "
              "max {:.3f} ms, mean {:.3f} ms\n",
              o.iters, o.warmup, s.median, s.min, s.max, s.mean);
+  if (o.profile) {
+    // Summed over warmup and timed runs alike; shares are what matters.
+    auto steps = engine->profile();
+    double total = 0;
+    for (auto &[name, t] : steps)
+      total += t;
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const auto &a, const auto &b) { return a.second > b.second; });
+    fmt::print("slowest kernels (share of kernel time, ms per run):\n");
+    unsigned runs = o.warmup + o.iters;
+    for (size_t i = 0; i < steps.size() && i < o.profile; ++i)
+      fmt::print("  {:5.1f}%  {:9.3f}  {}\n", total > 0 ? 100 * steps[i].second / total : 0.0,
+                 steps[i].second / runs, steps[i].first);
+  }
   return 0;
 }
 
@@ -137,6 +156,8 @@ Action addBenchCommand(CLI::App &app) {
       ->check(CLI::IsMember({"host", "x86-64-v3", "x86-64-v2"}))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object instead of text");
+  cmd->add_option("--profile", o->profile,
+                  "Also print the N slowest kernels with their share of the time (jit)");
   return [o]() { return benchModel(*o); };
 }
 

@@ -26,6 +26,9 @@ public:
   virtual llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) = 0;
   // Bytes of intermediate memory of the last run (0 for the interpreter, which allocates per op).
   virtual int64_t arenaBytes() const { return 0; }
+  // Per-kernel timing where the engine supports it (jit): on/off, then (step, total ms).
+  virtual bool setProfiling(bool) { return false; }
+  virtual std::vector<std::pair<std::string, double>> profile() const { return {}; }
 
   std::string name;                          // "interp", "jit" or "aot"
   std::vector<runtime::IOSpec> inputs;       // symbolic dims carry their names

@@ -48,6 +48,9 @@ public:
   int64_t arenaAllocations() const; // 1 after any number of runs at one binding
   unsigned threads() const;
   const Plan &plan() const;
+  // Per-step timing (Executor::setProfiling): steps' names and summed milliseconds.
+  void setProfiling(bool on);
+  std::vector<std::pair<std::string, double>> profile() const;
 
 private:
   friend llvm::Expected<std::unique_ptr<CompiledModel>> compileModel(Graph &,

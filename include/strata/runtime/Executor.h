@@ -40,6 +40,10 @@ public:
   // and per output (each output sized for its bound shape). Returns "" or the error.
   std::string run(const void *const *inputs, void *const *outputs);
 
+  // Per-step wall time, summed over the runs since profiling was turned on (ms, plan order).
+  void setProfiling(bool on);
+  const std::vector<double> &stepMillis() const { return stepMillis_; }
+
   int64_t arenaBytes() const { return arenaBytes_; }
   // How many times the arena was (re)allocated: 1 after any number of runs at one binding.
   int64_t arenaAllocations() const { return arenaAllocations_; }
@@ -61,6 +65,8 @@ private:
   int64_t arenaBytes_ = 0, arenaCapacity_ = 0, arenaAllocations_ = 0;
   std::unique_ptr<uint8_t, decltype(&std::free)> arena_{nullptr, &std::free};
   std::vector<std::vector<void *>> argPointers_; // per step, reused every run
+  bool profiling_ = false;
+  std::vector<double> stepMillis_;
 };
 
 } // namespace strata::runtime

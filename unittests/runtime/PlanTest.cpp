@@ -1,0 +1,124 @@
+// The execution plan's text form (what AOT libraries embed) and the executor, driven by plain C++
+// kernels so that placement, symbol binding and output sources are tested without codegen.
+#include "strata/runtime/Executor.h"
+#include "strata/runtime/Plan.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace strata;
+using namespace strata::runtime;
+
+namespace {
+
+// y = x * 2 over n floats; args: x, y, &n.
+void doubleKernel(void **args) {
+  auto *x = static_cast<const float *>(args[0]);
+  auto *y = static_cast<float *>(args[1]);
+  int64_t n = *static_cast<const int64_t *>(args[2]) * 3;
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = 2 * x[i];
+}
+
+// z = a + b + c (a constant), n * 3 floats; args: a, b, c, z, &n.
+void addKernel(void **args) {
+  auto *a = static_cast<const float *>(args[0]), *b = static_cast<const float *>(args[1]);
+  auto *c = static_cast<const float *>(args[2]);
+  auto *z = static_cast<float *>(args[3]);
+  int64_t n = *static_cast<const int64_t *>(args[4]) * 3;
+  for (int64_t i = 0; i < n; ++i)
+    z[i] = a[i] + b[i] + c[i % 3];
+}
+
+// x: [batch, 3] -> t = 2x, u = 2t, out0 = t + u + c; out1 copies the input.
+Plan samplePlan() {
+  Plan p;
+  p.symbols = {"batch"};
+  p.inputs = {{"x", DType::F32, {{0, 0}, {3, -1}}}};
+  p.outputs = {{"out", DType::F32, {{0, 0}, {3, -1}}}, {"echo", DType::F32, {{0, 0}, {3, -1}}}};
+  p.outputSources = {{PlanArg::Output, 0}, {PlanArg::Input, 0}};
+  p.buffers = {{{12, {0}}, 0, 2}, {{12, {0}}, 1, 2}};
+  p.constants = {{0, 12}};
+  p.weightsBytes = 64;
+  p.numKernels = 2;
+  p.steps = {
+      {"double (node t)", 0, {{PlanArg::Input, 0}, {PlanArg::Buffer, 0}, {PlanArg::Symbol, 0}}},
+      {"double (node u)", 0, {{PlanArg::Buffer, 0}, {PlanArg::Buffer, 1}, {PlanArg::Symbol, 0}}},
+      {"add (node out)",
+       1,
+       {{PlanArg::Buffer, 0},
+        {PlanArg::Buffer, 1},
+        {PlanArg::Constant, 0},
+        {PlanArg::Output, 0},
+        {PlanArg::Symbol, 0}}}};
+  return p;
+}
+
+alignas(64) const float kWeights[16] = {100, 200, 300};
+
+TEST(PlanText, RoundTrips) {
+  Plan p = samplePlan();
+  p.inputs[0].name = "a name with spaces % and\nnewline";
+  std::string text = printPlan(p);
+  Plan q;
+  std::string err;
+  ASSERT_TRUE(parsePlan(text, q, err)) << err;
+  EXPECT_EQ(q.inputs[0].name, p.inputs[0].name);
+  EXPECT_EQ(printPlan(q), text);
+  EXPECT_EQ(q.steps.size(), 3u);
+  EXPECT_EQ(q.steps[2].name, "add (node out)");
+  EXPECT_EQ(q.buffers[1].size.symbols, std::vector<int>{0});
+}
+
+TEST(PlanText, RejectsDamage) {
+  std::string text = printPlan(samplePlan());
+  Plan q;
+  std::string err;
+  EXPECT_FALSE(parsePlan("strata-plan 2\n", q, err));
+  EXPECT_NE(err.find("plan version 2 is not supported"), std::string::npos) << err;
+  EXPECT_FALSE(parsePlan("hello\n", q, err));
+  EXPECT_NE(err.find("not a strata plan"), std::string::npos) << err;
+  std::string badArg = text;
+  badArg.replace(badArg.find("buffer 1 symbol 0"), 8, "buffer 7");
+  EXPECT_FALSE(parsePlan(badArg, q, err));
+  EXPECT_NE(err.find("out of range"), std::string::npos) << err;
+  EXPECT_FALSE(parsePlan(text + "bogus 1\n", q, err));
+  EXPECT_NE(err.find("unknown record 'bogus'"), std::string::npos) << err;
+}
+
+TEST(Executor, BindsRunsAndReusesTheArena) {
+  Executor ex(samplePlan(), {&doubleKernel, &addKernel},
+              reinterpret_cast<const uint8_t *>(kWeights), 1);
+  for (int64_t batch : {2, 1, 16}) {
+    std::vector<float> x(batch * 3);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>(i);
+    ASSERT_EQ(ex.bind({DType::F32}, {{batch, 3}}), "");
+    EXPECT_EQ(ex.outputShape(0), (std::vector<int64_t>{batch, 3}));
+    std::vector<float> out(batch * 3), echo(batch * 3);
+    const void *in[] = {x.data()};
+    void *outs[] = {out.data(), echo.data()};
+    ASSERT_EQ(ex.run(in, outs), "");
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(out[i], 2 * x[i] + 4 * x[i] + kWeights[i % 3]) << "batch " << batch;
+      EXPECT_EQ(echo[i], x[i]);
+    }
+    // t and u are live together: two disjoint 64-byte-aligned stretches.
+    EXPECT_EQ(ex.arenaBytes(), 2 * ((batch * 12 + 63) / 64 * 64));
+  }
+  EXPECT_EQ(ex.arenaAllocations(), 2); // batch 2; batch 1 fits; batch 16 grows it
+}
+
+TEST(Executor, ChecksInputsBeforeRunning) {
+  Executor ex(samplePlan(), {&doubleKernel, &addKernel},
+              reinterpret_cast<const uint8_t *>(kWeights), 1);
+  EXPECT_EQ(ex.bind({}, {}), "expected 1 inputs, got 0");
+  EXPECT_EQ(ex.bind({DType::I32}, {{2, 3}}), "input 0 ('x'): expected dtype f32, got i32");
+  EXPECT_EQ(ex.bind({DType::F32}, {{2, 4}}), "input 0 ('x'): dim 1 is 4 but the model expects 3");
+  EXPECT_EQ(ex.bind({DType::F32}, {{2}}), "input 0 ('x'): expected rank 2, got 1 (shape [2])");
+  EXPECT_EQ(ex.run(nullptr, nullptr), "run before a successful bind");
+  EXPECT_EQ(ex.arenaAllocations(), 0);
+}
+
+} // namespace
