@@ -51,7 +51,7 @@ llvm::Error buildModule(const Program &prog, llvm::Module &m, bool withWeights) 
                                            init, "strata_aot_weights");
   weights->setAlignment(llvm::Align(64));
   for (llvm::GlobalValue &gv : m.global_values())
-    if (!gv.isDeclaration())
+    if (!gv.isDeclaration() && !gv.hasLocalLinkage())
       gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
   return llvm::Error::success();
 }

@@ -50,6 +50,13 @@ public:
     return model_->run(inputs);
   }
   int64_t arenaBytes() const override { return model_->arenaBytes(); }
+  bool setProfiling(bool on) override {
+    model_->setProfiling(on);
+    return true;
+  }
+  std::vector<std::pair<std::string, double>> profile() const override {
+    return model_->profile();
+  }
 
 private:
   std::unique_ptr<runtime::CompiledModel> model_;
