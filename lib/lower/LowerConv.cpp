@@ -71,6 +71,8 @@ Stmt lowerConv(LowerCtx &c) {
   if (!layout)
     throw LowerError("conv: unknown layout \"" + c.op.stringAttr("layout", "") + "\"");
   int64_t block = *layout;
+  if (canLowerBlockedConv(c)) // the register-tiled micro-kernel (LowerConvBlocked.cpp)
+    return lowerBlockedConv(c);
   const Shape &xs = c.inShapes[0], &ws = c.inShapes[1], &outs = c.outShapes[0];
   DType t = c.inTypes[0];
   if (!isFloat(t) || xs.size() < 3) // integer conv is not defined by the interpreter either

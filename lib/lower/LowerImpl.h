@@ -66,6 +66,12 @@ Stmt lowerDataMovement(LowerCtx &c);
 Stmt lowerReduction(LowerCtx &c);
 Stmt lowerMatMul(LowerCtx &c);
 Stmt lowerConv(LowerCtx &c);
+// The register-tiled micro-kernel for blocked 2-D f32 conv (LowerConvBlocked.cpp).
+bool canLowerBlockedConv(const LowerCtx &c);
+Stmt lowerBlockedConv(LowerCtx &c);
+// The register-tiled micro-kernel for f32 matmul with whole-vector columns (LowerMatMulTiled.cpp).
+bool canLowerTiledMatMul(const LowerCtx &c);
+Stmt lowerTiledMatMul(LowerCtx &c);
 Stmt lowerPool(LowerCtx &c);
 Stmt lowerKernelBody(LowerCtx &c); // fused kernel ops (LowerKernel.cpp)
 bool isElementwiseFamily(OpKind k);

@@ -10,6 +10,8 @@ namespace strata::lower {
 Stmt lowerMatMul(LowerCtx &c) {
   const Shape &a = c.inShapes[0], &b = c.inShapes[1], &out = c.outShapes[0];
   DType t = c.inTypes[0];
+  if (canLowerTiledMatMul(c))
+    return lowerTiledMatMul(c);
   if (t == DType::Bool)
     notLowered(c.op, "bool operands");
   if (a.empty() || b.empty())

@@ -308,7 +308,7 @@ lowerSymbolic(const Op &op, const std::function<llvm::Error(loop::LoopFunction &
     return f.takeError();
   if (beforeLift)
     if (llvm::Error err = beforeLift(*f))
-      return std::move(err);
+      return err;
 
   loop::Var n = loop::makeVar(symbolParamName(symbol), DType::I64);
   loop::Var b = loop::makeVar("b_" + symbolParamName(symbol).substr(4), DType::I64);

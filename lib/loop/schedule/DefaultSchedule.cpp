@@ -279,6 +279,13 @@ private:
     std::vector<Stmt> loops;
     collectLoops(findStmt(w_.body, root), loops, false);
     for (const Stmt &l : loops)
+      if (l->forKind != ForKind::Serial) {
+        // A nest that lowering already shaped (a register-tiled micro-kernel) is kept as is.
+        note(root, "kept: loop %" + l->var->name + " is already " +
+                       std::string(forKindName(l->forKind)));
+        return;
+      }
+    for (const Stmt &l : loops)
       if (independent(*l))
         independent_.insert(l->var->name);
     root = tile(root);

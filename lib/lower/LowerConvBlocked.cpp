@@ -1,0 +1,141 @@
+// A register-tiled micro-kernel for 2-D f32 conv with group 1: in a blocked layout NCHW<B>c
+// (weight blocked [O/B, I/B, KH, KW, B, B]), the shape TVM's conv2d_NCHWc and oneDNN's direct conv
+// take; or plain NCHW with output channels in groups of 8 (the network's stem, whose 3 input
+// channels are not blocked), where the weight vector is a gather and the result a scatter, both
+// amortized over the KH * KW * C multiply-adds of each output vector.
+//
+//   for q in [0, N * OCB * OH) parallel           (n, output channel block, output row)
+//     for owo in [0, ceil(OW / T))                (a tile of T output columns)
+//       acc[T, B] = bias block                    (T vector accumulators, promoted to registers)
+//       for icb, kh (row inside the input), kw, bi:
+//         w = weight[ocb, icb, kh, kw, bi, 0:B]   (one vector)
+//         acc[t, 0:B] = fma(broadcast(x[n, icb, ih, iw_t, bi]), w, acc[t, 0:B])   t = 0..T-1
+//       out[n, ocb, oh, ow_t, 0:B] = acc[t, 0:B]
+//
+// The T columns are unrolled in the IR, so every accumulator access has constant indices and
+// LLVM keeps them in vector registers. Taps left or right of the input read a clamped address and
+// contribute 0 (select), rows outside it are skipped, so nothing reads out of bounds. The sum runs
+// over (icb, kh, kw, bi) with fused multiply-adds: the same terms as the interpreter's conv in
+// another order, like its blocked GEMM.
+#include "LowerImpl.h"
+
+#include "strata/graph/Layout.h"
+
+namespace strata::lower {
+
+namespace {
+
+using loop::ExprKind;
+
+Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
+
+// Output columns per tile: the largest divisor of `ow` in [4, 12] (no tail), else min(ow, 8).
+// 12 vector accumulators plus a weight vector and a broadcast fit AVX2's 16 registers.
+int64_t columnTile(int64_t ow) {
+  for (int64_t t = 12; t >= 4; --t)
+    if (ow % t == 0)
+      return t;
+  return std::min<int64_t>(ow, 8);
+}
+
+} // namespace
+
+constexpr int64_t kPlainLanes = 8;
+
+bool canLowerBlockedConv(const LowerCtx &c) {
+  std::optional<int64_t> layout = parseChannelLayout(c.op.stringAttr("layout", ""));
+  if (!layout || c.inTypes[0] != DType::F32 || c.op.intAttr("group", 1) != 1)
+    return false;
+  const Shape &x = c.inShapes[0], &w = c.inShapes[1], &out = c.outShapes[0];
+  if (*layout == 0) // plain NCHW: whole vectors of output channels
+    return x.size() == 4 && w.size() == 4 && out.size() == 4 && out[1] % kPlainLanes == 0 &&
+           w[0] == out[1] && w[1] == x[1] &&
+           (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1]});
+  int64_t b = *layout;
+  return b >= 2 && x.size() == 5 && w.size() == 6 && out.size() == 5 && x[4] == b &&
+         out[4] == b && w[4] == b && w[5] == b && w[1] == x[1] && w[0] == out[1] &&
+         (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1] * b});
+}
+
+Stmt lowerBlockedConv(LowerCtx &c) {
+  const Shape &xs = c.inShapes[0], &ws = c.inShapes[1], &os = c.outShapes[0];
+  const bool plain = xs.size() == 4;
+  // B: vector lanes (output channels per vector); ICB x BI: the input channels, as blocks.
+  const int64_t B = plain ? kPlainLanes : xs[4], N = xs[0], IH = xs[2], IW = xs[3];
+  const int64_t ICB = xs[1], BI = plain ? 1 : B;
+  const int64_t OCB = plain ? os[1] / B : os[1], OH = os[2], OW = os[3], KH = ws[2], KW = ws[3];
+  auto attr2 = [&](const char *name, int64_t dflt, size_t at) {
+    std::vector<int64_t> v = c.op.intsAttr(name);
+    return v.size() > at ? v[at] : dflt;
+  };
+  const int64_t sh = attr2("strides", 1, 0), sw = attr2("strides", 1, 1);
+  const int64_t dh = attr2("dilations", 1, 0), dw = attr2("dilations", 1, 1);
+  const int64_t ph = attr2("pads", 0, 0), pw = attr2("pads", 0, 1);
+  const int64_t T = columnTile(OW), tiles = (OW + T - 1) / T;
+  const bool tail = OW % T != 0;
+  // Guards only where a tap can leave the input.
+  const bool rowGuard = ph > 0 || (OH - 1) * sh - ph + (KH - 1) * dh >= IH;
+  const bool colGuard = pw > 0 || tail || (OW - 1) * sw - pw + (KW - 1) * dw >= IW;
+
+  loop::Var q = c.newVar("q"), owo = c.newVar("owo"), icb = c.newVar("icb"), kh = c.newVar("kh"),
+            kw = c.newVar("kw"), bi = c.newVar("bi");
+  Expr qv = loop::var(q);
+  Expr n = bin(ExprKind::FloorDiv, qv, imm(OCB * OH));
+  Expr ocb = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, qv, imm(OH)), imm(OCB));
+  Expr oh = bin(ExprKind::FloorMod, qv, imm(OH));
+  Expr lanes = loop::ramp(imm(0), imm(1), static_cast<int>(B));
+  loop::Buffer acc = loop::makeBuffer(c.newName("acc"), DType::F32, {imm(T), imm(B)}, {},
+                                      loop::MemoryScope::Local);
+  auto accAt = [&](int64_t t) { return Exprs{imm(t), lanes}; };
+  auto column = [&](int64_t t) { return loop::var(owo) * imm(T) + imm(t); };
+
+  std::vector<Stmt> init;
+  Expr start = c.ins.size() > 2
+                   ? loop::load(c.ins[2], {loop::ramp(ocb * imm(B), imm(1), static_cast<int>(B))})
+                   : loop::broadcast(loop::floatImm(0, DType::F32), static_cast<int>(B));
+  for (int64_t t = 0; t < T; ++t)
+    init.push_back(loop::store(acc, accAt(t), start));
+
+  Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
+  Expr outChannels = loop::ramp(ocb * imm(B), imm(1), static_cast<int>(B));
+  Expr wv = plain ? loop::load(c.ins[1], {outChannels, loop::var(icb), loop::var(kh), loop::var(kw)})
+                  : loop::load(c.ins[1], {ocb, loop::var(icb), loop::var(kh), loop::var(kw),
+                                          loop::var(bi), lanes});
+  std::vector<Stmt> update;
+  for (int64_t t = 0; t < T; ++t) {
+    Expr iw = column(t) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
+    Expr at = colGuard ? bin(ExprKind::Max, bin(ExprKind::Min, iw, imm(IW - 1)), imm(0)) : iw;
+    Expr xv = plain ? loop::load(c.ins[0], {n, loop::var(icb), ih, at})
+                    : loop::load(c.ins[0], {n, loop::var(icb), ih, at, loop::var(bi)});
+    if (colGuard) {
+      Expr ok = bin(ExprKind::And, bin(ExprKind::GE, iw, imm(0)), bin(ExprKind::LT, iw, imm(IW)));
+      if (tail)
+        ok = bin(ExprKind::And, ok, bin(ExprKind::LT, column(t), imm(OW)));
+      xv = loop::select(ok, xv, loop::floatImm(0, DType::F32));
+    }
+    Expr sum = loop::call(loop::Intrinsic::Fma,
+                          {loop::broadcast(xv, static_cast<int>(B)), wv, loop::load(acc, accAt(t))});
+    update.push_back(loop::store(acc, accAt(t), sum));
+  }
+  auto serial = [](loop::Var v, int64_t extent, Stmt body) {
+    return loop::forLoop(std::move(v), imm(0), imm(extent), loop::ForKind::Serial, std::move(body));
+  };
+  Stmt taps = serial(kw, KW, plain ? loop::seq(update) : serial(bi, BI, loop::seq(update)));
+  if (rowGuard)
+    taps = loop::ifThenElse(bin(ExprKind::And, bin(ExprKind::GE, ih, imm(0)),
+                                bin(ExprKind::LT, ih, imm(IH))),
+                            taps);
+  Stmt reduce = serial(icb, ICB, serial(kh, KH, taps));
+
+  std::vector<Stmt> finish;
+  for (int64_t t = 0; t < T; ++t) {
+    Exprs where = plain ? Exprs{n, outChannels, oh, column(t)} : Exprs{n, ocb, oh, column(t), lanes};
+    Stmt st = loop::store(c.outs[0], where, loop::load(acc, accAt(t)));
+    finish.push_back(tail ? loop::ifThenElse(bin(ExprKind::LT, column(t), imm(OW)), st) : st);
+  }
+  Stmt tile = loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
+  return loop::forLoop(q, imm(0), imm(N * OCB * OH), loop::ForKind::Parallel,
+                       serial(owo, tiles, tile));
+}
+
+} // namespace strata::lower

@@ -1,0 +1,105 @@
+// A register-tiled micro-kernel for f32 matmul whose columns fill whole vectors (N a multiple of
+// 8): each tile of R rows x C vectors of columns keeps R * C vector accumulators in registers and
+// is updated by rank-1 steps, one per k:
+//
+//   for p in [0, batches * rowTiles * colTiles) parallel
+//     acc[R, C, 0:8] = bias columns (or 0)
+//     for k in [0, K)
+//       b_c = b[.., k, j0 + 8c : +8]                      (C vector loads)
+//       acc[r, c] = fma(broadcast(a[.., i0 + r, k]), b_c, acc[r, c])
+//     out[.., i0 + r, j0 + 8c : +8] = acc[r, c]           (rows past M neither read nor stored)
+//
+// Rows and columns are unrolled in the IR so the accumulators have constant indices. The sum over
+// k is in ascending order with fused multiply-adds, the bias first: the interpreter's terms in
+// another rounding, like its blocked GEMM.
+#include "LowerImpl.h"
+
+namespace strata::lower {
+
+namespace {
+
+using loop::ExprKind;
+
+constexpr int64_t kLanes = 8;
+
+Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
+
+} // namespace
+
+bool canLowerTiledMatMul(const LowerCtx &c) {
+  const Shape &a = c.inShapes[0], &b = c.inShapes[1], &out = c.outShapes[0];
+  if (c.inTypes[0] != DType::F32 || a.size() < 2 || b.size() < 2 || out.size() < 2)
+    return false;
+  int64_t n = b.back();
+  if (n % kLanes != 0 || n == 0 || a.back() == 0 || a[a.size() - 2] == 0)
+    return false;
+  return c.ins.size() < 3 || c.inShapes[2] == Shape{n};
+}
+
+Stmt lowerTiledMatMul(LowerCtx &c) {
+  const Shape &as = c.inShapes[0], &bs = c.inShapes[1], &os = c.outShapes[0];
+  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
+  const int64_t R = std::min<int64_t>(M, 4);
+  const int64_t vectors = N / kLanes;
+  const int64_t C = vectors % 3 == 0 ? 3 : vectors % 2 == 0 ? 2 : 1;
+  const int64_t rowTiles = (M + R - 1) / R, colTiles = vectors / C;
+  const bool rowTail = M % R != 0;
+  Shape batch(os.begin(), os.end() - 2);
+  Shape aBatch(as.begin(), as.end() - 2), bBatch(bs.begin(), bs.end() - 2);
+  int64_t batches = 1;
+  for (int64_t d : batch)
+    batches *= d;
+
+  loop::Var p = c.newVar("p"), k = c.newVar("k");
+  Expr pv = loop::var(p);
+  Expr nt = bin(ExprKind::FloorMod, pv, imm(colTiles));
+  Expr mt = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, pv, imm(colTiles)), imm(rowTiles));
+  Expr bt = bin(ExprKind::FloorDiv, pv, imm(colTiles * rowTiles));
+  Exprs bIdx = delinearize(bt, batch);
+  Exprs aPre = broadcastIndex(bIdx, batch, aBatch), bPre = broadcastIndex(bIdx, batch, bBatch);
+  auto with = [](Exprs v, std::initializer_list<Expr> more) {
+    v.insert(v.end(), more);
+    return v;
+  };
+  auto cols = [&](int64_t ci) {
+    return loop::ramp(nt * imm(C * kLanes) + imm(ci * kLanes), imm(1), static_cast<int>(kLanes));
+  };
+  auto row = [&](int64_t r) { return mt * imm(R) + imm(r); };
+  loop::Buffer acc = loop::makeBuffer(c.newName("acc"), DType::F32, {imm(R), imm(C), imm(kLanes)},
+                                      {}, loop::MemoryScope::Local);
+  Expr lanes = loop::ramp(imm(0), imm(1), static_cast<int>(kLanes));
+  auto accAt = [&](int64_t r, int64_t ci) { return Exprs{imm(r), imm(ci), lanes}; };
+
+  std::vector<Stmt> init, update, finish;
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t ci = 0; ci < C; ++ci)
+      init.push_back(loop::store(
+          acc, accAt(r, ci),
+          c.ins.size() > 2 ? loop::load(c.ins[2], {cols(ci)})
+                           : loop::broadcast(loop::floatImm(0, DType::F32), kLanes)));
+  std::vector<Expr> bv;
+  for (int64_t ci = 0; ci < C; ++ci)
+    bv.push_back(loop::load(c.ins[1], with(bPre, {loop::var(k), cols(ci)})));
+  for (int64_t r = 0; r < R; ++r) {
+    Expr i = rowTail ? bin(ExprKind::Min, row(r), imm(M - 1)) : row(r);
+    Expr av = loop::broadcast(loop::load(c.ins[0], with(aPre, {i, loop::var(k)})), kLanes);
+    for (int64_t ci = 0; ci < C; ++ci)
+      update.push_back(loop::store(
+          acc, accAt(r, ci), loop::call(loop::Intrinsic::Fma, {av, bv[ci], loop::load(acc, accAt(r, ci))})));
+  }
+  for (int64_t r = 0; r < R; ++r) {
+    std::vector<Stmt> stores;
+    for (int64_t ci = 0; ci < C; ++ci)
+      stores.push_back(loop::store(c.outs[0], with(bIdx, {row(r), cols(ci)}),
+                                   loop::load(acc, accAt(r, ci))));
+    Stmt st = loop::seq(stores);
+    // A clamped tail row computed row M-1 again: store only the real rows.
+    finish.push_back(rowTail ? loop::ifThenElse(bin(ExprKind::LT, row(r), imm(M)), st) : st);
+  }
+  Stmt reduce = loop::forLoop(k, imm(0), imm(K), loop::ForKind::Serial, loop::seq(update));
+  Stmt tile = loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
+  return loop::forLoop(p, imm(0), imm(batches * rowTiles * colTiles), loop::ForKind::Parallel,
+                       tile);
+}
+
+} // namespace strata::lower

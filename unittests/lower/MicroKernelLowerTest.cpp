@@ -1,0 +1,88 @@
+// The register-tiled micro-kernels (LowerConvBlocked.cpp, LowerMatMulTiled.cpp) against the graph
+// interpreter: column and row tails, padding on every side, strides, dilations, bias, batch
+// broadcasting; and a check that these shapes really take the micro-kernel path.
+#include "LowerTestUtil.h"
+
+using namespace strata;
+using namespace strata::lowertest;
+
+namespace {
+
+using I = std::vector<int64_t>;
+
+// Lowers `kind` on inputs shaped like `inputs` and returns the loop IR text.
+std::string loweredText(OpKind kind, const std::vector<Tensor> &inputs, AttrMap attrs) {
+  Graph g;
+  std::vector<Value *> vs;
+  for (const Tensor &t : inputs)
+    vs.push_back(g.addInput(TensorType::fromShape(t.dtype(), t.shape())));
+  Builder b(g);
+  auto fn = lower::lowerOp(*b.create(kind, vs, std::move(attrs)));
+  EXPECT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
+  return fn ? loop::printFunction(*fn) : "";
+}
+
+AttrMap conv(I strides, I pads, I dilations, const char *layout) {
+  return {{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"group", int64_t{1}},
+          {"layout", layout}};
+}
+
+TEST(MicroKernel, BlockedConvTailsPadsStridesDilations) {
+  struct Case {
+    int64_t c, o, h, w, k;
+    I strides, pads, dilations;
+  };
+  for (const Case &k : {Case{8, 16, 6, 6, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}},     // T = 6
+                        Case{16, 8, 9, 13, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}},    // OW 13: tail
+                        Case{8, 8, 11, 15, 3, {2, 2}, {0, 2, 1, 0}, {1, 1}},    // uneven pads
+                        Case{8, 16, 10, 10, 3, {1, 2}, {2, 2, 2, 2}, {2, 2}},   // dilation
+                        Case{16, 16, 7, 7, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}}}) { // 1x1, no guards
+    SCOPED_TRACE("c" + std::to_string(k.c) + " o" + std::to_string(k.o) + " " +
+                 std::to_string(k.h) + "x" + std::to_string(k.w));
+    std::vector<Tensor> in = {randomTensor(DType::F32, {2, k.c / 8, k.h, k.w, 8}),
+                              randomTensor(DType::F32, {k.o / 8, k.c / 8, k.k, k.k, 8, 8}),
+                              randomTensor(DType::F32, {k.o})};
+    AttrMap attrs = conv(k.strides, k.pads, k.dilations, "NCHW8c");
+    checkOp(OpKind::Conv, in, attrs, Cmp::MaxRel, 1e-5);
+    in.pop_back(); // without bias
+    checkOp(OpKind::Conv, in, attrs, Cmp::MaxRel, 1e-5);
+    std::string text = loweredText(OpKind::Conv, in, attrs);
+    EXPECT_NE(text.find("parallel"), std::string::npos) << text;
+    EXPECT_NE(text.find("fma("), std::string::npos) << text;
+  }
+}
+
+TEST(MicroKernel, PlainConvWithVectorsOfOutputChannels) {
+  // The network stem: 3 input channels, 16 output channels, 7x7 stride 2 pad 3, odd sizes.
+  std::vector<Tensor> in = {randomTensor(DType::F32, {1, 3, 17, 19}),
+                            randomTensor(DType::F32, {16, 3, 7, 7}), randomTensor(DType::F32, {16})};
+  AttrMap attrs = conv({2, 2}, {3, 3, 3, 3}, {1, 1}, "");
+  attrs.erase("layout");
+  checkOp(OpKind::Conv, in, attrs, Cmp::MaxRel, 1e-5);
+  EXPECT_NE(loweredText(OpKind::Conv, in, attrs).find("fma("), std::string::npos);
+  // 12 output channels are not whole vectors: the generic nest.
+  in = {randomTensor(DType::F32, {1, 3, 9, 9}), randomTensor(DType::F32, {12, 3, 3, 3})};
+  checkOp(OpKind::Conv, in, attrs, Cmp::MaxRel, 1e-6);
+  EXPECT_EQ(loweredText(OpKind::Conv, in, attrs).find("fma("), std::string::npos);
+}
+
+TEST(MicroKernel, TiledMatMulRowTailsBatchesBias) {
+  struct Case {
+    Shape a, b;
+    bool bias;
+  };
+  for (const Case &c : {Case{{5, 7}, {7, 24}, true},       // R 4 with a tail row, C 3
+                        Case{{1, 9}, {9, 16}, false},      // one row (a lifted batch), C 2
+                        Case{{2, 3, 9}, {9, 8}, true},     // batch on the left only
+                        Case{{2, 6, 5}, {2, 5, 16}, false}, // batched both
+                        Case{{1, 4, 3}, {3, 3, 40}, true}}) { // broadcast batch, C 1
+    SCOPED_TRACE(shapeToString(c.a) + " @ " + shapeToString(c.b));
+    std::vector<Tensor> in = {randomTensor(DType::F32, c.a), randomTensor(DType::F32, c.b)};
+    if (c.bias)
+      in.push_back(randomTensor(DType::F32, {c.b.back()}));
+    checkOp(OpKind::MatMul, in, {}, Cmp::MaxRel, 1e-5);
+    EXPECT_NE(loweredText(OpKind::MatMul, in, {}).find("fma("), std::string::npos);
+  }
+}
+
+} // namespace
