@@ -2,7 +2,9 @@
 // (weight blocked [O/B, I/B, KH, KW, B, B]), the shape TVM's conv2d_NCHWc and oneDNN's direct conv
 // take; or plain NCHW with output channels in groups of 8 (the network's stem, whose 3 input
 // channels are not blocked), where the weight vector is a gather and the result a scatter, both
-// amortized over the KH * KW * C multiply-adds of each output vector.
+// amortized over the KH * KW * C multiply-adds of each output vector; or blocked depthwise
+// (group == channels, weight [C/B, 1, KH, KW, 1, B]), where each tap is a vector load of B
+// channels times a weight vector.
 //
 //   for q in [0, N * OCB * OH) parallel           (n, output channel block, output row)
 //     for owo in [0, ceil(OW / T))                (a tile of T output columns)
@@ -42,10 +44,23 @@ int64_t columnTile(int64_t ow) {
 
 constexpr int64_t kPlainLanes = 8;
 
+namespace {
+// Depthwise in a blocked layout: every output channel reads its own input channel.
+bool isBlockedDepthwise(const LowerCtx &c, int64_t b) {
+  const Shape &x = c.inShapes[0], &w = c.inShapes[1], &out = c.outShapes[0];
+  return b >= 2 && x.size() == 5 && w.size() == 6 && out.size() == 5 && x[4] == b &&
+         out[4] == b && out[1] == x[1] && c.op.intAttr("group", 1) == x[1] * b &&
+         w == Shape{x[1], 1, w[2], w[3], 1, b} &&
+         (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1] * b});
+}
+} // namespace
+
 bool canLowerBlockedConv(const LowerCtx &c) {
   std::optional<int64_t> layout = parseChannelLayout(c.op.stringAttr("layout", ""));
-  if (!layout || c.inTypes[0] != DType::F32 || c.op.intAttr("group", 1) != 1)
+  if (!layout || c.inTypes[0] != DType::F32)
     return false;
+  if (c.op.intAttr("group", 1) != 1)
+    return *layout && isBlockedDepthwise(c, *layout);
   const Shape &x = c.inShapes[0], &w = c.inShapes[1], &out = c.outShapes[0];
   if (*layout == 0) // plain NCHW: whole vectors of output channels
     return x.size() == 4 && w.size() == 4 && out.size() == 4 && out[1] % kPlainLanes == 0 &&
@@ -59,10 +74,11 @@ bool canLowerBlockedConv(const LowerCtx &c) {
 
 Stmt lowerBlockedConv(LowerCtx &c) {
   const Shape &xs = c.inShapes[0], &ws = c.inShapes[1], &os = c.outShapes[0];
-  const bool plain = xs.size() == 4;
-  // B: vector lanes (output channels per vector); ICB x BI: the input channels, as blocks.
+  const bool plain = xs.size() == 4, depthwise = c.op.intAttr("group", 1) != 1;
+  // B: vector lanes (output channels per vector); ICB x BI: the input channels each output
+  // vector sums over, as blocks (depthwise: its own block, one vector tap).
   const int64_t B = plain ? kPlainLanes : xs[4], N = xs[0], IH = xs[2], IW = xs[3];
-  const int64_t ICB = xs[1], BI = plain ? 1 : B;
+  const int64_t ICB = depthwise ? 1 : xs[1], BI = plain || depthwise ? 1 : B;
   const int64_t OCB = plain ? os[1] / B : os[1], OH = os[2], OW = os[3], KH = ws[2], KW = ws[3];
   auto attr2 = [&](const char *name, int64_t dflt, size_t at) {
     std::vector<int64_t> v = c.op.intsAttr(name);
@@ -99,38 +115,46 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
   Expr outChannels = loop::ramp(ocb * imm(B), imm(1), static_cast<int>(B));
   Expr wv = plain ? loop::load(c.ins[1], {outChannels, loop::var(icb), loop::var(kh), loop::var(kw)})
-                  : loop::load(c.ins[1], {ocb, loop::var(icb), loop::var(kh), loop::var(kw),
-                                          loop::var(bi), lanes});
+            : depthwise
+                ? loop::load(c.ins[1], {ocb, imm(0), loop::var(kh), loop::var(kw), imm(0), lanes})
+                : loop::load(c.ins[1], {ocb, loop::var(icb), loop::var(kh), loop::var(kw),
+                                        loop::var(bi), lanes});
   std::vector<Stmt> update;
   for (int64_t t = 0; t < T; ++t) {
     Expr iw = column(t) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
     Expr at = colGuard ? bin(ExprKind::Max, bin(ExprKind::Min, iw, imm(IW - 1)), imm(0)) : iw;
-    Expr xv = plain ? loop::load(c.ins[0], {n, loop::var(icb), ih, at})
-                    : loop::load(c.ins[0], {n, loop::var(icb), ih, at, loop::var(bi)});
+    // One input value for all B output channels, or (depthwise) B channels' own values.
+    Expr xv = plain       ? loop::load(c.ins[0], {n, loop::var(icb), ih, at})
+              : depthwise ? loop::load(c.ins[0], {n, ocb, ih, at, lanes})
+                          : loop::load(c.ins[0], {n, loop::var(icb), ih, at, loop::var(bi)});
+    Expr zero = loop::floatImm(0, DType::F32);
+    if (depthwise)
+      zero = loop::broadcast(zero, static_cast<int>(B));
     if (colGuard) {
       Expr ok = bin(ExprKind::And, bin(ExprKind::GE, iw, imm(0)), bin(ExprKind::LT, iw, imm(IW)));
       if (tail)
         ok = bin(ExprKind::And, ok, bin(ExprKind::LT, column(t), imm(OW)));
-      xv = loop::select(ok, xv, loop::floatImm(0, DType::F32));
+      xv = loop::select(ok, xv, zero);
     }
-    Expr sum = loop::call(loop::Intrinsic::Fma,
-                          {loop::broadcast(xv, static_cast<int>(B)), wv, loop::load(acc, accAt(t))});
+    if (!depthwise)
+      xv = loop::broadcast(xv, static_cast<int>(B));
+    Expr sum = loop::call(loop::Intrinsic::Fma, {xv, wv, loop::load(acc, accAt(t))});
     update.push_back(loop::store(acc, accAt(t), sum));
   }
   auto serial = [](loop::Var v, int64_t extent, Stmt body) {
     return loop::forLoop(std::move(v), imm(0), imm(extent), loop::ForKind::Serial, std::move(body));
   };
-  Stmt taps = serial(kw, KW, plain ? loop::seq(update) : serial(bi, BI, loop::seq(update)));
+  Stmt taps = serial(kw, KW, BI == 1 ? loop::seq(update) : serial(bi, BI, loop::seq(update)));
   if (rowGuard)
     taps = loop::ifThenElse(bin(ExprKind::And, bin(ExprKind::GE, ih, imm(0)),
                                 bin(ExprKind::LT, ih, imm(IH))),
                             taps);
-  Stmt reduce = serial(icb, ICB, serial(kh, KH, taps));
+  Stmt reduce = ICB == 1 && depthwise ? serial(kh, KH, taps) : serial(icb, ICB, serial(kh, KH, taps));
 
   std::vector<Stmt> finish;
   for (int64_t t = 0; t < T; ++t) {
     Exprs where = plain ? Exprs{n, outChannels, oh, column(t)} : Exprs{n, ocb, oh, column(t), lanes};
-    Stmt st = loop::store(c.outs[0], where, loop::load(acc, accAt(t)));
+    Stmt st = c.storeOut(where, loop::load(acc, accAt(t)));
     finish.push_back(tail ? loop::ifThenElse(bin(ExprKind::LT, column(t), imm(OW)), st) : st);
   }
   Stmt tile = loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));

@@ -33,6 +33,14 @@ struct LowerCtx {
   std::vector<Shape> inShapes, outShapes;
   std::vector<DType> inTypes, outTypes;
   int varCounter = 0;
+  // Micro-kernels (LowerConvBlocked.cpp, LowerMatMulTiled.cpp) store their result vector through
+  // this when set: a fused kernel's epilogue then runs on the accumulators in registers, writing
+  // the kernel's results directly (LowerKernel.cpp). `idx` indexes the op's result (its last
+  // entry a ramp), `value` is the result there.
+  std::function<Stmt(const Exprs &idx, const Expr &value)> storeResult;
+  Stmt storeOut(const Exprs &idx, const Expr &value) {
+    return storeResult ? storeResult(idx, value) : loop::store(outs[0], idx, value);
+  }
   // A fresh loop/index variable (names must be unique within a function).
   loop::Var newVar(const std::string &hint = "i");
   // A fresh local buffer name.
@@ -96,6 +104,10 @@ Stmt lowerScatterFamily(LowerCtx &c);
 Stmt lowerIntPow(LowerCtx &c);
 Stmt lowerTopK(LowerCtx &c);   // LowerTopK.cpp
 Stmt lowerEinsum(LowerCtx &c); // LowerEinsum.cpp
+
+// `e` with scalar operands of vector operations broadcast to the widest lanes among their
+// operands: an elementwise expression built from scalar constants and vector loads.
+Expr widenLanes(const Expr &e);
 
 // The scalar expression of elementwise op `op` applied to `args` (already broadcast, of the
 // op's operand dtypes `argTypes`); reusable for fused kernels.

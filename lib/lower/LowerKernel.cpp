@@ -8,6 +8,7 @@
 #include "LowerImpl.h"
 
 #include <map>
+#include <set>
 
 namespace strata::lower {
 namespace {
@@ -169,7 +170,109 @@ struct KernelLowering {
   }
 };
 
+// Epilogue fusion: a region whose only anchor is a conv or matmul taking a register-tiled
+// micro-kernel, followed by elementwise ops on results of the anchor's shape (bias, residual add,
+// relu, clip, ...). The micro-kernel then stores each accumulator vector through the epilogue
+// straight into the kernel's results: no temporary, no second pass over memory.
+bool fuseEpilogue(KernelLowering &k) {
+  const Graph &region = k.region;
+  const Op *anchor = nullptr;
+  for (const Op &op : region.ops()) {
+    if (KernelLowering::isAnchor(op)) {
+      if (anchor || op.numResults() != 1 ||
+          (op.kind() != OpKind::Conv && op.kind() != OpKind::MatMul))
+        return false;
+      anchor = &op;
+    } else if (op.kind() != OpKind::Constant && !isElementwiseFamily(op.kind())) {
+      return false;
+    }
+  }
+  if (!anchor)
+    return false;
+  const Value *a = anchor->result(0);
+  if (!a->type().isStatic())
+    return false;
+  const Shape shape = a->type().staticShape();
+  // Everything computed from the anchor keeps its shape, so the epilogue reads it only at the
+  // index the micro-kernel stores.
+  std::set<const Value *> fromAnchor{a};
+  for (const Op &op : region.ops()) {
+    if (&op == anchor || op.kind() == OpKind::Constant)
+      continue;
+    bool uses = false;
+    for (const Value *v : op.operands())
+      if (fromAnchor.count(v)) {
+        uses = true;
+        if (!v->type().isStatic() || v->type().staticShape() != shape)
+          return false;
+      }
+    if (uses) {
+      if (op.result(0)->type().staticShape() != shape)
+        return false;
+      fromAnchor.insert(op.result(0));
+    }
+  }
+  for (unsigned j = 0; j < region.numOutputs(); ++j)
+    if (!fromAnchor.count(region.output(j)) || k.c.outShapes[j] != shape)
+      return false;
+
+  LowerCtx sub{*anchor, {}, {}, {}, {}, {}, {}, k.c.varCounter};
+  for (const Value *operand : anchor->operands()) {
+    sub.ins.push_back(nullptr); // the micro-kernel checks below need the count only
+    sub.inShapes.push_back(k.shapeOf(operand));
+    sub.inTypes.push_back(operand->type().dtype);
+  }
+  sub.outShapes.push_back(shape);
+  sub.outTypes.push_back(a->type().dtype);
+  bool micro = anchor->kind() == OpKind::Conv ? canLowerBlockedConv(sub) : canLowerTiledMatMul(sub);
+  if (!micro)
+    return false;
+  for (size_t i = 0; i < anchor->numOperands(); ++i)
+    sub.ins[i] = k.materialize(anchor->operand(static_cast<unsigned>(i)));
+  sub.outs.push_back(nullptr); // never stored directly: storeResult writes the results
+  sub.storeResult = [&k, a, &region](const Exprs &idx, const Expr &value) {
+    k.cache[a] = {{idx, value}};
+    std::vector<Stmt> stores;
+    for (unsigned j = 0; j < region.numOutputs(); ++j)
+      stores.push_back(
+          loop::store(k.c.outs[j], idx, widenLanes(k.valueExpr(region.output(j), idx))));
+    return loop::seq(stores);
+  };
+  sub.varCounter = std::max(sub.varCounter, k.c.varCounter);
+  k.stmts.push_back(lowerBody(sub));
+  k.c.varCounter = sub.varCounter;
+  std::fill(k.written.begin(), k.written.end(), true);
+  return true;
+}
+
 } // namespace
+
+Expr widenLanes(const Expr &e) {
+  if (!e)
+    return e;
+  switch (e.kind()) {
+  case loop::ExprKind::IntImm:
+  case loop::ExprKind::FloatImm:
+  case loop::ExprKind::Var:
+  case loop::ExprKind::Load: // indices may mix scalars and vectors
+  case loop::ExprKind::Ramp:
+  case loop::ExprKind::Broadcast:
+    return e;
+  default:
+    break;
+  }
+  std::vector<Expr> ops;
+  int lanes = 1;
+  for (const Expr &o : e->operands) {
+    ops.push_back(widenLanes(o));
+    lanes = std::max(lanes, ops.back().type().lanes);
+  }
+  if (lanes > 1)
+    for (Expr &o : ops)
+      if (o.type().lanes == 1)
+        o = loop::broadcast(o, lanes);
+  return loop::withOperands(e, ops);
+}
 
 Stmt lowerKernelBody(LowerCtx &c) {
   if (c.op.numRegions() != 1)
@@ -178,6 +281,12 @@ Stmt lowerKernelBody(LowerCtx &c) {
   if (region.numInputs() != c.ins.size() || region.numOutputs() != c.outs.size())
     throw LowerError("kernel: region signature does not match the operands and results");
   KernelLowering k{c, region, {}, {}, std::vector<bool>(c.outs.size(), false), {}, {}};
+  if (fuseEpilogue(k)) {
+    Stmt body = loop::seq(k.stmts);
+    for (size_t t = k.temps.size(); t-- > 0;)
+      body = loop::allocate(k.temps[t], body);
+    return body;
+  }
   // Anchors first, in region order, so that results they produce are written in place.
   for (const Op &op : region.ops())
     if (KernelLowering::isAnchor(op))

@@ -38,14 +38,22 @@ bool canLowerTiledMatMul(const LowerCtx &c) {
 
 Stmt lowerTiledMatMul(LowerCtx &c) {
   const Shape &as = c.inShapes[0], &bs = c.inShapes[1], &os = c.outShapes[0];
-  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
+  // With an unbatched right operand, the left operand's batch dims are just more rows
+  // ([S, 1, K] x [K, N] is one S x K by K x N product, not S products of one row).
+  const bool flat = bs.size() == 2;
+  int64_t M = as[as.size() - 2];
+  if (flat)
+    for (size_t d = 0; d + 2 < as.size(); ++d)
+      M *= as[d];
+  const int64_t K = as.back(), N = bs.back();
   const int64_t R = std::min<int64_t>(M, 4);
   const int64_t vectors = N / kLanes;
   const int64_t C = vectors % 3 == 0 ? 3 : vectors % 2 == 0 ? 2 : 1;
   const int64_t rowTiles = (M + R - 1) / R, colTiles = vectors / C;
   const bool rowTail = M % R != 0;
-  Shape batch(os.begin(), os.end() - 2);
-  Shape aBatch(as.begin(), as.end() - 2), bBatch(bs.begin(), bs.end() - 2);
+  Shape batch = flat ? Shape{} : Shape(os.begin(), os.end() - 2);
+  Shape aBatch = flat ? Shape{} : Shape(as.begin(), as.end() - 2), bBatch(bs.begin(), bs.end() - 2);
+  const Shape aRows(as.begin(), as.end() - 1), outRows(os.begin(), os.end() - 1);
   int64_t batches = 1;
   for (int64_t d : batch)
     batches *= d;
@@ -82,7 +90,8 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
     bv.push_back(loop::load(c.ins[1], with(bPre, {loop::var(k), cols(ci)})));
   for (int64_t r = 0; r < R; ++r) {
     Expr i = rowTail ? bin(ExprKind::Min, row(r), imm(M - 1)) : row(r);
-    Expr av = loop::broadcast(loop::load(c.ins[0], with(aPre, {i, loop::var(k)})), kLanes);
+    Exprs aIdx = flat ? with(delinearize(i, aRows), {loop::var(k)}) : with(aPre, {i, loop::var(k)});
+    Expr av = loop::broadcast(loop::load(c.ins[0], aIdx), kLanes);
     for (int64_t ci = 0; ci < C; ++ci)
       update.push_back(loop::store(
           acc, accAt(r, ci), loop::call(loop::Intrinsic::Fma, {av, bv[ci], loop::load(acc, accAt(r, ci))})));
@@ -90,8 +99,9 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
   for (int64_t r = 0; r < R; ++r) {
     std::vector<Stmt> stores;
     for (int64_t ci = 0; ci < C; ++ci)
-      stores.push_back(loop::store(c.outs[0], with(bIdx, {row(r), cols(ci)}),
-                                   loop::load(acc, accAt(r, ci))));
+      stores.push_back(c.storeOut(
+          flat ? with(delinearize(row(r), outRows), {cols(ci)}) : with(bIdx, {row(r), cols(ci)}),
+          loop::load(acc, accAt(r, ci))));
     Stmt st = loop::seq(stores);
     // A clamped tail row computed row M-1 again: store only the real rows.
     finish.push_back(rowTail ? loop::ifThenElse(bin(ExprKind::LT, row(r), imm(M)), st) : st);

@@ -52,6 +52,18 @@ TEST(MicroKernel, BlockedConvTailsPadsStridesDilations) {
   }
 }
 
+TEST(MicroKernel, BlockedDepthwiseConv) {
+  for (I strides : {I{1, 1}, I{2, 2}}) {
+    std::vector<Tensor> in = {randomTensor(DType::F32, {1, 2, 9, 13, 8}),
+                              randomTensor(DType::F32, {2, 1, 3, 3, 1, 8}),
+                              randomTensor(DType::F32, {16})};
+    AttrMap attrs = conv(strides, {1, 1, 1, 1}, {1, 1}, "NCHW8c");
+    attrs["group"] = int64_t{16};
+    checkOp(OpKind::Conv, in, attrs, Cmp::MaxRel, 1e-5);
+    EXPECT_NE(loweredText(OpKind::Conv, in, attrs).find("fma("), std::string::npos);
+  }
+}
+
 TEST(MicroKernel, PlainConvWithVectorsOfOutputChannels) {
   // The network stem: 3 input channels, 16 output channels, 7x7 stride 2 pad 3, odd sizes.
   std::vector<Tensor> in = {randomTensor(DType::F32, {1, 3, 17, 19}),
@@ -75,7 +87,8 @@ TEST(MicroKernel, TiledMatMulRowTailsBatchesBias) {
                         Case{{1, 9}, {9, 16}, false},      // one row (a lifted batch), C 2
                         Case{{2, 3, 9}, {9, 8}, true},     // batch on the left only
                         Case{{2, 6, 5}, {2, 5, 16}, false}, // batched both
-                        Case{{1, 4, 3}, {3, 3, 40}, true}}) { // broadcast batch, C 1
+                        Case{{1, 4, 3}, {3, 3, 40}, true},  // broadcast batch, C 1
+                        Case{{6, 1, 5}, {5, 24}, true}}) {  // batch rows folded into M
     SCOPED_TRACE(shapeToString(c.a) + " @ " + shapeToString(c.b));
     std::vector<Tensor> in = {randomTensor(DType::F32, c.a), randomTensor(DType::F32, c.b)};
     if (c.bias)
