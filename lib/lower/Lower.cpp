@@ -114,11 +114,12 @@ llvm::Expected<loop::LoopFunction> lowerKernel(const Op &kernelOp) {
   return lowerOp(kernelOp);
 }
 
-llvm::Expected<loop::LoopFunction> lowerOp(const Op &op) {
+llvm::Expected<loop::LoopFunction> lowerOp(const Op &op, const LowerOptions &opts) {
   if (hasSymbolicDims(op))
-    return lowerSymbolic(op);
+    return lowerSymbolic(op, nullptr, opts);
   try {
     LowerCtx c{op, {}, {}, {}, {}, {}, {}};
+    c.opts = opts;
     loop::LoopFunction fn;
     fn.name = std::string(op.opName());
     auto addBuffer = [&](const Value *v, const std::string &name, loop::ParamRole role) {

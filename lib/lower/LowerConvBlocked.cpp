@@ -77,7 +77,11 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   const bool plain = xs.size() == 4, depthwise = c.op.intAttr("group", 1) != 1;
   // B: vector lanes (output channels per vector); ICB x BI: the input channels each output
   // vector sums over, as blocks (depthwise: its own block, one vector tap).
-  const int64_t B = plain ? kPlainLanes : xs[4], N = xs[0], IH = xs[2], IW = xs[3];
+  const int64_t plainLanes =
+      c.opts.vectorLanesF32 > kPlainLanes && os[1] % c.opts.vectorLanesF32 == 0
+          ? c.opts.vectorLanesF32
+          : kPlainLanes;
+  const int64_t B = plain ? plainLanes : xs[4], N = xs[0], IH = xs[2], IW = xs[3];
   const int64_t ICB = depthwise ? 1 : xs[1], BI = plain || depthwise ? 1 : B;
   const int64_t OCB = plain ? os[1] / B : os[1], OH = os[2], OW = os[3], KH = ws[2], KW = ws[3];
   auto attr2 = [&](const char *name, int64_t dflt, size_t at) {

@@ -4,6 +4,7 @@
 #pragma once
 #include "strata/graph/Graph.h"
 #include "strata/loop/IR.h"
+#include "strata/lower/Lower.h"
 
 #include <functional>
 #include <stdexcept>
@@ -33,6 +34,7 @@ struct LowerCtx {
   std::vector<Shape> inShapes, outShapes;
   std::vector<DType> inTypes, outTypes;
   int varCounter = 0;
+  LowerOptions opts;
   // Micro-kernels (LowerConvBlocked.cpp, LowerMatMulTiled.cpp) store their result vector through
   // this when set: a fused kernel's epilogue then runs on the accumulators in registers, writing
   // the kernel's results directly (LowerKernel.cpp). `idx` indexes the op's result (its last

@@ -109,6 +109,7 @@ struct KernelLowering {
   // Lowers an anchor op by its family into buffers: kernel results where it produces one.
   void lowerAnchor(const Op &op) {
     LowerCtx sub{op, {}, {}, {}, {}, {}, {}, c.varCounter};
+    sub.opts = c.opts;
     for (const Value *operand : op.operands()) {
       sub.ins.push_back(materialize(operand));
       sub.inShapes.push_back(shapeOf(operand));
@@ -217,6 +218,7 @@ bool fuseEpilogue(KernelLowering &k) {
       return false;
 
   LowerCtx sub{*anchor, {}, {}, {}, {}, {}, {}, k.c.varCounter};
+  sub.opts = k.c.opts;
   for (const Value *operand : anchor->operands()) {
     sub.ins.push_back(nullptr); // the micro-kernel checks below need the count only
     sub.inShapes.push_back(k.shapeOf(operand));

@@ -1,5 +1,5 @@
 // A register-tiled micro-kernel for f32 matmul whose columns fill whole vectors (N a multiple of
-// 8): each tile of R rows x C vectors of columns keeps R * C vector accumulators in registers and
+// 8, vectors of the target's width where N allows): each tile of R rows x C vectors of columns keeps R * C vector accumulators in registers and
 // is updated by rank-1 steps, one per k:
 //
 //   for p in [0, batches * rowTiles * colTiles) parallel
@@ -20,7 +20,11 @@ namespace {
 
 using loop::ExprKind;
 
-constexpr int64_t kLanes = 8;
+// The vector lanes for N columns: the target's f32 width when N fills such vectors, else 8.
+int64_t lanesFor(const LowerCtx &c, int64_t n) {
+  int64_t w = c.opts.vectorLanesF32;
+  return w > 8 && n % w == 0 ? w : 8;
+}
 
 Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
 
@@ -31,7 +35,7 @@ bool canLowerTiledMatMul(const LowerCtx &c) {
   if (c.inTypes[0] != DType::F32 || a.size() < 2 || b.size() < 2 || out.size() < 2)
     return false;
   int64_t n = b.back();
-  if (n % kLanes != 0 || n == 0 || a.back() == 0 || a[a.size() - 2] == 0)
+  if (n % 8 != 0 || n == 0 || a.back() == 0 || a[a.size() - 2] == 0)
     return false;
   return c.ins.size() < 3 || c.inShapes[2] == Shape{n};
 }
@@ -45,7 +49,7 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
   if (flat)
     for (size_t d = 0; d + 2 < as.size(); ++d)
       M *= as[d];
-  const int64_t K = as.back(), N = bs.back();
+  const int64_t K = as.back(), N = bs.back(), kLanes = lanesFor(c, N);
   const int64_t R = std::min<int64_t>(M, 4);
   const int64_t vectors = N / kLanes;
   const int64_t C = vectors % 3 == 0 ? 3 : vectors % 2 == 0 ? 2 : 1;
@@ -84,14 +88,14 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
       init.push_back(loop::store(
           acc, accAt(r, ci),
           c.ins.size() > 2 ? loop::load(c.ins[2], {cols(ci)})
-                           : loop::broadcast(loop::floatImm(0, DType::F32), kLanes)));
+                           : loop::broadcast(loop::floatImm(0, DType::F32), static_cast<int>(kLanes))));
   std::vector<Expr> bv;
   for (int64_t ci = 0; ci < C; ++ci)
     bv.push_back(loop::load(c.ins[1], with(bPre, {loop::var(k), cols(ci)})));
   for (int64_t r = 0; r < R; ++r) {
     Expr i = rowTail ? bin(ExprKind::Min, row(r), imm(M - 1)) : row(r);
     Exprs aIdx = flat ? with(delinearize(i, aRows), {loop::var(k)}) : with(aPre, {i, loop::var(k)});
-    Expr av = loop::broadcast(loop::load(c.ins[0], aIdx), kLanes);
+    Expr av = loop::broadcast(loop::load(c.ins[0], aIdx), static_cast<int>(kLanes));
     for (int64_t ci = 0; ci < C; ++ci)
       update.push_back(loop::store(
           acc, accAt(r, ci), loop::call(loop::Intrinsic::Fma, {av, bv[ci], loop::load(acc, accAt(r, ci))})));

@@ -280,7 +280,8 @@ bool hasSymbolicDims(const Op &op) {
 }
 
 llvm::Expected<loop::LoopFunction>
-lowerSymbolic(const Op &op, const std::function<llvm::Error(loop::LoopFunction &)> &beforeLift) {
+lowerSymbolic(const Op &op, const std::function<llvm::Error(loop::LoopFunction &)> &beforeLift,
+              const LowerOptions &opts) {
   auto refuse = [&](const std::string &why) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "lowering of op '" + std::string(op.opName()) +
@@ -302,7 +303,7 @@ lowerSymbolic(const Op &op, const std::function<llvm::Error(loop::LoopFunction &
 
   llvm::Expected<loop::LoopFunction> f = [&] {
     BindSymbolToOne bound(op);
-    return lowerOp(op);
+    return lowerOp(op, opts);
   }();
   if (!f)
     return f.takeError();

@@ -39,6 +39,7 @@ public:
     if (!opts_.pipeline.empty()) {
       PassManager pm;
       PassContext ctx;
+      ctx.options.vectorWidth = f32Lanes(opts_.scheduleTarget); // layout-nchwc's block
       llvm::Error err = pm.parsePipeline(opts_.pipeline);
       if (!err)
         err = pm.run(g_, ctx);
@@ -178,7 +179,10 @@ private:
         return makeError("default schedule: " + llvm::toString(std::move(err)));
       return llvm::Error::success();
     };
-    auto f = lower::hasSymbolicDims(op) ? lower::lowerSymbolic(op, schedule) : lower::lowerOp(op);
+    lower::LowerOptions lo;
+    lo.vectorLanesF32 = f32Lanes(opts_.scheduleTarget);
+    auto f = lower::hasSymbolicDims(op) ? lower::lowerSymbolic(op, schedule, lo)
+                                        : lower::lowerOp(op, lo);
     if (f && !lower::hasSymbolicDims(op))
       if (llvm::Error err = schedule(*f))
         return makeError(fmt::format("op '{}' (node {}): {}", op.opName(), nodeName(op),
@@ -309,6 +313,8 @@ private:
 llvm::Expected<Program> buildProgram(Graph &g, const ProgramOptions &opts) {
   return ProgramBuilder(g, opts).build();
 }
+
+int64_t f32Lanes(const loop::ScheduleTarget &t) { return std::max<int64_t>(8, t.vectorBytes / 4); }
 
 loop::ScheduleTarget scheduleTargetFor(const std::string &cpu, const std::string &feats) {
   // SIMD width: 64 bytes with AVX-512, 32 with AVX2, else SSE's 16. The portable levels imply

@@ -188,6 +188,18 @@ int compileModel(const CompileOpts &o) {
 
   PassContext ctx;
   ctx.options.fastMath = o.fastMath;
+  if (emit != "graph") {
+    // Code for a target: block convolutions by its SIMD width, as the JIT does. The graph
+    // output stays at the portable default (8) so it reads the same on every machine.
+    runtime::CompileOptions co;
+    co.target = o.target;
+    auto po = runtime::programOptions(co);
+    if (!po) {
+      std::cerr << "error: " << llvm::toString(po.takeError()) << "\n";
+      return 1;
+    }
+    ctx.options.vectorWidth = runtime::f32Lanes(po->scheduleTarget);
+  }
   if (llvm::Error err = pm.run(*graph, ctx)) {
     std::cerr << "error: " << o.model << ": " << llvm::toString(std::move(err)) << "\n";
     return 1;

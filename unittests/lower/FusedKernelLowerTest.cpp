@@ -152,6 +152,36 @@ TEST(LowerFusedKernel, BlockedConvKernelsAfterLayoutNCHWc) {
   EXPECT_GE(relayouts, 1);
 }
 
+// Micro-kernel anchors run the epilogue on their accumulators: the kernel needs no temporary.
+TEST(LowerFusedKernel, MicroKernelEpiloguesNeedNoTemporary) {
+  auto g = parseGraph(R"(
+graph @main(%x: tensor<1x3x9x9xf32>, %w: tensor<8x3x3x3xf32>, %r: tensor<1x8x5x5xf32>, %a: tensor<6x12xf32>, %m: tensor<12x16xf32>, %mb: tensor<16xf32>) -> (y: tensor<1x8x5x5xf32>, z: tensor<6x16xf32>) {
+  %lo = constant {value = dense<[0]> : tensor<f32>} : tensor<f32>
+  %hi = constant {value = dense<[6]> : tensor<f32>} : tensor<f32>
+  %c = conv(%x, %w) {dilations = [1, 1], group = 1, pads = [1, 1, 1, 1], strides = [2, 2]} : tensor<1x8x5x5xf32>
+  %s = add(%c, %r) : tensor<1x8x5x5xf32>
+  %t = max(%s, %lo) : tensor<1x8x5x5xf32>
+  %y = min(%t, %hi) : tensor<1x8x5x5xf32>
+  %p = matmul(%a, %m, %mb) : tensor<6x16xf32>
+  %z = max(%p, %lo) : tensor<6x16xf32>
+  return %y, %z
+}
+)");
+  ASSERT_TRUE(static_cast<bool>(g)) << llvm::toString(g.takeError());
+  std::vector<std::unique_ptr<Pass>> passes;
+  passes.push_back(createFusePass());
+  EXPECT_EQ(fuseAndCheckAll(**g, passes), 2);
+  for (const Op &op : (*g)->ops()) {
+    if (op.kind() != OpKind::Kernel)
+      continue;
+    auto fn = lower::lowerOp(op);
+    ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
+    std::string text = loop::printFunction(*fn);
+    EXPECT_NE(text.find("fma("), std::string::npos) << text;
+    EXPECT_EQ(text.find("global"), std::string::npos) << text; // no temporary buffer
+  }
+}
+
 TEST(LowerRelayout, BothDirections) {
   checkOp(OpKind::Relayout, {randomTensor(DType::F32, {2, 16, 3, 2}, true)}, {{"from", "NCHW"}, {"to", "NCHW8c"}});
   checkOp(OpKind::Relayout, {randomTensor(DType::I32, {1, 2, 3, 4}, true)}, {{"from", "NCHW4c"}, {"to", "NCHW"}});

@@ -79,11 +79,11 @@ inline bool sameElement(const Tensor &a, const Tensor &b, int64_t e, Cmp cmp, do
 
 // Runs `op` through both interpreters on `inputs` and compares every result.
 inline void checkOpOn(const Op &opRef, const std::vector<Tensor> &inputs, Cmp cmp = Cmp::Exact,
-                      double tol = 0) {
+                      double tol = 0, const lower::LowerOptions &lo = {}) {
   const Op *op = &opRef;
   auto ref = evaluateOp(*op, inputs);
   ASSERT_TRUE(static_cast<bool>(ref)) << llvm::toString(ref.takeError());
-  auto fn = lower::lowerOp(*op);
+  auto fn = lower::lowerOp(*op, lo);
   ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
   llvm::Error verr = loop::verifyFunction(*fn);
   ASSERT_FALSE(static_cast<bool>(verr)) << llvm::toString(std::move(verr)) << "\n"
@@ -114,13 +114,13 @@ inline void checkOpOn(const Op &opRef, const std::vector<Tensor> &inputs, Cmp cm
 
 // Builds `kind` over graph inputs typed like `inputs`, runs both interpreters and compares.
 inline void checkOp(OpKind kind, const std::vector<Tensor> &inputs, AttrMap attrs = {},
-                    Cmp cmp = Cmp::Exact, double tol = 0) {
+                    Cmp cmp = Cmp::Exact, double tol = 0, const lower::LowerOptions &lo = {}) {
   Graph g;
   std::vector<Value *> vs;
   for (const Tensor &t : inputs)
     vs.push_back(g.addInput(TensorType::fromShape(t.dtype(), t.shape())));
   Builder b(g);
-  checkOpOn(*b.create(kind, vs, std::move(attrs)), inputs, cmp, tol);
+  checkOpOn(*b.create(kind, vs, std::move(attrs)), inputs, cmp, tol, lo);
 }
 
 } // namespace strata::lowertest

@@ -11,13 +11,14 @@ namespace {
 using I = std::vector<int64_t>;
 
 // Lowers `kind` on inputs shaped like `inputs` and returns the loop IR text.
-std::string loweredText(OpKind kind, const std::vector<Tensor> &inputs, AttrMap attrs) {
+std::string loweredText(OpKind kind, const std::vector<Tensor> &inputs, AttrMap attrs,
+                        const lower::LowerOptions &lo = {}) {
   Graph g;
   std::vector<Value *> vs;
   for (const Tensor &t : inputs)
     vs.push_back(g.addInput(TensorType::fromShape(t.dtype(), t.shape())));
   Builder b(g);
-  auto fn = lower::lowerOp(*b.create(kind, vs, std::move(attrs)));
+  auto fn = lower::lowerOp(*b.create(kind, vs, std::move(attrs)), lo);
   EXPECT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
   return fn ? loop::printFunction(*fn) : "";
 }
@@ -96,6 +97,30 @@ TEST(MicroKernel, TiledMatMulRowTailsBatchesBias) {
     checkOp(OpKind::MatMul, in, {}, Cmp::MaxRel, 1e-5);
     EXPECT_NE(loweredText(OpKind::MatMul, in, {}).find("fma("), std::string::npos);
   }
+}
+
+// AVX-512 widths: 16-lane vectors where the shapes allow, 8 where they do not.
+TEST(MicroKernel, SixteenLanes) {
+  lower::LowerOptions lo;
+  lo.vectorLanesF32 = 16;
+  std::vector<Tensor> mm = {randomTensor(DType::F32, {5, 7}), randomTensor(DType::F32, {7, 48}),
+                            randomTensor(DType::F32, {48})};
+  checkOp(OpKind::MatMul, mm, {}, Cmp::MaxRel, 1e-5, lo);
+  EXPECT_NE(loweredText(OpKind::MatMul, mm, {}, lo).find("ramp(0, 1, 16)"), std::string::npos);
+  mm = {randomTensor(DType::F32, {3, 7}), randomTensor(DType::F32, {7, 24})}; // 24: 8 lanes
+  checkOp(OpKind::MatMul, mm, {}, Cmp::MaxRel, 1e-5, lo);
+  EXPECT_EQ(loweredText(OpKind::MatMul, mm, {}, lo).find("ramp(0, 1, 16)"), std::string::npos);
+
+  AttrMap plain = conv({2, 2}, {3, 3, 3, 3}, {1, 1}, "");
+  plain.erase("layout");
+  std::vector<Tensor> stem = {randomTensor(DType::F32, {1, 3, 15, 15}),
+                              randomTensor(DType::F32, {32, 3, 7, 7}), randomTensor(DType::F32, {32})};
+  checkOp(OpKind::Conv, stem, plain, Cmp::MaxRel, 1e-5, lo);
+  std::vector<Tensor> blocked = {randomTensor(DType::F32, {1, 1, 8, 9, 16}),
+                                 randomTensor(DType::F32, {2, 1, 3, 3, 16, 16}),
+                                 randomTensor(DType::F32, {32})};
+  checkOp(OpKind::Conv, blocked, conv({1, 1}, {1, 1, 1, 1}, {1, 1}, "NCHW16c"), Cmp::MaxRel, 1e-5,
+          lo);
 }
 
 } // namespace

@@ -11,11 +11,17 @@
 
 namespace strata::lower {
 
+struct LowerOptions {
+  // f32 lanes of the register-tiled micro-kernels' vectors (matmul, plain conv); blocked convs
+  // use their layout's block. The target's SIMD width: 8 with AVX2, 16 with AVX-512.
+  int64_t vectorLanesF32 = 8;
+};
+
 // Lowers one graph op. Ops (or dtypes, or attribute combinations) that have no lowering yet give
 // the error "lowering of op 'X' is not implemented yet". An op with a symbolic dim goes through
 // lowerSymbolic: the function then has one trailing scalar parameter, named
 // symbolParamName(symbol), carrying the symbol's run-time value.
-llvm::Expected<loop::LoopFunction> lowerOp(const Op &op);
+llvm::Expected<loop::LoopFunction> lowerOp(const Op &op, const LowerOptions &opts = {});
 
 // Batch lifting (LowerSymbolic.cpp): an op whose only symbolic dim is dim 0 of its values, and
 // whose dim-0 slices are independent, is lowered with the symbol bound to 1 and wrapped in a loop
@@ -25,7 +31,8 @@ llvm::Expected<loop::LoopFunction> lowerOp(const Op &op);
 bool hasSymbolicDims(const Op &op);
 llvm::Expected<loop::LoopFunction>
 lowerSymbolic(const Op &op,
-              const std::function<llvm::Error(loop::LoopFunction &)> &beforeLift = nullptr);
+              const std::function<llvm::Error(loop::LoopFunction &)> &beforeLift = nullptr,
+              const LowerOptions &opts = {});
 std::string symbolParamName(const std::string &symbol); // "batch" -> "sym_batch"
 
 // Lowers a fused `kernel` op (also reached through lowerOp): elementwise ops, constants and index

@@ -39,6 +39,10 @@ struct Program {
 // functions. Errors name the op and node: "op 'topk' (node n3): lowering of op ...".
 llvm::Expected<Program> buildProgram(Graph &g, const ProgramOptions &opts);
 
+// f32 lanes of the micro-kernels' vectors and layout-nchwc's block for `t`: the SIMD width,
+// at least 8 (AVX-512: 16).
+int64_t f32Lanes(const loop::ScheduleTarget &t);
+
 // The schedule target (SIMD width) for a CPU name and feature string ("x86-64-v3", "";
 // "znver3", "+avx2,+fma,...").
 loop::ScheduleTarget scheduleTargetFor(const std::string &cpu, const std::string &features);
