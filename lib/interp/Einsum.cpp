@@ -2,6 +2,8 @@
 // for diagonals) by direct iteration over every index combination: O(product of extents).
 #include "Kernels.h"
 
+#include "strata/graph/Einsum.h"
+
 #include <algorithm>
 #include <map>
 
@@ -9,46 +11,12 @@ namespace strata::interp::structured {
 
 namespace {
 
-// A subscript term as a list of labels: letters keep their char code, the k-th broadcast
-// (ellipsis) dim, counted from the left of the global ellipsis, is kEllipsisBase + k.
-constexpr int kEllipsisBase = 1000;
-
-struct Term {
-  std::vector<char> letters; // in order, '.' marks where the ellipsis sits
-  bool hasEllipsis = false;
-};
-
-Term parseTerm(const Op &op, const std::string &text) {
-  Term t;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '.') {
-      if (t.hasEllipsis || text.compare(i, 3, "...") != 0)
-        fail(op, "malformed ellipsis in einsum term '" + text + "'");
-      t.hasEllipsis = true;
-      t.letters.push_back('.');
-      i += 2;
-    } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-      t.letters.push_back(c);
-    } else {
-      fail(op, std::string("invalid character '") + c + "' in einsum equation");
-    }
-  }
-  return t;
-}
-
-// Expands a term to one label per axis given how many dims its ellipsis covers.
-std::vector<int> expandTerm(const Term &t, int64_t ellipsisDims, int64_t globalEllipsis) {
-  std::vector<int> labels;
-  for (char c : t.letters) {
-    if (c != '.') {
-      labels.push_back(c);
-      continue;
-    }
-    for (int64_t k = 0; k < ellipsisDims; ++k)
-      labels.push_back(kEllipsisBase + static_cast<int>(globalEllipsis - ellipsisDims + k));
-  }
-  return labels;
+EinsumTerm parseTerm(const Op &op, const std::string &text) {
+  std::string error;
+  std::optional<EinsumTerm> t = parseEinsumTerm(text, error);
+  if (!t)
+    fail(op, "einsum: " + error);
+  return std::move(*t);
 }
 
 } // namespace
@@ -59,15 +27,9 @@ Tensors einsumKernel(const Op &op, const Tensors &operandsIn) {
     if (c != ' ')
       equation += c;
   size_t arrow = equation.find("->");
-  std::string lhs = equation.substr(0, arrow);
-  std::vector<Term> inputs;
-  for (size_t start = 0;;) {
-    size_t comma = lhs.find(',', start);
-    inputs.push_back(parseTerm(op, lhs.substr(start, comma - start)));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
+  std::vector<EinsumTerm> inputs;
+  for (const std::string &text : splitEinsumInputs(equation.substr(0, arrow)))
+    inputs.push_back(parseTerm(op, text));
   if (inputs.size() != operandsIn.size())
     fail(op, "equation '" + equation + "' names " + std::to_string(inputs.size()) +
                  " operands but " + std::to_string(operandsIn.size()) + " were given");
@@ -86,8 +48,7 @@ Tensors einsumKernel(const Op &op, const Tensors &operandsIn) {
   std::vector<int64_t> ellipsisDims(numOperands, 0);
   int64_t globalEllipsis = 0;
   for (size_t i = 0; i < numOperands; ++i) {
-    int64_t letters =
-        static_cast<int64_t>(inputs[i].letters.size()) - (inputs[i].hasEllipsis ? 1 : 0);
+    int64_t letters = inputs[i].numLetters();
     int64_t rank = operands[i].rank();
     if (inputs[i].hasEllipsis ? rank < letters : rank != letters)
       fail(op, "operand " + std::to_string(i) + " of rank " + std::to_string(rank) +
@@ -99,7 +60,7 @@ Tensors einsumKernel(const Op &op, const Tensors &operandsIn) {
   std::map<int, int64_t> extent;
   std::map<int, int> occurrences; // letter counts, for the implicit output
   for (size_t i = 0; i < numOperands; ++i) {
-    labels[i] = expandTerm(inputs[i], ellipsisDims[i], globalEllipsis);
+    labels[i] = expandEinsumTerm(inputs[i], ellipsisDims[i], globalEllipsis);
     for (size_t a = 0; a < labels[i].size(); ++a) {
       int label = labels[i][a];
       int64_t dim = operands[i].shape()[a];
@@ -111,24 +72,24 @@ Tensors einsumKernel(const Op &op, const Tensors &operandsIn) {
           fail(op, "label extents disagree (" + std::to_string(it->second) + " vs " +
                        std::to_string(dim) + ") in '" + equation + "'");
       }
-      if (label < kEllipsisBase)
+      if (label < kEinsumEllipsisLabel)
         ++occurrences[label];
     }
   }
 
   std::vector<int> outLabels;
   if (arrow != std::string::npos) {
-    Term out = parseTerm(op, equation.substr(arrow + 2));
-    outLabels = expandTerm(out, globalEllipsis, globalEllipsis);
+    EinsumTerm out = parseTerm(op, equation.substr(arrow + 2));
+    outLabels = expandEinsumTerm(out, globalEllipsis, globalEllipsis);
     for (int label : outLabels) {
-      if (!extent.count(label) && label < kEllipsisBase)
+      if (!extent.count(label) && label < kEinsumEllipsisLabel)
         fail(op, std::string("output label '") + char(label) + "' does not appear in the inputs");
       if (std::count(outLabels.begin(), outLabels.end(), label) > 1)
         fail(op, "output label repeated in '" + equation + "'");
     }
   } else {
     for (int64_t k = 0; k < globalEllipsis; ++k)
-      outLabels.push_back(kEllipsisBase + static_cast<int>(k));
+      outLabels.push_back(kEinsumEllipsisLabel + static_cast<int>(k));
     for (auto [label, count] : occurrences) // std::map: sorted by char code
       if (count == 1)
         outLabels.push_back(label);

@@ -5,50 +5,20 @@
 // label order, the interpreter's summation order.
 #include "LowerImpl.h"
 
+#include "strata/graph/Einsum.h"
+
 #include <algorithm>
 #include <map>
 
 namespace strata::lower {
 namespace {
 
-// The k-th ellipsis dim (from the left of the widest ellipsis) is label kEllipsisBase + k.
-constexpr int kEllipsisBase = 1000;
-
-struct Term {
-  std::vector<char> letters; // '.' marks the ellipsis
-  bool hasEllipsis = false;
-};
-
-Term parseTerm(const std::string &text) {
-  Term t;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char ch = text[i];
-    if (ch == '.') {
-      if (t.hasEllipsis || text.compare(i, 3, "...") != 0)
-        throw LowerError("einsum: malformed ellipsis in term '" + text + "'");
-      t.hasEllipsis = true;
-      t.letters.push_back('.');
-      i += 2;
-    } else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) {
-      t.letters.push_back(ch);
-    } else {
-      throw LowerError(std::string("einsum: invalid character '") + ch + "' in the equation");
-    }
-  }
-  return t;
-}
-
-std::vector<int> expandTerm(const Term &t, int64_t ellipsisDims, int64_t globalEllipsis) {
-  std::vector<int> labels;
-  for (char ch : t.letters) {
-    if (ch != '.') {
-      labels.push_back(ch);
-      continue;
-    }
-    for (int64_t k = 0; k < ellipsisDims; ++k)
-      labels.push_back(kEllipsisBase + static_cast<int>(globalEllipsis - ellipsisDims + k));
-  }
-  return labels;
+EinsumTerm parseTerm(const std::string &text) {
+  std::string error;
+  std::optional<EinsumTerm> t = parseEinsumTerm(text, error);
+  if (!t)
+    throw LowerError("einsum: " + error);
+  return std::move(*t);
 }
 
 } // namespace
@@ -59,15 +29,9 @@ Stmt lowerEinsum(LowerCtx &c) {
     if (ch != ' ')
       equation += ch;
   size_t arrow = equation.find("->");
-  std::string lhs = equation.substr(0, arrow);
-  std::vector<Term> terms;
-  for (size_t start = 0;;) {
-    size_t comma = lhs.find(',', start);
-    terms.push_back(parseTerm(lhs.substr(start, comma - start)));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
+  std::vector<EinsumTerm> terms;
+  for (const std::string &text : splitEinsumInputs(equation.substr(0, arrow)))
+    terms.push_back(parseTerm(text));
   size_t numOperands = c.ins.size();
   if (terms.size() != numOperands)
     throw LowerError("einsum: equation '" + equation + "' does not match the operand count");
@@ -81,7 +45,7 @@ Stmt lowerEinsum(LowerCtx &c) {
   std::vector<int64_t> ellipsisDims(numOperands, 0);
   int64_t globalEllipsis = 0;
   for (size_t i = 0; i < numOperands; ++i) {
-    int64_t letters = static_cast<int64_t>(terms[i].letters.size()) - (terms[i].hasEllipsis ? 1 : 0);
+    int64_t letters = terms[i].numLetters();
     int64_t rank = static_cast<int64_t>(c.inShapes[i].size());
     if (terms[i].hasEllipsis ? rank < letters : rank != letters)
       throw LowerError("einsum: operand " + std::to_string(i) + " does not match its subscripts");
@@ -92,21 +56,22 @@ Stmt lowerEinsum(LowerCtx &c) {
   std::map<int, int64_t> extent; // sorted by label: the contracted loops' order
   std::map<int, int> occurrences;
   for (size_t i = 0; i < numOperands; ++i) {
-    labels[i] = expandTerm(terms[i], ellipsisDims[i], globalEllipsis);
+    labels[i] = expandEinsumTerm(terms[i], ellipsisDims[i], globalEllipsis);
     for (size_t a = 0; a < labels[i].size(); ++a) {
       auto [it, fresh] = extent.emplace(labels[i][a], c.inShapes[i][a]);
       if (!fresh && it->second == 1)
         it->second = c.inShapes[i][a];
-      if (labels[i][a] < kEllipsisBase)
+      if (labels[i][a] < kEinsumEllipsisLabel)
         ++occurrences[labels[i][a]];
     }
   }
   std::vector<int> outLabels;
   if (arrow != std::string::npos) {
-    outLabels = expandTerm(parseTerm(equation.substr(arrow + 2)), globalEllipsis, globalEllipsis);
+    outLabels =
+        expandEinsumTerm(parseTerm(equation.substr(arrow + 2)), globalEllipsis, globalEllipsis);
   } else {
     for (int64_t k = 0; k < globalEllipsis; ++k)
-      outLabels.push_back(kEllipsisBase + static_cast<int>(k));
+      outLabels.push_back(kEinsumEllipsisLabel + static_cast<int>(k));
     for (auto [label, count] : occurrences)
       if (count == 1)
         outLabels.push_back(label);

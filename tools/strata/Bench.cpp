@@ -133,12 +133,7 @@ int benchModel(const BenchOpts &o) {
 Action addBenchCommand(CLI::App &app) {
   auto o = std::make_shared<BenchOpts>();
   CLI::App *cmd = app.add_subcommand("bench", "Time a model's runs: compile time and latency");
-  cmd->add_option("model", o->model,
-                  "Model file: .onnx, .sg graph IR, or a library from `strata compile -o m.so`")
-      ->required();
-  cmd->add_option("--engine", o->engine, "Execution engine for .onnx/.sg models (.so: aot)")
-      ->check(CLI::IsMember({"interp", "jit"}))
-      ->capture_default_str();
+  addModelOptions(cmd, o->model, o->engine);
   cmd->add_option("--threads", o->threads,
                   "Threads for parallel loops of the jit and aot engines (0: one per core)")
       ->capture_default_str();

@@ -171,6 +171,15 @@ bool isSharedLibrary(const std::string &path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
 }
 
+void addModelOptions(CLI::App *cmd, std::string &model, std::string &engine) {
+  cmd->add_option("model", model,
+                  "Model file: .onnx, .sg graph IR, or a library from `strata compile -o m.so`")
+      ->required();
+  cmd->add_option("--engine", engine, "Execution engine for .onnx/.sg models (.so: aot)")
+      ->check(CLI::IsMember({"interp", "jit"}))
+      ->capture_default_str();
+}
+
 std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions &opts) {
   auto start = std::chrono::steady_clock::now();
   if (isSharedLibrary(model)) {

@@ -44,6 +44,9 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
 
 bool isSharedLibrary(const std::string &path);
 
+// The `model` positional and `--engine` option shared by `strata run` and `strata bench`.
+void addModelOptions(CLI::App *cmd, std::string &model, std::string &engine);
+
 // The model's inputs in order. `specs`: NAME=FILE, or FILE for the input at that position
 // (.npy, or TensorProto .pb); an input no spec names gets seeded random data of its dtype
 // (floats in [-1, 1), integers in [0, 4), bools fair coins), its symbolic dims sized by `dims`

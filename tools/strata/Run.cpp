@@ -121,12 +121,7 @@ int runModel(const RunOpts &o) {
 Action addRunCommand(CLI::App &app) {
   auto o = std::make_shared<RunOpts>();
   CLI::App *cmd = app.add_subcommand("run", "Run a model (.onnx, graph IR text, or an AOT library .so) on inputs");
-  cmd->add_option("model", o->model,
-                  "Model file: .onnx, .sg graph IR, or a library from `strata compile -o m.so`")
-      ->required();
-  cmd->add_option("--engine", o->engine, "Execution engine for .onnx/.sg models (.so: aot)")
-      ->check(CLI::IsMember({"interp", "jit"}))
-      ->capture_default_str();
+  addModelOptions(cmd, o->model, o->engine);
   cmd->add_option("--input,-i", o->inputs, "Input as NAME=FILE or FILE (.npy or TensorProto .pb)");
   cmd->add_option("--output-dir", o->outputDir, "Write <output name>.npy files here");
   cmd->add_option("--dim", o->dims, "Size of a symbolic dim for random inputs: NAME=SIZE");

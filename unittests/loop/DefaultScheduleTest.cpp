@@ -1,67 +1,13 @@
 // The default schedule: the steps it picks for elementwise, reduction, matmul and conv nests, that
 // they replay from text, verify with every access proven in bounds, and leave the interpreter's
 // results bit-identical on random inputs; nests with loop-carried dependences are left alone.
-#include "strata/loop/Interpreter.h"
-#include "strata/loop/Parser.h"
-#include "strata/loop/Printer.h"
-#include "strata/loop/Schedule.h"
-#include "strata/loop/Verifier.h"
-
-#include <gtest/gtest.h>
-
-#include <map>
-#include <random>
+#include "ScheduleCheck.h"
 
 using namespace strata;
 using namespace strata::loop;
+using namespace strata::loop::testing;
 
 namespace {
-
-LoopFunction parseOrFail(const char *text) {
-  auto f = parseFunction(text);
-  if (!f) {
-    ADD_FAILURE() << llvm::toString(f.takeError());
-    return {};
-  }
-  return std::move(*f);
-}
-
-int64_t shapeValue(const Expr &e, const std::map<std::string, int64_t> &scalars) {
-  if (auto c = e.asInt())
-    return *c;
-  EXPECT_EQ(e.kind(), ExprKind::Var) << "test shapes are constants or scalars";
-  return scalars.at(e->var->name);
-}
-
-// Every buffer argument after running f on random inputs (outputs pre-filled with random values).
-std::vector<std::vector<double>> runRandom(const LoopFunction &f,
-                                           const std::map<std::string, int64_t> &scalars) {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> dist(-4, 4);
-  std::vector<Tensor> args;
-  for (const Param &p : f.params) {
-    if (!p.isBuffer()) {
-      args.push_back(Tensor::scalar(p.scalar->dtype, double(scalars.at(p.scalar->name))));
-      continue;
-    }
-    Shape shape;
-    for (const Expr &d : p.buffer->shape)
-      shape.push_back(shapeValue(d, scalars));
-    Tensor t(p.buffer->dtype, shape);
-    for (int64_t k = 0; k < t.numElements(); ++k)
-      t.setDouble(k, dist(rng));
-    args.push_back(t);
-  }
-  if (llvm::Error err = evaluate(f, args)) {
-    ADD_FAILURE() << llvm::toString(std::move(err));
-    return {};
-  }
-  std::vector<std::vector<double>> out;
-  for (size_t i = 0; i < args.size(); ++i)
-    if (f.params[i].isBuffer())
-      out.push_back(args[i].toDoubleVector());
-  return out;
-}
 
 // Picks the default schedule for `text`, replays it from its printed form, checks the result
 // verifies with accesses proven in bounds and computes exactly what the original does. Returns the
@@ -69,7 +15,7 @@ std::vector<std::vector<double>> runRandom(const LoopFunction &f,
 std::string checkDefault(const char *text,
                          const std::vector<std::map<std::string, int64_t>> &scalarSets = {{}},
                          const ScheduleTarget &target = {}) {
-  LoopFunction f = parseOrFail(text), g = f;
+  LoopFunction f = parse(text), g = f;
   std::string why;
   Schedule s = defaultSchedule(f, target, &why);
   std::string printed = printSchedule(s);
@@ -86,7 +32,7 @@ std::string checkDefault(const char *text,
   llvm::Error err = verifyFunction(g, {.checkBounds = true});
   EXPECT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err)) << printFunction(g);
   for (const auto &scalars : scalarSets)
-    EXPECT_EQ(runRandom(f, scalars), runRandom(g, scalars)) << printed << "\n" << printFunction(g);
+    EXPECT_EQ(run(f, scalars, 7), run(g, scalars, 7)) << printed << "\n" << printFunction(g);
   LoopFunction h = f;
   EXPECT_FALSE(static_cast<bool>(applyDefaultSchedule(h, target)));
   EXPECT_EQ(printFunction(h), printFunction(g));

@@ -35,7 +35,8 @@ inline int64_t evalShape(const Expr &e, const std::map<std::string, int64_t> &sc
 }
 
 // Runs f on random inputs (outputs pre-filled with random values too, so that elements a schedule
-// wrongly skips or writes show up) and returns every buffer argument afterwards.
+// wrongly skips or writes show up) and returns every buffer argument afterwards. Values go in
+// through setDouble so that buffers of any dtype are filled.
 inline std::vector<std::vector<double>>
 run(const LoopFunction &f, const std::map<std::string, int64_t> &scalars, unsigned seed) {
   std::mt19937 rng(seed);
@@ -51,7 +52,7 @@ run(const LoopFunction &f, const std::map<std::string, int64_t> &scalars, unsign
       shape.push_back(evalShape(d, scalars));
     Tensor t(p.buffer->dtype, shape);
     for (int64_t k = 0; k < t.numElements(); ++k)
-      t.data<float>()[k] = dist(rng);
+      t.setDouble(k, dist(rng));
     args.push_back(t);
   }
   if (llvm::Error err = evaluate(f, args)) {

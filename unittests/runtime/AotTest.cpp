@@ -7,25 +7,17 @@
 #include "strata/graph/Builder.h"
 #include "strata/interp/Interpreter.h"
 
+#include "RuntimeTestUtil.h"
+
 #include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
 
-#include <random>
-
 using namespace strata;
 using namespace strata::runtime;
+using strata::runtime::testing::randomTensor;
 
 namespace {
-
-Tensor randomTensor(Shape shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t(DType::F32, std::move(shape));
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    t.setDouble(i, dist(rng));
-  return t;
-}
 
 void buildMlp(Graph &g) {
   Builder b(g);

@@ -5,25 +5,18 @@
 #include "strata/graph/Builder.h"
 #include "strata/interp/Interpreter.h"
 
+#include "RuntimeTestUtil.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
-#include <random>
 
 using namespace strata;
 using namespace strata::runtime;
+using strata::runtime::testing::randomTensor;
 
 namespace {
-
-Tensor randomTensor(Shape shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t(DType::F32, std::move(shape));
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    t.setDouble(i, dist(rng));
-  return t;
-}
 
 Value *input(Graph &g, const Shape &s, const std::string &name) {
   return g.addInput(TensorType::fromShape(DType::F32, s), name);
