@@ -118,7 +118,7 @@ llvm::Expected<loop::LoopFunction> lowerOp(const Op &op, const LowerOptions &opt
   if (hasSymbolicDims(op))
     return lowerSymbolic(op, nullptr, opts);
   try {
-    LowerCtx c{op, {}, {}, {}, {}, {}, {}};
+    LowerCtx c(op);
     c.opts = opts;
     loop::LoopFunction fn;
     fn.name = std::string(op.opName());

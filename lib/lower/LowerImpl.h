@@ -29,6 +29,7 @@ struct LowerError : std::runtime_error {
 [[noreturn]] void notLowered(const Op &op, const std::string &why = "");
 
 struct LowerCtx {
+  explicit LowerCtx(const Op &o, int counter = 0) : op(o), varCounter(counter) {}
   const Op &op;
   std::vector<loop::Buffer> ins, outs;
   std::vector<Shape> inShapes, outShapes;

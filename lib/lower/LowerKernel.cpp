@@ -108,7 +108,7 @@ struct KernelLowering {
 
   // Lowers an anchor op by its family into buffers: kernel results where it produces one.
   void lowerAnchor(const Op &op) {
-    LowerCtx sub{op, {}, {}, {}, {}, {}, {}, c.varCounter};
+    LowerCtx sub(op, c.varCounter);
     sub.opts = c.opts;
     for (const Value *operand : op.operands()) {
       sub.ins.push_back(materialize(operand));
@@ -217,7 +217,7 @@ bool fuseEpilogue(KernelLowering &k) {
     if (!fromAnchor.count(region.output(j)) || k.c.outShapes[j] != shape)
       return false;
 
-  LowerCtx sub{*anchor, {}, {}, {}, {}, {}, {}, k.c.varCounter};
+  LowerCtx sub(*anchor, k.c.varCounter);
   sub.opts = k.c.opts;
   for (const Value *operand : anchor->operands()) {
     sub.ins.push_back(nullptr); // the micro-kernel checks below need the count only
