@@ -48,21 +48,18 @@ llvm::Expected<llvm::orc::JITDylib &> LoopJit::newDylib(const std::string &dylib
 
 llvm::Expected<std::vector<void (*)(void **)>>
 LoopJit::compileAll(const std::vector<loop::LoopFunction> &kernels, const CodegenOptions &opts) {
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  auto mod = std::make_unique<llvm::Module>("strata_kernels", *ctx);
-  std::string table = "strata_kernel_table" + std::to_string(counter_);
-  if (llvm::Error err = emitKernelModule(kernels, *mod, opts, table))
-    return err;
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = createTargetMachine(target_);
-  if (!tm)
-    return tm.takeError();
-  optimizeModule(*mod, **tm, optLevel_);
+  // Emitted and optimized on every core, one module per thread; ORC then compiles each module
+  // to machine code when its symbols are looked up.
+  auto modules = buildKernelModules(kernels, opts, target_, optLevel_);
+  if (!modules)
+    return modules.takeError();
   llvm::Expected<llvm::orc::JITDylib &> jd = newDylib("kernels" + std::to_string(counter_++));
   if (!jd)
     return jd.takeError();
-  if (llvm::Error err =
-          jit_->addIRModule(*jd, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
-    return err;
+  for (KernelModule &km : *modules)
+    if (llvm::Error err = jit_->addIRModule(
+            *jd, llvm::orc::ThreadSafeModule(std::move(km.module), std::move(km.context))))
+      return err;
   std::vector<void (*)(void **)> entries;
   for (const loop::LoopFunction &f : kernels) {
     auto addr = jit_->lookup(*jd, f.name + "_packed");

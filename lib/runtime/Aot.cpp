@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <thread>
 #include <fmt/format.h>
 
 #include "StrataModelHeader.inc"
@@ -28,14 +29,25 @@ llvm::Error makeError(const std::string &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
 }
 
-// Kernels, kernel table, plan text and (unless `withWeights` is false) the weights, every symbol
-// hidden: the runtime archive's strata_* API is all the library exports.
-llvm::Error buildModule(const Program &prog, llvm::Module &m, bool withWeights) {
+// Every defined symbol hidden: the runtime archive's strata_* API is all the library exports.
+void hideSymbols(llvm::Module &m) {
+  for (llvm::GlobalValue &gv : m.global_values())
+    if (!gv.hasLocalLinkage() && (!gv.isDeclaration() || gv.getName().ends_with("_packed")))
+      gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
+}
+
+// The kernel table (declaring the kernels unless `withKernels`), the plan text and (unless
+// `withWeights` is false) the weights.
+llvm::Error buildModule(const Program &prog, llvm::Module &m, bool withKernels, bool withWeights) {
   llvm::LLVMContext &ctx = m.getContext();
   codegen::CodegenOptions co;
   co.noalias = true;
-  if (llvm::Error err = codegen::emitKernelModule(prog.kernels, m, co, "strata_aot_kernels"))
-    return err;
+  if (withKernels) {
+    if (llvm::Error err = codegen::emitKernelModule(prog.kernels, m, co, "strata_aot_kernels"))
+      return err;
+  } else {
+    codegen::emitKernelTable(prog.kernels, m, "strata_aot_kernels");
+  }
   std::string planText = printPlan(prog.plan);
   auto *plan = llvm::ConstantDataArray::getString(ctx, planText, /*AddNull=*/true);
   new llvm::GlobalVariable(m, plan->getType(), true, llvm::GlobalValue::ExternalLinkage, plan,
@@ -50,9 +62,7 @@ llvm::Error buildModule(const Program &prog, llvm::Module &m, bool withWeights) 
   auto *weights = new llvm::GlobalVariable(m, weightsTy, true, llvm::GlobalValue::ExternalLinkage,
                                            init, "strata_aot_weights");
   weights->setAlignment(llvm::Align(64));
-  for (llvm::GlobalValue &gv : m.global_values())
-    if (!gv.isDeclaration() && !gv.hasLocalLinkage())
-      gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
+  hideSymbols(m);
   return llvm::Error::success();
 }
 
@@ -75,7 +85,7 @@ llvm::Error emitMachineCode(llvm::Module &m, llvm::TargetMachine &tm, llvm::Code
   return llvm::Error::success();
 }
 
-llvm::Error linkSharedLibrary(const std::string &object, const std::string &archive,
+llvm::Error linkSharedLibrary(const std::vector<std::string> &objects, const std::string &archive,
                               const std::string &out, const std::string &soname) {
   const char *cxxEnv = std::getenv("CXX");
   std::string cxxName = cxxEnv && *cxxEnv ? cxxEnv : "c++";
@@ -96,8 +106,7 @@ llvm::Error linkSharedLibrary(const std::string &object, const std::string &arch
                                    "-shared",
                                    "-o",
                                    out,
-                                   object,
-                                   // Every member: nothing in the object references the API.
+                                   // Every member: nothing in the objects references the API.
                                    "-Wl,--whole-archive",
                                    archive,
                                    "-Wl,--no-whole-archive",
@@ -108,6 +117,7 @@ llvm::Error linkSharedLibrary(const std::string &object, const std::string &arch
                                    "-Wl,-soname," + soname,
                                    "-lm",
                                    "-lpthread"};
+  args.insert(args.begin() + 4, objects.begin(), objects.end());
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string errMsg;
   std::string log = out + ".link.log";
@@ -134,25 +144,27 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
   auto tm = codegen::createTargetMachine(*spec);
   if (!tm)
     return tm.takeError();
-  llvm::LLVMContext ctx;
-  llvm::Module m("strata_model", ctx);
   bool textual = kind == AotOutput::LLVM || kind == AotOutput::Asm;
-  if (llvm::Error err = buildModule(prog, m, !textual))
-    return err;
-  codegen::optimizeModule(m, **tm, opts.optLevel);
-
-  if (kind == AotOutput::LLVM) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
-    if (ec)
-      return makeError("cannot write " + path + ": " + ec.message());
-    m.print(os, nullptr);
-    return llvm::Error::success();
+  if (kind != AotOutput::SharedLibrary) {
+    // One module: readable text, or one object file.
+    llvm::LLVMContext ctx;
+    llvm::Module m("strata_model", ctx);
+    if (llvm::Error err = buildModule(prog, m, /*withKernels=*/true, !textual))
+      return err;
+    codegen::optimizeModule(m, **tm, opts.optLevel);
+    if (kind == AotOutput::LLVM) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+      if (ec)
+        return makeError("cannot write " + path + ": " + ec.message());
+      m.print(os, nullptr);
+      return llvm::Error::success();
+    }
+    return emitMachineCode(m, **tm,
+                           kind == AotOutput::Asm ? llvm::CodeGenFileType::AssemblyFile
+                                                  : llvm::CodeGenFileType::ObjectFile,
+                           path);
   }
-  if (kind == AotOutput::Asm)
-    return emitMachineCode(m, **tm, llvm::CodeGenFileType::AssemblyFile, path);
-  if (kind == AotOutput::Object)
-    return emitMachineCode(m, **tm, llvm::CodeGenFileType::ObjectFile, path);
 
   std::string archive = opts.runtimeArchive;
   if (archive.empty()) {
@@ -161,12 +173,56 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
   }
   if (!llvm::sys::fs::exists(archive))
     return makeError("runtime archive " + archive + " not found (set STRATA_AOT_RT)");
-  // Object and library go to temporary names first: an error leaves nothing at `path`.
-  std::string object = path + ".tmp.o", library = path + ".tmp";
-  llvm::Error err = emitMachineCode(m, **tm, llvm::CodeGenFileType::ObjectFile, object);
+  // A library: kernels optimized and compiled to objects on every core, one module per thread,
+  // plus one object with the table, plan and weights. Objects and library go to temporary names
+  // first: an error leaves nothing at `path`.
+  codegen::CodegenOptions co;
+  co.noalias = true;
+  auto parts = codegen::buildKernelModules(prog.kernels, co, *spec, opts.optLevel);
+  if (!parts)
+    return parts.takeError();
+  std::vector<std::string> objects;
+  for (size_t i = 0; i < parts->size(); ++i)
+    objects.push_back(path + ".tmp." + std::to_string(i) + ".o");
+  objects.push_back(path + ".tmp.o");
+  std::vector<std::string> errors(objects.size());
+  auto emitPart = [&](size_t i) {
+    codegen::KernelModule &km = (*parts)[i];
+    hideSymbols(*km.module);
+    auto partTm = codegen::createTargetMachine(*spec);
+    llvm::Error err = partTm ? emitMachineCode(*km.module, **partTm,
+                                               llvm::CodeGenFileType::ObjectFile, objects[i])
+                             : partTm.takeError();
+    if (err)
+      errors[i] = llvm::toString(std::move(err));
+  };
+  std::vector<std::thread> workers;
+  for (size_t i = 1; i < parts->size(); ++i)
+    workers.emplace_back(emitPart, i);
+  if (!parts->empty())
+    emitPart(0);
+  {
+    llvm::LLVMContext ctx;
+    llvm::Module m("strata_model", ctx);
+    llvm::Error err = buildModule(prog, m, /*withKernels=*/false, /*withWeights=*/true);
+    if (!err) {
+      codegen::optimizeModule(m, **tm, 0);
+      err = emitMachineCode(m, **tm, llvm::CodeGenFileType::ObjectFile, objects.back());
+    }
+    if (err)
+      errors.back() = llvm::toString(std::move(err));
+  }
+  for (std::thread &t : workers)
+    t.join();
+  std::string library = path + ".tmp";
+  llvm::Error err = llvm::Error::success();
+  for (const std::string &e : errors)
+    if (!e.empty() && !err)
+      err = makeError(e);
   if (!err)
-    err = linkSharedLibrary(object, archive, library, llvm::sys::path::filename(path).str());
-  llvm::sys::fs::remove(object);
+    err = linkSharedLibrary(objects, archive, library, llvm::sys::path::filename(path).str());
+  for (const std::string &o : objects)
+    llvm::sys::fs::remove(o);
   if (!err)
     if (std::error_code ec = llvm::sys::fs::rename(library, path))
       err = makeError("cannot write " + path + ": " + ec.message());
