@@ -7,6 +7,7 @@
 #include "strata/lower/Lower.h"
 
 #include <cstring>
+#include <functional>
 #include <fmt/format.h>
 #include <map>
 #include <unordered_map>
@@ -29,6 +30,33 @@ std::string nodeName(const Op &op) {
   if (op.numResults() && !op.result(0)->name().empty())
     return op.result(0)->name();
   return "<unnamed>";
+}
+
+// Kernel temporaries (`allocate ... global` of constant size around the body, or around the body
+// of a lifted kernel's loop over its batch) become buffer parameters, so the plan places them in
+// the arena: a run allocates nothing inside kernels. Every lowering writes its temporaries fully
+// before reading them, so losing the allocation's zero fill changes nothing.
+std::vector<loop::Buffer> peelScratch(loop::LoopFunction &f) {
+  std::vector<loop::Buffer> scratch;
+  std::function<loop::Stmt(const loop::Stmt &)> peel = [&](const loop::Stmt &s) -> loop::Stmt {
+    if (s && s->kind == loop::StmtKind::Allocate && s->buffer->scope == loop::MemoryScope::Global) {
+      bool constant = true;
+      for (const loop::Expr &d : s->buffer->shape)
+        constant &= d.asInt().has_value();
+      if (constant) {
+        scratch.push_back(s->buffer);
+        return peel(s->body);
+      }
+    }
+    return s;
+  };
+  loop::Stmt body = peel(f.body);
+  if (body && body->kind == loop::StmtKind::For && body->forKind == loop::ForKind::Serial)
+    body = loop::forLoop(body->var, body->min, body->extent, body->forKind, peel(body->body));
+  f.body = body;
+  for (const loop::Buffer &b : scratch)
+    f.addBuffer(b, loop::ParamRole::InOut);
+  return scratch;
 }
 
 class ProgramBuilder {
@@ -244,6 +272,7 @@ private:
     for (size_t i = 0; i < f.params.size(); ++i)
       if (f.params[i].isBuffer() != (i < numBuffers))
         return makeError(where + ": lowered function has an unexpected parameter list");
+    peelScratch(f);
     if (auto err = loop::verifyFunction(f))
       return makeError(where + ": loop IR is invalid: " + llvm::toString(std::move(err)));
     // Kernel names are symbols of one module: make them unique.
@@ -272,6 +301,17 @@ private:
       step.args.push_back(a);
     }
     for (size_t i = numBuffers; i < f.params.size(); ++i) {
+      if (f.params[i].isBuffer()) { // a peeled temporary: a plan buffer live for this step only
+        const loop::BufferNode &b = *f.params[i].buffer;
+        PlanBuffer pb;
+        pb.size.bytes = static_cast<int64_t>(dtypeSize(b.dtype));
+        for (const loop::Expr &d : b.shape)
+          pb.size.bytes *= *d.asInt();
+        pb.first = pb.last = at;
+        plan().buffers.push_back(std::move(pb));
+        step.args.push_back({PlanArg::Buffer, static_cast<int64_t>(plan().buffers.size() - 1)});
+        continue;
+      }
       const std::string &name = f.params[i].scalar->name;
       int found = -1;
       for (size_t s = 0; s < plan().symbols.size(); ++s)

@@ -4,6 +4,7 @@
 
 #include "strata/graph/Builder.h"
 #include "strata/interp/Interpreter.h"
+#include "strata/loop/Printer.h"
 
 #include "RuntimeTestUtil.h"
 
@@ -156,6 +157,36 @@ TEST(JitEngine, InputCheckingBeforeAnyKernel) {
 
 // A dynamic batch: one compiled model, run at several batch sizes, each checked against the
 // interpreter; the arena grows only when the bound sizes need more.
+// A residual add feeding a layer norm fuses into one kernel whose add result is a temporary: it
+// becomes a plan buffer (an extra kernel argument in the arena), not an allocation inside the
+// kernel on every run.
+TEST(JitEngine, KernelTemporariesLiveInTheArena) {
+  auto build = [](Graph &g) {
+    Builder b(g);
+    Value *x = input(g, {4, 16}, "x"), *y = input(g, {4, 16}, "y");
+    Value *sum = b.value(OpKind::Add, {x, y});
+    g.addOutput(b.value(OpKind::LayerNorm,
+                        {sum, b.constant(randomTensor({16}, 30)), b.constant(randomTensor({16}, 31))},
+                        {{"axis", int64_t{-1}}, {"epsilon", 1e-5}}),
+                "z");
+  };
+  Graph g;
+  build(g);
+  auto po = programOptions(CompileOptions{});
+  ASSERT_TRUE(static_cast<bool>(po)) << llvm::toString(po.takeError());
+  auto prog = buildProgram(g, *po);
+  ASSERT_TRUE(static_cast<bool>(prog)) << llvm::toString(prog.takeError());
+  size_t scratch = 0;
+  for (size_t k = 0; k < prog->kernels.size(); ++k) {
+    std::string text = loop::printFunction(prog->kernels[k]);
+    EXPECT_EQ(text.find(" global {"), std::string::npos) << text;
+    for (const loop::Param &p : prog->kernels[k].params)
+      scratch += p.role == loop::ParamRole::InOut;
+  }
+  EXPECT_GE(scratch, 1u);
+  checkAgainstInterpreter(build, {randomTensor({4, 16}, 32), randomTensor({4, 16}, 33)});
+}
+
 TEST(JitEngine, SymbolicBatchRunsAtAnySize) {
   auto build = [](Graph &g) {
     Builder b(g);
