@@ -103,6 +103,8 @@ std::string notSeparable(const Op &op) {
   case OpKind::Slice: {
     auto axes = op.intsAttr("axes"), starts = op.intsAttr("starts"), ends = op.intsAttr("ends"),
          steps = op.intsAttr("steps");
+    for (size_t i = axes.size(); axes.size() < starts.size(); ++i) // absent axes: 0, 1, ...
+      axes.push_back(static_cast<int64_t>(i));
     for (size_t i = 0; i < axes.size(); ++i) {
       int64_t a = axes[i] < 0 ? axes[i] + inRank : axes[i];
       bool whole = starts[i] == 0 && ends[i] >= (int64_t(1) << 31) - 1 &&
@@ -320,6 +322,8 @@ lowerSymbolic(const Op &op, const std::function<llvm::Error(loop::LoopFunction &
       continue;
     const loop::BufferNode &old = *p.buffer;
     std::optional<int64_t> d0 = old.shape[0].asInt();
+    if (!loop::hasContiguousStrides(old))
+      return refuse("lowered buffer %" + old.name + " is not contiguous");
     if (!d0)
       return refuse("lowered buffer %" + old.name + " has a symbolic dim 0");
     std::vector<Expr> shape = old.shape;

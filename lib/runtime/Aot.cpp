@@ -12,7 +12,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -66,23 +65,35 @@ llvm::Error buildModule(const Program &prog, llvm::Module &m, bool withKernels, 
   return llvm::Error::success();
 }
 
+// Writes `path`, removing it again on failure. A plain stream rather than ToolOutputFile: that
+// registers the file for removal on signals, which installs LLVM's signal handlers and an
+// alternate signal stack on the calling thread (worker threads here; ASan then fails to unmap
+// the stack when the thread exits).
 llvm::Error emitMachineCode(llvm::Module &m, llvm::TargetMachine &tm, llvm::CodeGenFileType type,
                             const std::string &path) {
   std::error_code ec;
-  llvm::ToolOutputFile out(path, ec, type == llvm::CodeGenFileType::AssemblyFile
-                                         ? llvm::sys::fs::OF_Text
-                                         : llvm::sys::fs::OF_None);
-  if (ec)
-    return makeError("cannot write " + path + ": " + ec.message());
-  llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, out.os(), nullptr, type))
-    return makeError("the target cannot emit this file type");
-  pm.run(m);
-  out.os().flush();
-  if (out.os().has_error())
-    return makeError("cannot write " + path);
-  out.keep();
-  return llvm::Error::success();
+  llvm::Error err = llvm::Error::success();
+  {
+    llvm::raw_fd_ostream out(path, ec, type == llvm::CodeGenFileType::AssemblyFile
+                                           ? llvm::sys::fs::OF_Text
+                                           : llvm::sys::fs::OF_None);
+    if (ec)
+      return makeError("cannot write " + path + ": " + ec.message());
+    llvm::legacy::PassManager pm;
+    if (tm.addPassesToEmitFile(pm, out, nullptr, type)) {
+      err = makeError("the target cannot emit this file type");
+    } else {
+      pm.run(m);
+      out.flush();
+      if (out.has_error()) {
+        out.clear_error();
+        err = makeError("cannot write " + path);
+      }
+    }
+  }
+  if (err && path != "-")
+    llvm::sys::fs::remove(path);
+  return err;
 }
 
 llvm::Error linkSharedLibrary(const std::vector<std::string> &objects, const std::string &archive,
@@ -158,6 +169,13 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
       if (ec)
         return makeError("cannot write " + path + ": " + ec.message());
       m.print(os, nullptr);
+      os.flush();
+      if (os.has_error()) {
+        os.clear_error();
+        if (path != "-")
+          llvm::sys::fs::remove(path);
+        return makeError("cannot write " + path);
+      }
       return llvm::Error::success();
     }
     return emitMachineCode(m, **tm,

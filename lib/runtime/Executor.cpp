@@ -13,6 +13,7 @@ namespace strata::runtime {
 namespace {
 
 constexpr int64_t kArenaAlign = 64;
+constexpr int64_t kMaxBytes = int64_t(1) << 50; // larger tensors are an error, not a request
 
 std::string shapeText(const std::vector<int64_t> &s) {
   std::string r = "[";
@@ -92,8 +93,14 @@ std::string Executor::bind(const std::vector<DType> &dtypes,
   std::vector<std::vector<int64_t>> outShapes;
   for (const PlanTensor &o : plan_.outputs) {
     std::vector<int64_t> s;
-    for (const PlanDim &d : o.dims)
+    int64_t bytes = static_cast<int64_t>(dtypeSize(o.dtype));
+    for (const PlanDim &d : o.dims) {
       s.push_back(d.isStatic() ? d.size : values[d.symbol]);
+      bytes = bytes < 0 ? -1 : checkedMul(bytes, s.back());
+    }
+    // Callers allocate outputs from these shapes: refuse sizes no machine has.
+    if (bytes < 0 || bytes > kMaxBytes)
+      return "output '" + o.name + "' of shape " + shapeText(s) + " is too large";
     outShapes.push_back(std::move(s));
   }
   symbolValues_ = std::move(values);
@@ -108,22 +115,23 @@ std::string Executor::placeBuffers() {
     int64_t bytes = b.size.bytes;
     for (int s : b.size.symbols)
       bytes = bytes < 0 ? -1 : checkedMul(bytes, symbolValues_[s]);
-    if (bytes < 0 || bytes > (int64_t(1) << 50))
+    if (bytes < 0 || bytes > kMaxBytes)
       return "intermediate buffer too large for the bound dims";
     ranges.push_back({bytes, b.first, b.last});
   }
   int64_t peak = 0;
-  bufferOffsets_ = placeLiveRanges(ranges, kArenaAlign, &peak);
-  arenaBytes_ = peak;
+  std::vector<int64_t> offsets = placeLiveRanges(ranges, kArenaAlign, &peak);
   if (peak > arenaCapacity_ || !arena_) {
     size_t bytes = static_cast<size_t>(std::max<int64_t>(peak, kArenaAlign));
     auto *mem = static_cast<uint8_t *>(std::aligned_alloc(kArenaAlign, bytes));
-    if (!mem)
+    if (!mem) // the previous placement and arena stay as they were
       return "cannot allocate a " + std::to_string(peak) + "-byte arena";
     arena_.reset(mem);
     arenaCapacity_ = peak;
     ++arenaAllocations_;
   }
+  bufferOffsets_ = std::move(offsets);
+  arenaBytes_ = peak;
   placedFor_ = symbolValues_;
   placed_ = true;
   return "";

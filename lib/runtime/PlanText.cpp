@@ -184,10 +184,13 @@ bool parsePlan(const std::string &text, Plan &p, std::string &error) {
           return fail("missing dim");
         PlanDim pd;
         try {
-          if (dim[0] == '?')
+          if (dim[0] == '?') {
             pd.symbol = std::stoi(dim.substr(1));
-          else
+            if (pd.symbol < 0)
+              return fail("bad dim '" + dim + "'");
+          } else {
             pd.size = std::stoll(dim);
+          }
         } catch (...) {
           return fail("bad dim '" + dim + "'");
         }
@@ -217,7 +220,7 @@ bool parsePlan(const std::string &text, Plan &p, std::string &error) {
     } else if (tag == "constant") {
       PlanConstant c;
       if (!(ls >> c.offset >> c.bytes) || c.offset < 0 || c.bytes < 0 ||
-          c.offset + c.bytes > p.weightsBytes)
+          c.offset > p.weightsBytes || c.bytes > p.weightsBytes - c.offset)
         return fail("bad constant");
       p.constants.push_back(c);
     } else if (tag == "step") {
@@ -266,8 +269,12 @@ bool parsePlan(const std::string &text, Plan &p, std::string &error) {
   if (p.outputSources.size() != p.outputs.size())
     return fail("one output source per output expected");
   for (const PlanArg &a : p.outputSources)
-    if (!argOk(a))
+    if (!argOk(a) || a.kind == PlanArg::Symbol)
       return fail("output source out of range");
+  for (const PlanBuffer &b : p.buffers)
+    if (b.size.bytes < 0 || b.first < 0 || b.first > b.last ||
+        b.last > static_cast<int64_t>(p.steps.size()))
+      return fail("buffer live range out of range");
   for (const PlanStep &s : p.steps)
     for (const PlanArg &a : s.args)
       if (!argOk(a))

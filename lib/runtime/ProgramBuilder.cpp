@@ -126,6 +126,13 @@ private:
       plan().inputs.push_back(std::move(*t));
       slots_[in] = {PlanArg::Input, i};
     }
+    // Kernels receive each symbol as a parameter named after it: the names must differ.
+    const auto &syms = plan().symbols;
+    for (size_t a = 0; a < syms.size(); ++a)
+      for (size_t b = a + 1; b < syms.size(); ++b)
+        if (lower::symbolParamName(syms[a]) == lower::symbolParamName(syms[b]))
+          return makeError("symbolic dims '" + syms[a] + "' and '" + syms[b] +
+                           "' are too alike to tell apart in generated code");
     for (unsigned i = 0; i < g_.numOutputs(); ++i) {
       Value *out = g_.output(i);
       auto t = interfaceTensor(*out, g_.outputName(i), false);
@@ -177,11 +184,16 @@ private:
   llvm::Error addBuffer(const Value *v) {
     PlanBuffer b;
     b.size.bytes = static_cast<int64_t>(dtypeSize(v->type().dtype));
+    const auto &syms = plan().symbols;
     for (const Dim &d : v->type().dims) {
-      if (d.isStatic())
+      if (d.isStatic()) {
         b.size.bytes *= d.size;
-      else
+      } else if (std::find(syms.begin(), syms.end(), d.symbol) == syms.end()) {
+        return makeError("value '" + v->name() + "' has symbolic dim '" + d.symbol +
+                         "' that no input binds");
+      } else {
         b.size.symbols.push_back(symbolIndex(d.symbol));
+      }
     }
     int64_t step = static_cast<int64_t>(plan().steps.size());
     b.first = b.last = step;
@@ -233,7 +245,9 @@ private:
       slots_[region.input(i)] = slotOf(kernel.operand(i));
     std::unordered_map<const Value *, unsigned> regionOutput;
     for (unsigned i = 0; i < region.numOutputs(); ++i)
-      regionOutput.emplace(region.output(i), i);
+      if (!regionOutput.emplace(region.output(i), i).second)
+        return makeError("kernel (node " + nodeName(kernel) +
+                         "): region returns one value twice; not supported yet");
     for (unsigned i = 0; i < region.numOutputs(); ++i) {
       const Value *out = region.output(i);
       if (out->isGraphInput() || out->definingOp()->kind() == OpKind::Constant)

@@ -26,6 +26,7 @@ struct strata_model {
   std::unique_ptr<Executor> exec;
   std::vector<std::vector<uint8_t>> outputs; // storage of the last run's outputs
   std::vector<std::vector<int64_t>> outputShapes;
+  bool lastRunOk = false; // outputs are readable only after a successful run
 };
 
 namespace {
@@ -138,6 +139,7 @@ STRATA_API const char *strata_model_output_dim_name(const strata_model *m, int i
 STRATA_API int strata_model_run(strata_model *m, const strata_tensor *inputs, int num_inputs) {
   if (!m)
     return fail("null model");
+  m->lastRunOk = false;
   if (num_inputs < 0 || (num_inputs > 0 && !inputs))
     return fail("no inputs given");
   try {
@@ -177,6 +179,7 @@ STRATA_API int strata_model_run(strata_model *m, const strata_tensor *inputs, in
     }
     if (std::string err = m->exec->run(data.data(), out.data()); !err.empty())
       return fail(err);
+    m->lastRunOk = true;
     return 0;
   } catch (const std::exception &e) {
     return fail(std::string("run failed: ") + e.what());
@@ -186,8 +189,8 @@ STRATA_API int strata_model_run(strata_model *m, const strata_tensor *inputs, in
 STRATA_API const void *strata_model_output_data(const strata_model *m, int i) {
   if (!tensor(m, false, i))
     return nullptr;
-  if (static_cast<size_t>(i) >= m->outputs.size()) {
-    fail("no successful run yet");
+  if (!m->lastRunOk) {
+    fail("the last run did not succeed");
     return nullptr;
   }
   return m->outputs[i].data();
@@ -196,8 +199,8 @@ STRATA_API const void *strata_model_output_data(const strata_model *m, int i) {
 STRATA_API const int64_t *strata_model_output_shape(const strata_model *m, int i) {
   if (!tensor(m, false, i))
     return nullptr;
-  if (static_cast<size_t>(i) >= m->outputShapes.size()) {
-    fail("no successful run yet");
+  if (!m->lastRunOk) {
+    fail("the last run did not succeed");
     return nullptr;
   }
   return m->outputShapes[i].data();
