@@ -177,8 +177,8 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     finish.push_back(tail ? loop::ifThenElse(bin(ExprKind::LT, column(t), imm(OW)), st) : st);
   }
   Stmt tile = loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
-  return loop::forLoop(q, imm(0), imm(N * OCB * OH), loop::ForKind::Parallel,
-                       serial(owo, tiles, tile));
+  const int64_t macs = N * OCB * B * OH * OW * ICB * BI * KH * KW;
+  return loop::forLoop(q, imm(0), imm(N * OCB * OH), outerLoopKind(macs), serial(owo, tiles, tile));
 }
 
 } // namespace strata::lower

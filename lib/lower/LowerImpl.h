@@ -77,6 +77,13 @@ Stmt lowerDataMovement(LowerCtx &c);
 Stmt lowerReduction(LowerCtx &c);
 Stmt lowerMatMul(LowerCtx &c);
 Stmt lowerConv(LowerCtx &c);
+// Micro-kernels mark their outer loop parallel only above this many multiply-adds: below it a
+// parallel-for costs more than it saves (a lifted batch runs such a kernel once per item).
+constexpr int64_t kMinParallelMacs = int64_t(1) << 14;
+inline loop::ForKind outerLoopKind(int64_t macs) {
+  return macs >= kMinParallelMacs ? loop::ForKind::Parallel : loop::ForKind::Serial;
+}
+
 // The register-tiled micro-kernel for blocked 2-D f32 conv (LowerConvBlocked.cpp).
 bool canLowerBlockedConv(const LowerCtx &c);
 Stmt lowerBlockedConv(LowerCtx &c);

@@ -112,8 +112,8 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
   }
   Stmt reduce = loop::forLoop(k, imm(0), imm(K), loop::ForKind::Serial, loop::seq(update));
   Stmt tile = loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
-  return loop::forLoop(p, imm(0), imm(batches * rowTiles * colTiles), loop::ForKind::Parallel,
-                       tile);
+  return loop::forLoop(p, imm(0), imm(batches * rowTiles * colTiles),
+                       outerLoopKind(batches * M * N * K), tile);
 }
 
 } // namespace strata::lower

@@ -45,6 +45,9 @@ struct ScheduleTarget {
   int64_t tileRows = 4;           // rows of a matmul/conv output tile
   int64_t tileColVectors = 2;     // tile columns, in vectors
   int64_t minParallelExtent = 2;  // a constant-extent loop needs this many iterations to go parallel
+  // A nest whose loops (reductions included) run fewer iterations in all than this stays serial:
+  // handing it to the thread pool would cost more than it saves. 0: no minimum.
+  int64_t minParallelWork = 0;
 };
 // The steps for `f` (which is not modified); `why`, if given, gets one line per decision.
 Schedule defaultSchedule(const LoopFunction &f, const ScheduleTarget &t = {},

@@ -394,6 +394,23 @@ private:
 
   // The outermost loop of the root's perfect nest with independent iterations and enough of them.
   void parallelize(const std::string &root) {
+    if (t_.minParallelWork > 0) {
+      std::vector<Stmt> all;
+      collectLoops(findStmt(w_.body, root), all, false);
+      int64_t work = 1;
+      for (const Stmt &l : all) {
+        int64_t e = constExtent(l);
+        if (e < 0) { // symbolic: assume enough
+          work = t_.minParallelWork;
+          break;
+        }
+        work = std::min(work * std::max<int64_t>(e, 1), t_.minParallelWork);
+      }
+      if (work < t_.minParallelWork) {
+        note(root, "not parallelized: " + std::to_string(work) + " iterations in all");
+        return;
+      }
+    }
     for (const Stmt &l : perfectNest(findStmt(w_.body, root)).loops) {
       if (l->forKind != ForKind::Serial)
         return;
