@@ -221,9 +221,9 @@ private:
     };
     lower::LowerOptions lo;
     lo.vectorLanesF32 = f32Lanes(opts_.scheduleTarget);
-    auto f = lower::hasSymbolicDims(op) ? lower::lowerSymbolic(op, schedule, lo)
-                                        : lower::lowerOp(op, lo);
-    if (f && !lower::hasSymbolicDims(op))
+    const bool symbolic = lower::hasSymbolicDims(op);
+    auto f = symbolic ? lower::lowerSymbolic(op, schedule, lo) : lower::lowerOp(op, lo);
+    if (f && !symbolic)
       if (llvm::Error err = schedule(*f))
         return makeError(fmt::format("op '{}' (node {}): {}", op.opName(), nodeName(op),
                                      llvm::toString(std::move(err))));

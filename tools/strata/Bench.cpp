@@ -12,7 +12,6 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
-#include <random>
 
 namespace strata::cli {
 

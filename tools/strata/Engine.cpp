@@ -223,11 +223,10 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
     std::cerr << "error: " << model << ": " << llvm::toString(m.takeError()) << "\n";
     return nullptr;
   }
-  size_t kernels = (*m)->numKernels();
   e->setModel(std::move(*m));
   e->name = "jit";
   e->compileMs = msSince(start);
-  e->kernels = kernels;
+  e->kernels = e->model()->numKernels();
   e->threads = e->model()->threads();
   return e;
 }

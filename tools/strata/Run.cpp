@@ -8,10 +8,8 @@
 
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <fmt/format.h>
 #include <iostream>
-#include <random>
 
 namespace strata::cli {
 
