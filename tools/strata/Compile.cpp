@@ -9,8 +9,8 @@
 #include "strata/graph/passes/MemoryPlan.h"
 #include "strata/graph/passes/PassManager.h"
 #include "strata/loop/Printer.h"
-#include "strata/runtime/Aot.h"
-#include "strata/runtime/CompiledModel.h"
+#include "strata/driver/Aot.h"
+#include "strata/driver/CompiledModel.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
@@ -52,15 +52,15 @@ std::string emitKind(const CompileOpts &o) {
 // The rungs below the graph: build the program (lowering, schedules) and emit it.
 int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
                 std::chrono::steady_clock::time_point start) {
-  runtime::CompileOptions co;
+  driver::CompileOptions co;
   co.pipeline = ""; // the graph is already optimized
   co.target = o.target;
-  auto po = runtime::programOptions(co);
+  auto po = driver::programOptions(co);
   if (!po) {
     std::cerr << "error: " << llvm::toString(po.takeError()) << "\n";
     return 1;
   }
-  auto prog = runtime::buildProgram(graph, *po);
+  auto prog = driver::buildProgram(graph, *po);
   if (!prog) {
     std::cerr << "error: " << o.model << ": " << llvm::toString(prog.takeError()) << "\n";
     return 1;
@@ -76,25 +76,25 @@ int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
     std::cerr << "error: --emit=" << emit << " needs an output file (-o)\n";
     return 1;
   }
-  runtime::AotOptions ao;
+  driver::AotOptions ao;
   ao.target = o.target;
   ao.optLevel = o.optLevel;
-  runtime::AotOutput kind = emit == "llvm"  ? runtime::AotOutput::LLVM
-                            : emit == "asm" ? runtime::AotOutput::Asm
-                            : emit == "obj" ? runtime::AotOutput::Object
-                                            : runtime::AotOutput::SharedLibrary;
+  driver::AotOutput kind = emit == "llvm"  ? driver::AotOutput::LLVM
+                            : emit == "asm" ? driver::AotOutput::Asm
+                            : emit == "obj" ? driver::AotOutput::Object
+                                            : driver::AotOutput::SharedLibrary;
   std::string path = o.output.empty() ? "-" : o.output;
-  if (llvm::Error err = runtime::writeAot(*prog, ao, kind, path)) {
+  if (llvm::Error err = driver::writeAot(*prog, ao, kind, path)) {
     std::cerr << "error: " << o.model << ": " << llvm::toString(std::move(err)) << "\n";
     return 1;
   }
-  if (kind != runtime::AotOutput::SharedLibrary)
+  if (kind != driver::AotOutput::SharedLibrary)
     return 0;
   // The header next to the library: model.so -> model.h.
   llvm::SmallString<256> header(path);
   llvm::sys::path::replace_extension(header, ".h");
   if (!writeTextOutput(std::string(header),
-                       runtime::aotHeader(prog->plan, llvm::sys::path::filename(path).str()))) {
+                       driver::aotHeader(prog->plan, llvm::sys::path::filename(path).str()))) {
     std::remove(path.c_str());
     return 1;
   }
@@ -191,14 +191,14 @@ int compileModel(const CompileOpts &o) {
   if (emit != "graph") {
     // Code for a target: block convolutions by its SIMD width, as the JIT does. The graph
     // output stays at the portable default (8) so it reads the same on every machine.
-    runtime::CompileOptions co;
+    driver::CompileOptions co;
     co.target = o.target;
-    auto po = runtime::programOptions(co);
+    auto po = driver::programOptions(co);
     if (!po) {
       std::cerr << "error: " << llvm::toString(po.takeError()) << "\n";
       return 1;
     }
-    ctx.options.vectorWidth = runtime::f32Lanes(po->scheduleTarget);
+    ctx.options.vectorWidth = driver::f32Lanes(po->scheduleTarget);
   }
   if (llvm::Error err = pm.run(*graph, ctx)) {
     std::cerr << "error: " << o.model << ": " << llvm::toString(std::move(err)) << "\n";

@@ -5,7 +5,7 @@
 
 #include "strata/graph/passes/PassManager.h"
 #include "strata/interp/Interpreter.h"
-#include "strata/runtime/CompiledModel.h"
+#include "strata/driver/CompiledModel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -138,12 +138,12 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
   Graph &g = *imported->graph;
   // The jit engine compiles once (its pipeline: --passes if given, else its default) and runs
   // every data set. A missing lowering is UNSUPPORTED, so the counts say what is not built yet.
-  std::unique_ptr<runtime::CompiledModel> compiled;
+  std::unique_ptr<driver::CompiledModel> compiled;
   if (o.engine == "jit") {
-    runtime::CompileOptions co;
+    driver::CompileOptions co;
     if (!o.passes.empty())
       co.pipeline = o.passes;
-    auto m = runtime::compileModel(*imported->graph, co);
+    auto m = driver::compileModel(*imported->graph, co);
     if (!m) {
       std::string msg = llvm::toString(m.takeError());
       bool missing = msg.find("not implemented yet") != std::string::npos ||

@@ -1,9 +1,9 @@
 #include "Engine.h"
 
 #include "strata/interp/Interpreter.h"
-#include "strata/runtime/CompiledModel.h"
+#include "strata/driver/CompiledModel.h"
 
-#include "strata/support/Npy.h"
+#include "strata/io/Npy.h"
 
 #include <algorithm>
 #include <chrono>
@@ -43,9 +43,9 @@ private:
 
 class JitEngine : public Engine {
 public:
-  explicit JitEngine(std::unique_ptr<runtime::CompiledModel> m) : model_(std::move(m)) {}
-  void setModel(std::unique_ptr<runtime::CompiledModel> m) { model_ = std::move(m); }
-  const runtime::CompiledModel *model() const { return model_.get(); }
+  explicit JitEngine(std::unique_ptr<driver::CompiledModel> m) : model_(std::move(m)) {}
+  void setModel(std::unique_ptr<driver::CompiledModel> m) { model_ = std::move(m); }
+  const driver::CompiledModel *model() const { return model_.get(); }
   llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) override {
     return model_->run(inputs);
   }
@@ -59,19 +59,19 @@ public:
   }
 
 private:
-  std::unique_ptr<runtime::CompiledModel> model_;
+  std::unique_ptr<driver::CompiledModel> model_;
 };
 
 class AotEngine : public Engine {
 public:
-  explicit AotEngine(std::unique_ptr<runtime::SharedModel> m) : model_(std::move(m)) {}
+  explicit AotEngine(std::unique_ptr<driver::SharedModel> m) : model_(std::move(m)) {}
   llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) override {
     return model_->run(inputs);
   }
   int64_t arenaBytes() const override { return model_->arenaBytes(); }
 
 private:
-  std::unique_ptr<runtime::SharedModel> model_;
+  std::unique_ptr<driver::SharedModel> model_;
 };
 
 llvm::Error inputError(const std::string &msg) {
@@ -138,7 +138,7 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
   std::mt19937_64 rng(seed);
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < e.inputs.size(); ++i) {
-    const runtime::IOSpec &in = e.inputs[i];
+    const driver::IOSpec &in = e.inputs[i];
     if (auto it = byName.find(in.name); it != byName.end()) {
       inputs.push_back(std::move(it->second));
       byName.erase(it);
@@ -183,16 +183,16 @@ void addModelOptions(CLI::App *cmd, std::string &model, std::string &engine) {
 std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions &opts) {
   auto start = std::chrono::steady_clock::now();
   if (isSharedLibrary(model)) {
-    auto m = runtime::SharedModel::open(model, opts.threads);
+    auto m = driver::SharedModel::open(model, opts.threads);
     if (!m) {
       std::cerr << "error: " << llvm::toString(m.takeError()) << "\n";
       return nullptr;
     }
-    std::vector<runtime::IOSpec> ins = (*m)->inputs(), outs = (*m)->outputs();
+    std::vector<driver::IOSpec> ins = (*m)->inputs(), outs = (*m)->outputs();
     auto e = std::make_unique<AotEngine>(std::move(*m));
     e->name = "aot";
     e->inputs = std::move(ins);
-    for (const runtime::IOSpec &o : outs)
+    for (const driver::IOSpec &o : outs)
       e->outputNames.push_back(o.name);
     e->compileMs = msSince(start);
     e->threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -213,12 +213,12 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
     return nullptr;
   }
   start = std::chrono::steady_clock::now();
-  runtime::CompileOptions co;
+  driver::CompileOptions co;
   co.threads = opts.threads;
   co.target = opts.target;
   auto e = std::make_unique<JitEngine>(nullptr);
   describeGraph(*e, *graph);
-  auto m = runtime::compileModel(*graph, co);
+  auto m = driver::compileModel(*graph, co);
   if (!m) {
     std::cerr << "error: " << model << ": " << llvm::toString(m.takeError()) << "\n";
     return nullptr;

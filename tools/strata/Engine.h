@@ -3,7 +3,7 @@
 #pragma once
 #include "Commands.h"
 
-#include "strata/runtime/SharedModel.h"
+#include "strata/driver/SharedModel.h"
 #include "strata/support/Tensor.h"
 
 #include "llvm/Support/Error.h"
@@ -31,7 +31,7 @@ public:
   virtual std::vector<std::pair<std::string, double>> profile() const { return {}; }
 
   std::string name;                          // "interp", "jit" or "aot"
-  std::vector<runtime::IOSpec> inputs;       // symbolic dims carry their names
+  std::vector<driver::IOSpec> inputs;       // symbolic dims carry their names
   std::vector<std::string> outputNames;
   double compileMs = 0;                      // jit: import excluded; aot: library load
   size_t kernels = 0;

@@ -4,7 +4,7 @@
 #include "Commands.h"
 #include "Engine.h"
 
-#include "strata/support/Npy.h"
+#include "strata/io/Npy.h"
 
 #include <chrono>
 #include <filesystem>

@@ -2,7 +2,7 @@
 // comparison. Models come from scripts/make_import_test_models.py.
 #pragma once
 #include "strata/graph/Graph.h"
-#include "strata/support/Npy.h"
+#include "strata/io/Npy.h"
 #include "strata/support/Tensor.h"
 
 #include <gtest/gtest.h>

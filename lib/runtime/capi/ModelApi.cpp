@@ -1,6 +1,6 @@
 // The C API of AOT libraries (include/strata/strata_model.h), linked into every library that
 // `strata compile -o model.so` writes. The compiled object next to it defines the plan text, the
-// kernel table and the weights (lib/runtime/Aot.cpp names them); this file turns them into an
+// kernel table and the weights (lib/driver/Aot.cpp names them); this file turns them into an
 // Executor. Only the strata_* API functions are exported.
 #include "strata/strata_model.h"
 

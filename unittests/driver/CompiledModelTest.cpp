@@ -1,12 +1,12 @@
 // The JIT engine against the graph interpreter: small graphs compiled whole, arena reuse, and
 // input checking.
-#include "strata/runtime/CompiledModel.h"
+#include "strata/driver/CompiledModel.h"
 
 #include "strata/graph/Builder.h"
 #include "strata/interp/Interpreter.h"
 #include "strata/loop/Printer.h"
 
-#include "RuntimeTestUtil.h"
+#include "DriverTestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,9 @@
 #include <functional>
 
 using namespace strata;
+using namespace strata::driver;
 using namespace strata::runtime;
-using strata::runtime::testing::randomTensor;
+using strata::driver::testing::randomTensor;
 
 namespace {
 
@@ -246,3 +247,35 @@ TEST(JitEngine, RefusedOpNamesOpAndNode) {
 }
 
 } // namespace
+
+TEST(CompiledModel, SameResultsForAnyThreadCount) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  auto random = [&](Shape s) {
+    Tensor t(DType::F32, std::move(s));
+    for (int64_t i = 0; i < t.numElements(); ++i)
+      t.setDouble(i, dist(rng));
+    return t;
+  };
+  Tensor x = random({37, 24}), w = random({24, 19}), bias = random({19});
+  std::vector<Tensor> first;
+  for (unsigned threads : {1u, 2u, 5u}) {
+    Graph g;
+    Builder b(g);
+    Value *in = g.addInput(TensorType::fromShape(DType::F32, {37, 24}), "x");
+    Value *mm = b.value(OpKind::Add, {b.value(OpKind::MatMul, {in, b.constant(w)}), b.constant(bias)});
+    g.addOutput(b.value(OpKind::Max, {mm, b.scalar(DType::F32, 0.0)}), "out");
+    driver::CompileOptions opts;
+    opts.threads = threads;
+    auto m = driver::compileModel(g, opts);
+    ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+    EXPECT_EQ((*m)->threads(), threads);
+    auto out = (*m)->run({x});
+    ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+    if (first.empty())
+      first = std::move(*out);
+    else
+      ASSERT_EQ(std::memcmp(first[0].rawData(), (*out)[0].rawData(), first[0].byteSize()), 0)
+          << threads << " threads";
+  }
+}

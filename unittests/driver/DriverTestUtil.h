@@ -1,10 +1,10 @@
-// Test helpers shared by the runtime tests.
+// Test helpers shared by the driver tests.
 #pragma once
 #include "strata/support/Tensor.h"
 
 #include <random>
 
-namespace strata::runtime::testing {
+namespace strata::driver::testing {
 
 // An f32 tensor of `shape` with values uniform in [-1, 1), the same for the same seed.
 inline Tensor randomTensor(Shape shape, unsigned seed) {
@@ -16,4 +16,4 @@ inline Tensor randomTensor(Shape shape, unsigned seed) {
   return t;
 }
 
-} // namespace strata::runtime::testing
+} // namespace strata::driver::testing

@@ -2,13 +2,13 @@
 // weights compiled into one LLVM module, written as LLVM IR, assembly, an object file, or a shared
 // library that exports the C API of include/strata/strata_model.h.
 #pragma once
-#include "strata/runtime/Program.h"
+#include "strata/driver/Program.h"
 
 #include "llvm/Support/Error.h"
 
 #include <string>
 
-namespace strata::runtime {
+namespace strata::driver {
 
 enum class AotOutput { LLVM, Asm, Object, SharedLibrary };
 
@@ -27,6 +27,6 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
 
 // The header written next to a library: the C API text plus the model's interface as comments
 // and macros (STRATA_MODEL_NUM_INPUTS, ...).
-std::string aotHeader(const Plan &plan, const std::string &libraryName);
+std::string aotHeader(const runtime::Plan &plan, const std::string &libraryName);
 
-} // namespace strata::runtime
+} // namespace strata::driver

@@ -1,21 +1,22 @@
 // AOT libraries end to end: a graph with a dynamic batch compiled to a shared library, loaded
 // through its C API (SharedModel), run at two batch sizes and compared with the interpreter.
-#include "strata/runtime/Aot.h"
-#include "strata/runtime/CompiledModel.h"
-#include "strata/runtime/SharedModel.h"
+#include "strata/driver/Aot.h"
+#include "strata/driver/CompiledModel.h"
+#include "strata/driver/SharedModel.h"
 
 #include "strata/graph/Builder.h"
 #include "strata/interp/Interpreter.h"
 
-#include "RuntimeTestUtil.h"
+#include "DriverTestUtil.h"
 
 #include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
 
 using namespace strata;
+using namespace strata::driver;
 using namespace strata::runtime;
-using strata::runtime::testing::randomTensor;
+using strata::driver::testing::randomTensor;
 
 namespace {
 

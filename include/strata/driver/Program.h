@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace strata::runtime {
+namespace strata::driver {
 
 struct ProgramOptions {
   // Graph passes run before lowering; empty runs none.
@@ -26,7 +26,7 @@ struct ProgramOptions {
 };
 
 struct Program {
-  Plan plan;
+  runtime::Plan plan;
   std::vector<loop::LoopFunction> kernels; // plan kernel i; names unique ("k3_conv")
   // The weights blob (plan.weightsBytes, 64-byte aligned, every constant at a 64-byte offset).
   std::unique_ptr<uint8_t, decltype(&std::free)> weights{nullptr, &std::free};
@@ -47,4 +47,4 @@ int64_t f32Lanes(const loop::ScheduleTarget &t);
 // "znver3", "+avx2,+fma,...").
 loop::ScheduleTarget scheduleTargetFor(const std::string &cpu, const std::string &features);
 
-} // namespace strata::runtime
+} // namespace strata::driver

@@ -1,5 +1,5 @@
 // AOT output: module with kernels + plan + weights, then assembly/object/shared library.
-#include "strata/runtime/Aot.h"
+#include "strata/driver/Aot.h"
 
 #include "strata/codegen/KernelModule.h"
 #include "strata/codegen/Target.h"
@@ -20,7 +20,9 @@
 
 #include "StrataModelHeader.inc"
 
-namespace strata::runtime {
+namespace strata::driver {
+
+using namespace strata::runtime;
 
 namespace {
 
@@ -273,4 +275,4 @@ std::string aotHeader(const Plan &plan, const std::string &libraryName) {
   return h;
 }
 
-} // namespace strata::runtime
+} // namespace strata::driver

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace strata::runtime {
+namespace strata::driver {
 
 struct IOSpec {
   std::string name;
@@ -45,4 +45,4 @@ private:
   std::vector<IOSpec> inputs_, outputs_;
 };
 
-} // namespace strata::runtime
+} // namespace strata::driver

@@ -1,11 +1,13 @@
 // The JIT engine: Program -> one LLVM module -> ORC LLJIT -> plan executor.
-#include "strata/runtime/CompiledModel.h"
+#include "strata/driver/CompiledModel.h"
 
 #include "strata/codegen/Jit.h"
 #include "strata/graph/passes/PassManager.h"
 #include "strata/runtime/Executor.h"
 
-namespace strata::runtime {
+namespace strata::driver {
+
+using namespace strata::runtime;
 
 namespace {
 llvm::Error makeError(const std::string &msg) {
@@ -94,4 +96,4 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>
   return outputs;
 }
 
-} // namespace strata::runtime
+} // namespace strata::driver

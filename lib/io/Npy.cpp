@@ -1,5 +1,5 @@
 // .npy files: a magic string, a version, a Python-dict header, then raw C-order data.
-#include "strata/support/Npy.h"
+#include "strata/io/Npy.h"
 
 #include <cstdio>
 #include <fstream>

@@ -2,7 +2,7 @@
 // in memory through ORC LLJIT, run by the plan executor (Executor.h) over one arena.
 #pragma once
 #include "strata/graph/Graph.h"
-#include "strata/runtime/Program.h"
+#include "strata/driver/Program.h"
 #include "strata/support/Tensor.h"
 
 #include "llvm/Support/Error.h"
@@ -16,8 +16,10 @@ class LoopJit;
 }
 
 namespace strata::runtime {
-
 class Executor;
+}
+
+namespace strata::driver {
 
 struct CompileOptions {
   // Graph passes run before lowering; empty runs none.
@@ -47,7 +49,7 @@ public:
   int64_t arenaBytes() const;        // of the last run's binding
   int64_t arenaAllocations() const; // 1 after any number of runs at one binding
   unsigned threads() const;
-  const Plan &plan() const;
+  const runtime::Plan &plan() const;
   // Per-step timing (Executor::setProfiling): steps' names and summed milliseconds.
   void setProfiling(bool on);
   std::vector<std::pair<std::string, double>> profile() const;
@@ -58,7 +60,7 @@ private:
   CompiledModel() = default;
   std::unique_ptr<codegen::LoopJit> jit_; // owns the kernels' code
   std::unique_ptr<uint8_t, decltype(&std::free)> weights_{nullptr, &std::free};
-  std::unique_ptr<Executor> exec_;
+  std::unique_ptr<runtime::Executor> exec_;
 };
 
 // The ProgramOptions (passes, schedule, SIMD width of the target) that `opts` implies.
@@ -70,4 +72,4 @@ llvm::Expected<ProgramOptions> programOptions(const CompileOptions &opts);
 llvm::Expected<std::unique_ptr<CompiledModel>> compileModel(Graph &g,
                                                             const CompileOptions &opts = {});
 
-} // namespace strata::runtime
+} // namespace strata::driver

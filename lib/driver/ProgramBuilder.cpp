@@ -1,6 +1,6 @@
 // Graph -> Program: passes, lowering and scheduling of every top-level op, argument placement
 // (inputs, outputs, constants in the weights blob, intermediates as plan buffers with live ranges).
-#include "strata/runtime/Program.h"
+#include "strata/driver/Program.h"
 
 #include "strata/graph/passes/PassManager.h"
 #include "strata/loop/Verifier.h"
@@ -12,7 +12,9 @@
 #include <map>
 #include <unordered_map>
 
-namespace strata::runtime {
+namespace strata::driver {
+
+using namespace strata::runtime;
 
 namespace {
 
@@ -383,4 +385,4 @@ loop::ScheduleTarget scheduleTargetFor(const std::string &cpu, const std::string
   return st;
 }
 
-} // namespace strata::runtime
+} // namespace strata::driver

@@ -1,11 +1,12 @@
-#include "strata/runtime/SharedModel.h"
+#include "strata/driver/SharedModel.h"
 
 #include "strata/strata_model.h"
 
 #include <cstring>
 #include <dlfcn.h>
 
-namespace strata::runtime {
+namespace strata::driver {
+
 
 struct SharedModel::Api {
 #define STRATA_API_FUNCTIONS(X)                                                                    \
@@ -118,4 +119,4 @@ int64_t SharedModel::arenaBytes() const {
   return api_->strata_model_arena_bytes(static_cast<strata_model *>(model_));
 }
 
-} // namespace strata::runtime
+} // namespace strata::driver
