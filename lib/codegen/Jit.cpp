@@ -1,6 +1,7 @@
 // ORC LLJIT for loop functions (see Jit.h).
 #include "strata/codegen/Jit.h"
 #include "strata/codegen/KernelModule.h"
+#include "strata/support/Error.h"
 #include "strata/support/ThreadPool.h"
 
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -104,8 +105,8 @@ llvm::Expected<CompiledKernel> LoopJit::compile(const loop::LoopFunction &f,
 llvm::Error LoopJit::call(const CompiledKernel &k, std::vector<Tensor> &args) {
   const loop::LoopFunction &f = k.source;
   if (args.size() != f.params.size())
-    return llvm::createStringError("@" + f.name + " takes " + std::to_string(f.params.size()) +
-                                   " arguments, got " + std::to_string(args.size()));
+    return makeError("@" + f.name + " takes " + std::to_string(f.params.size()) +
+                     " arguments, got " + std::to_string(args.size()));
   std::vector<void *> ptrs;
   for (size_t i = 0; i < args.size(); ++i) {
     const loop::Param &p = f.params[i];
@@ -117,8 +118,8 @@ llvm::Error LoopJit::call(const CompiledKernel &k, std::vector<Tensor> &args) {
       if (auto c = p.buffer->shape[d].asInt())
         ok = *c == t.shape()[d];
     if (!ok)
-      return llvm::createStringError("argument %" + p.name() + " of @" + f.name +
-                                     " has the wrong dtype or shape");
+      return makeError("argument %" + p.name() + " of @" + f.name +
+                       " has the wrong dtype or shape");
     ptrs.push_back(t.rawData());
   }
   if (k.options.noalias) // the function was compiled assuming distinct buffers never overlap
@@ -128,9 +129,8 @@ llvm::Error LoopJit::call(const CompiledKernel &k, std::vector<Tensor> &args) {
           continue;
         auto *a = static_cast<const char *>(ptrs[i]), *b = static_cast<const char *>(ptrs[j]);
         if (a < b + args[j].byteSize() && b < a + args[i].byteSize())
-          return llvm::createStringError("buffers %" + f.params[i].name() + " and %" +
-                                         f.params[j].name() + " overlap, but @" + f.name +
-                                         " was compiled with noalias");
+          return makeError("buffers %" + f.params[i].name() + " and %" + f.params[j].name() +
+                           " overlap, but @" + f.name + " was compiled with noalias");
       }
   k.packed(ptrs.data());
   return llvm::Error::success();

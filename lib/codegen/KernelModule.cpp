@@ -1,4 +1,5 @@
 #include "strata/codegen/KernelModule.h"
+#include "strata/support/Error.h"
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
@@ -14,9 +15,9 @@ llvm::Error emitKernels(const std::vector<const loop::LoopFunction *> &kernels, 
                         const CodegenOptions &opts) {
   for (const loop::LoopFunction *f : kernels) {
     if (auto fn = emitLoopFunction(*f, m, opts); !fn)
-      return llvm::createStringError("kernel @" + f->name + ": " + llvm::toString(fn.takeError()));
+      return makeError("kernel @" + f->name + ": " + llvm::toString(fn.takeError()));
     if (!m.getFunction(f->name + "_packed"))
-      return llvm::createStringError("kernel @" + f->name + ": no packed trampoline");
+      return makeError("kernel @" + f->name + ": no packed trampoline");
   }
   return llvm::Error::success();
 }
@@ -84,7 +85,7 @@ buildKernelModules(const std::vector<loop::LoopFunction> &kernels, const Codegen
     t.join();
   for (const std::string &e : errors)
     if (!e.empty())
-      return llvm::createStringError(e);
+      return makeError(e);
   return modules;
 }
 

@@ -1,6 +1,7 @@
 // Loop IR statements, memory accesses and the function frame -> LLVM IR (see LoopToLLVM.h and
 // docs/codegen.md), and the optimization pipeline.
 #include "LoopEmitter.h"
+#include "strata/support/Error.h"
 
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Verifier.h"
@@ -395,7 +396,7 @@ llvm::Expected<llvm::Function *> emitLoopFunction(const loop::LoopFunction &f, l
   em.builder().CreateRetVoid();
   if (!em.error.empty()) {
     fn->eraseFromParent();
-    return llvm::createStringError("@" + f.name + ": " + em.error);
+    return makeError("@" + f.name + ": " + em.error);
   }
 
   // name_packed(ptr args): args[i] is buffer i's data pointer or a pointer to scalar i.
@@ -422,7 +423,7 @@ llvm::Expected<llvm::Function *> emitLoopFunction(const loop::LoopFunction &f, l
   std::string msg;
   llvm::raw_string_ostream os(msg);
   if (llvm::verifyFunction(*fn, &os) || llvm::verifyFunction(*packed, &os))
-    return llvm::createStringError("@" + f.name + ": invalid LLVM IR generated: " + msg);
+    return makeError("@" + f.name + ": invalid LLVM IR generated: " + msg);
   return fn;
 }
 

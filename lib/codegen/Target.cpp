@@ -1,5 +1,6 @@
 // Target machines for `host`, `x86-64-v3` and `x86-64-v2` (see Target.h).
 #include "strata/codegen/Target.h"
+#include "strata/support/Error.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -31,12 +32,10 @@ llvm::Expected<TargetSpec> resolveTarget(llvm::StringRef name) {
     }
   } else if (name == "x86-64-v3" || name == "x86-64-v2") {
     if (!llvm::StringRef(t.triple).starts_with("x86_64"))
-      return llvm::createStringError("target " + name.str() + " needs an x86-64 host, this is " +
-                                     t.triple);
+      return makeError("target " + name.str() + " needs an x86-64 host, this is " + t.triple);
     t.cpu = name.str(); // the microarchitecture levels are CPU names in LLVM's X86 backend
   } else {
-    return llvm::createStringError("unknown target '" + name.str() +
-                                   "' (expected host, x86-64-v3 or x86-64-v2)");
+    return makeError("unknown target '" + name.str() + "' (expected host, x86-64-v3 or x86-64-v2)");
   }
   return t;
 }
@@ -45,13 +44,13 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const T
   std::string err;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t.triple, err);
   if (!target)
-    return llvm::createStringError("cannot find target for " + t.triple + ": " + err);
+    return makeError("cannot find target for " + t.triple + ": " + err);
   llvm::TargetOptions opts;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
       t.triple, t.cpu, t.features, opts, llvm::Reloc::PIC_, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));
   if (!tm)
-    return llvm::createStringError("cannot create a target machine for " + t.cpu);
+    return makeError("cannot create a target machine for " + t.cpu);
   return tm;
 }
 

@@ -1,5 +1,6 @@
 // AOT output: module with kernels + plan + weights, then assembly/object/shared library.
 #include "strata/driver/Aot.h"
+#include "strata/support/Error.h"
 
 #include "strata/codegen/KernelModule.h"
 #include "strata/codegen/Target.h"
@@ -25,10 +26,6 @@ namespace strata::driver {
 using namespace strata::runtime;
 
 namespace {
-
-llvm::Error makeError(const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
-}
 
 // Every defined symbol hidden: the runtime archive's strata_* API is all the library exports.
 void hideSymbols(llvm::Module &m) {

@@ -1,5 +1,6 @@
 // The JIT engine: Program -> one LLVM module -> ORC LLJIT -> plan executor.
 #include "strata/driver/CompiledModel.h"
+#include "strata/support/Error.h"
 
 #include "strata/codegen/Jit.h"
 #include "strata/graph/passes/PassManager.h"
@@ -8,12 +9,6 @@
 namespace strata::driver {
 
 using namespace strata::runtime;
-
-namespace {
-llvm::Error makeError(const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
-}
-} // namespace
 
 std::string CompileOptions::defaultJitPipeline() { return std::string(PassManager::defaultPipeline()); }
 
@@ -44,22 +39,23 @@ llvm::Expected<ProgramOptions> programOptions(const CompileOptions &opts) {
 }
 
 llvm::Expected<std::unique_ptr<CompiledModel>> compileModel(Graph &g, const CompileOptions &opts) {
+  const Diagnostic jit = inPhase("jit");
   auto po = programOptions(opts);
   if (!po)
-    return makeError("jit: " + llvm::toString(po.takeError()));
+    return withContext(po.takeError(), jit);
   auto prog = buildProgram(g, *po);
   if (!prog)
-    return makeError("jit: " + llvm::toString(prog.takeError()));
+    return withContext(prog.takeError(), jit);
   std::unique_ptr<CompiledModel> model(new CompiledModel());
-  auto jit = codegen::LoopJit::create(opts.target, opts.optLevel);
-  if (!jit)
-    return makeError("jit: " + llvm::toString(jit.takeError()));
-  model->jit_ = std::move(*jit);
+  auto lljit = codegen::LoopJit::create(opts.target, opts.optLevel);
+  if (!lljit)
+    return withContext(lljit.takeError(), jit);
+  model->jit_ = std::move(*lljit);
   codegen::CodegenOptions co;
   co.noalias = true; // the plan never passes overlapping buffers to one kernel
   auto entries = model->jit_->compileAll(prog->kernels, co);
   if (!entries)
-    return makeError("jit: codegen: " + llvm::toString(entries.takeError()));
+    return withContext(entries.takeError(), inPhase("jit: codegen"));
   model->weights_ = std::move(prog->weights);
   model->exec_ = std::make_unique<Executor>(std::move(prog->plan), std::move(*entries),
                                             model->weights_.get(), opts.threads);
@@ -73,13 +69,14 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor &t = inputs[i];
     if (!t.valid() && t.byteSize() != 0)
-      return makeError("jit: input " + std::to_string(i) + ": tensor has no data");
+      return makeError(
+          Diagnostic::error("input " + std::to_string(i) + ": tensor has no data").inPhase("jit"));
     dtypes.push_back(t.dtype());
     shapes.push_back(t.shape());
     in.push_back(t.rawData());
   }
-  if (std::string err = exec_->bind(dtypes, shapes); !err.empty())
-    return makeError("jit: " + err);
+  if (Status s = exec_->bind(dtypes, shapes))
+    return withContext(toError(s), inPhase("jit"));
   std::vector<Tensor> outputs;
   std::vector<void *> out;
   for (size_t i = 0; i < exec_->plan().outputs.size(); ++i) {
@@ -87,12 +84,14 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>
     try {
       outputs.emplace_back(spec.dtype, exec_->outputShape(i));
     } catch (const std::exception &e) { // Tensor refuses absurd sizes
-      return makeError("jit: output " + std::to_string(i) + " ('" + spec.name + "'): " + e.what());
+      return makeError(
+          Diagnostic::error("output " + std::to_string(i) + " ('" + spec.name + "'): " + e.what())
+              .inPhase("jit"));
     }
     out.push_back(outputs.back().rawData());
   }
-  if (std::string err = exec_->run(in.data(), out.data()); !err.empty())
-    return makeError("jit: " + err);
+  if (Status s = exec_->run(in.data(), out.data()))
+    return withContext(toError(s), inPhase("jit"));
   return outputs;
 }
 

@@ -1,6 +1,7 @@
 // Graph -> Program: passes, lowering and scheduling of every top-level op, argument placement
 // (inputs, outputs, constants in the weights blob, intermediates as plan buffers with live ranges).
 #include "strata/driver/Program.h"
+#include "strata/support/Error.h"
 
 #include "strata/graph/passes/PassManager.h"
 #include "strata/loop/Verifier.h"
@@ -21,10 +22,6 @@ namespace {
 constexpr int64_t kAlign = 64;
 
 int64_t alignUp(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
-
-llvm::Error makeError(const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
-}
 
 std::string nodeName(const Op &op) {
   if (!op.location().empty())
@@ -74,7 +71,7 @@ public:
       if (!err)
         err = pm.run(g_, ctx);
       if (err)
-        return makeError("optimizing: " + llvm::toString(std::move(err)));
+        return withContext(std::move(err), inPhase("optimizing"));
     }
     if (auto err = collectInterface())
       return err;
@@ -153,7 +150,7 @@ private:
   llvm::Error addConstant(const Op &op) {
     const Tensor &t = op.attr("value").getTensor();
     if (!t.valid())
-      return makeError("constant (node " + nodeName(op) + ") has no data (elided blob)");
+      return makeError(diagnose(op, "no data (elided blob)"));
     const void *key = t.rawData();
     auto [it, fresh] = constantIndex_.emplace(key, constantData_.size());
     if (fresh) {
@@ -227,8 +224,7 @@ private:
     auto f = symbolic ? lower::lowerSymbolic(op, schedule, lo) : lower::lowerOp(op, lo);
     if (f && !symbolic)
       if (llvm::Error err = schedule(*f))
-        return makeError(fmt::format("op '{}' (node {}): {}", op.opName(), nodeName(op),
-                                     llvm::toString(std::move(err))));
+        return withContext(std::move(err), diagnose(op, ""));
     if (f)
       return addStep(op, std::move(*f));
     std::string msg = llvm::toString(f.takeError());
@@ -236,25 +232,24 @@ private:
     // becomes its own native kernel, region temporaries living in plan buffers.
     if (op.kind() == OpKind::Kernel && op.numRegions() == 1)
       return compileRegion(op);
-    return makeError(fmt::format("op '{}' (node {}): {}", op.opName(), nodeName(op), msg));
+    return makeError(diagnose(op, msg));
   }
 
   llvm::Error compileRegion(Op &kernel) {
     Graph &region = kernel.region(0);
     if (region.numInputs() != kernel.numOperands() || region.numOutputs() != kernel.numResults())
-      return makeError("kernel (node " + nodeName(kernel) + "): region interface mismatch");
+      return makeError(diagnose(kernel, "region interface mismatch"));
     for (unsigned i = 0; i < region.numInputs(); ++i)
       slots_[region.input(i)] = slotOf(kernel.operand(i));
     std::unordered_map<const Value *, unsigned> regionOutput;
     for (unsigned i = 0; i < region.numOutputs(); ++i)
       if (!regionOutput.emplace(region.output(i), i).second)
-        return makeError("kernel (node " + nodeName(kernel) +
-                         "): region returns one value twice; not supported yet");
+        return makeError(diagnose(kernel, "region returns one value twice; not supported yet"));
     for (unsigned i = 0; i < region.numOutputs(); ++i) {
       const Value *out = region.output(i);
       if (out->isGraphInput() || out->definingOp()->kind() == OpKind::Constant)
-        return makeError("kernel (node " + nodeName(kernel) +
-                         "): region output passes through an input; not supported yet");
+        return makeError(
+            diagnose(kernel, "region output passes through an input; not supported yet"));
     }
     for (Op &op : region.ops()) {
       if (op.kind() != OpKind::Constant)
@@ -282,15 +277,16 @@ private:
 
   llvm::Error addStep(const Op &op, loop::LoopFunction f) {
     std::string where = fmt::format("op '{}' (node {})", op.opName(), nodeName(op));
+    auto fail = [&](const std::string &msg) { return makeError(diagnose(op, msg)); };
     size_t numBuffers = op.numOperands() + op.numResults();
     if (f.params.size() < numBuffers)
-      return makeError(where + ": lowered function has an unexpected parameter list");
+      return fail("lowered function has an unexpected parameter list");
     for (size_t i = 0; i < f.params.size(); ++i)
       if (f.params[i].isBuffer() != (i < numBuffers))
-        return makeError(where + ": lowered function has an unexpected parameter list");
+        return fail("lowered function has an unexpected parameter list");
     peelScratch(f);
     if (auto err = loop::verifyFunction(f))
-      return makeError(where + ": loop IR is invalid: " + llvm::toString(std::move(err)));
+      return fail("loop IR is invalid: " + llvm::toString(std::move(err)));
     // Kernel names are symbols of one module: make them unique.
     f.name = fmt::format("k{}_{}", prog_.kernels.size(), f.name);
 
@@ -309,7 +305,7 @@ private:
       PlanArg a = slotOf(v);
       if (a.kind == PlanArg::Buffer) {
         if (a.index < 0)
-          return makeError(where + ": an argument has no buffer");
+          return fail("an argument has no buffer");
         PlanBuffer &b = plan().buffers[a.index];
         b.first = std::min(b.first, at);
         b.last = std::max(b.last, at);
@@ -334,7 +330,7 @@ private:
         if (lower::symbolParamName(plan().symbols[s]) == name)
           found = static_cast<int>(s);
       if (found < 0)
-        return makeError(where + ": scalar parameter %" + name + " is no input's symbol");
+        return fail("scalar parameter %" + name + " is no input's symbol");
       step.args.push_back({PlanArg::Symbol, found});
     }
     plan().steps.push_back(std::move(step));

@@ -1,4 +1,5 @@
 #include "strata/driver/SharedModel.h"
+#include "strata/support/Error.h"
 
 #include "strata/strata_model.h"
 
@@ -35,11 +36,7 @@ struct SharedModel::Api {
 #undef X
 };
 
-namespace {
-llvm::Error makeError(const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
-}
-} // namespace
+namespace {} // namespace
 
 llvm::Expected<std::unique_ptr<SharedModel>> SharedModel::open(const std::string &path,
                                                                unsigned threads) {

@@ -169,4 +169,14 @@ size_t Graph::numOpsRecursive() const {
   return n;
 }
 
+Diagnostic diagnose(const Op &op, std::string message) {
+  Diagnostic d = Diagnostic::error(std::move(message));
+  d.op = std::string(op.opName());
+  if (!op.location().empty())
+    d.node = op.location();
+  else if (op.numResults() > 0)
+    d.value = op.result(0)->name();
+  return d;
+}
+
 } // namespace strata

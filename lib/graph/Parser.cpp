@@ -3,8 +3,9 @@
 // Ops are built with the result types written in the text, not inferred: the verifier compares
 // them with inference afterwards. Errors are thrown internally as TextError (byte offset + message)
 // and become one `file:line:col: error: ...` line at the public boundary.
-#include "strata/support/SourceLocation.h"
 #include "strata/graph/Parser.h"
+#include "strata/support/Error.h"
+#include "strata/support/SourceLocation.h"
 
 #include "Lexer.h"
 
@@ -671,20 +672,17 @@ llvm::Expected<std::unique_ptr<Graph>> parseGraph(llvm::StringRef text, llvm::St
     return parser.parseFile();
   } catch (const TextError &e) {
     auto [line, col] = parser.lineCol(e.offset);
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   filename.str() + ":" + std::to_string(line) + ":" +
-                                       std::to_string(col) + ": error: " + e.what());
+    return makeError(filename.str() + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                     ": error: " + e.what());
   } catch (const std::exception &e) { // e.g. allocation failure for an absurd dense literal
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   filename.str() + ": error: " + e.what());
+    return makeError(filename.str() + ": error: " + e.what());
   }
 }
 
 llvm::Expected<std::unique_ptr<Graph>> parseGraphFile(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(),
-                                   path.str() + ": error: cannot read file: " + buffer.getError().message());
+    return makeError(path.str() + ": error: cannot read file: " + buffer.getError().message());
   return parseGraph((*buffer)->getBuffer(), path == "-" ? "<stdin>" : path);
 }
 

@@ -1,5 +1,6 @@
 // Type inference entry points, attribute checking, shared helpers and the elementwise family.
 #include "TypeInferenceImpl.h"
+#include "strata/support/Error.h"
 
 #include <algorithm>
 
@@ -291,7 +292,7 @@ llvm::Expected<std::vector<TensorType>> inferResultTypes(OpKind kind,
   try {
     return infer::inferDetailed(kind, operands, attrs).types;
   } catch (const infer::InferError &e) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), e.what());
+    return makeError(e.what());
   }
 }
 
@@ -300,7 +301,7 @@ llvm::Error checkAttributes(OpKind kind, const AttrMap &attrs) {
     infer::checkAttributesOrThrow(kind, attrs);
     return llvm::Error::success();
   } catch (const infer::InferError &e) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), e.what());
+    return makeError(e.what());
   }
 }
 

@@ -2,6 +2,7 @@
 // recursively through regions. Stops at the first problem and reports it as one line:
 //   verifier: op 'add' (node "Add_3"): operand 1 has dtype i64 but operand 0 has f32
 #include "strata/graph/Verifier.h"
+#include "strata/support/Error.h"
 
 #include "TypeInferenceImpl.h"
 
@@ -12,8 +13,9 @@ namespace strata {
 
 namespace {
 
-struct VerifyError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// Thrown inside the verifier, returned as an llvm::Error by verifyGraph.
+struct VerifyError {
+  Diagnostic diag;
 };
 
 std::string valueLabel(const Value *v) {
@@ -33,16 +35,11 @@ std::string graphLabel(const Graph &g) {
 }
 
 [[noreturn]] void opError(const Op &op, const std::string &why) {
-  std::string where;
-  if (!op.location().empty())
-    where = " (node \"" + op.location() + "\")";
-  else if (op.numResults() > 0 && !op.result(0)->name().empty())
-    where = " (result %" + op.result(0)->name() + ")";
-  throw VerifyError("verifier: op '" + std::string(op.opName()) + "'" + where + ": " + why);
+  throw VerifyError{diagnose(op, why).inPhase("verifier")};
 }
 
 [[noreturn]] void graphError(const Graph &g, const std::string &why) {
-  throw VerifyError("verifier: " + graphLabel(g) + ": " + why);
+  throw VerifyError{Diagnostic::error(graphLabel(g) + ": " + why).inPhase("verifier")};
 }
 
 // Result-type rule: a declared result type must equal the inferred one exactly (dtype, every
@@ -265,7 +262,7 @@ llvm::Error verifyGraph(const Graph &g) {
     GraphVerifier().verify(g);
     return llvm::Error::success();
   } catch (const VerifyError &e) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), e.what());
+    return makeError(e.diag);
   }
 }
 

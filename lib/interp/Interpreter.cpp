@@ -2,6 +2,7 @@
 // dispatch table filled by the kernel families, freeing of dead intermediates, and a check of
 // every result against its op's static type (which catches type-inference bugs).
 #include "strata/interp/Interpreter.h"
+#include "strata/support/Error.h"
 
 #include "Kernels.h"
 
@@ -47,16 +48,9 @@ const std::array<KernelFn, static_cast<size_t>(OpKind::NumKinds)> &kernelTable()
   return table;
 }
 
-llvm::Error makeError(const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
-
-// "op 'gather' (node "Gather_7")", the prefix of every per-op message.
-std::string describeOp(const Op &op) {
-  std::string s = "op '" + std::string(op.opName()) + "'";
-  if (!op.location().empty())
-    s += " (node \"" + op.location() + "\")";
-  return s;
+// An error of the interpreter not tied to one op.
+llvm::Error interpError(std::string message) {
+  return makeError(Diagnostic::error(std::move(message)).inPhase("interp"));
 }
 
 // Runs the kernel of `op`; throws InterpError or whatever the kernel throws.
@@ -102,7 +96,7 @@ llvm::Expected<Tensors> runOp(const Op &op, const Tensors &operands) {
   try {
     return runKernel(op, operands);
   } catch (const std::exception &e) {
-    return makeError("interp: " + describeOp(op) + ": " + e.what());
+    return makeError(diagnose(op, e.what()).inPhase("interp"));
   }
 }
 
@@ -137,23 +131,21 @@ llvm::Error checkInput(const Value *v, unsigned index, const Tensor &t, SymbolBi
   const TensorType &type = v->type();
   const std::string label = inputLabel(v, index);
   if (!t.valid())
-    return makeError("interp: " + label + " has no data");
+    return interpError(label + " has no data");
   if (t.dtype() != type.dtype)
-    return makeError("interp: " + label + ": expected dtype " +
-                     std::string(dtypeName(type.dtype)) + ", got " +
-                     std::string(dtypeName(t.dtype())));
+    return interpError(label + ": expected dtype " + std::string(dtypeName(type.dtype)) + ", got " +
+                       std::string(dtypeName(t.dtype())));
   if (t.rank() != type.rank())
-    return makeError("interp: " + label + ": expected rank " + std::to_string(type.rank()) +
-                     ", got " + std::to_string(t.rank()) + " (shape [" +
-                     shapeToString(t.shape()) + "])");
+    return interpError(label + ": expected rank " + std::to_string(type.rank()) + ", got " +
+                       std::to_string(t.rank()) + " (shape [" + shapeToString(t.shape()) + "])");
   for (int64_t d = 0; d < t.rank(); ++d) {
     std::string conflict = symbols.bind(type.dims[d], t.shape()[d], label);
     if (!conflict.empty())
-      return makeError("interp: " + label + ": " +
-                       (type.dims[d].isStatic() ? "expected dim " + std::to_string(d) + " = " +
-                                                      std::to_string(type.dims[d].size)
-                                                : "dim " + std::to_string(d) + " " + conflict) +
-                       ", got " + std::to_string(t.shape()[d]));
+      return interpError(label + ": " +
+                         (type.dims[d].isStatic() ? "expected dim " + std::to_string(d) + " = " +
+                                                        std::to_string(type.dims[d].size)
+                                                  : "dim " + std::to_string(d) + " " + conflict) +
+                         ", got " + std::to_string(t.shape()[d]));
   }
   return llvm::Error::success();
 }
@@ -162,15 +154,18 @@ llvm::Error checkInput(const Value *v, unsigned index, const Tensor &t, SymbolBi
 // consistently bound.
 llvm::Error checkResult(const Op &op, unsigned index, const Tensor &t, SymbolBindings &symbols) {
   const TensorType &type = op.result(index)->type();
-  std::string where = describeOp(op) + " result " + std::to_string(index);
   auto mismatch = [&](const std::string &what) {
-    return makeError("interp: " + where + " " + what + " [" + shapeToString(t.shape()) + "] " +
-                     std::string(dtypeName(t.dtype())) + " disagrees with its type " + type.str());
+    return makeError(diagnose(op, "result " + std::to_string(index) + " " + what + " [" +
+                                      shapeToString(t.shape()) + "] " +
+                                      std::string(dtypeName(t.dtype())) +
+                                      " disagrees with its type " + type.str())
+                         .inPhase("interp"));
   };
   if (t.dtype() != type.dtype || t.rank() != type.rank())
     return mismatch("of");
   for (int64_t d = 0; d < t.rank(); ++d) {
-    std::string conflict = symbols.bind(type.dims[d], t.shape()[d], where);
+    std::string conflict = symbols.bind(type.dims[d], t.shape()[d],
+                                        diagnose(op, "result " + std::to_string(index)).str());
     if (!conflict.empty())
       return mismatch("dim " + std::to_string(d) + " (" + conflict + ") in");
   }
@@ -185,8 +180,8 @@ llvm::Expected<std::vector<Tensor>> evaluateOp(const Op &op, const std::vector<T
 
 llvm::Expected<std::vector<Tensor>> interpret(const Graph &g, const std::vector<Tensor> &inputs) {
   if (inputs.size() != g.numInputs())
-    return makeError("interp: graph '" + g.name() + "' expects " + std::to_string(g.numInputs()) +
-                     " inputs, got " + std::to_string(inputs.size()));
+    return interpError("graph '" + g.name() + "' expects " + std::to_string(g.numInputs()) +
+                       " inputs, got " + std::to_string(inputs.size()));
   SymbolBindings symbols;
   std::unordered_map<const Value *, Tensor> values;
   for (unsigned i = 0; i < g.numInputs(); ++i) {
@@ -209,8 +204,8 @@ llvm::Expected<std::vector<Tensor>> interpret(const Graph &g, const std::vector<
     for (const Value *v : op.operands()) {
       auto it = values.find(v);
       if (it == values.end())
-        return makeError("interp: " + describeOp(op) + ": operand '" + v->name() +
-                         "' used before it is defined");
+        return makeError(diagnose(op, "operand '" + v->name() + "' used before it is defined")
+                             .inPhase("interp"));
       operands.push_back(it->second);
     }
     auto results = runOp(op, operands);
@@ -233,7 +228,7 @@ llvm::Expected<std::vector<Tensor>> interpret(const Graph &g, const std::vector<
   for (unsigned i = 0; i < g.numOutputs(); ++i) {
     auto it = values.find(g.output(i));
     if (it == values.end())
-      return makeError("interp: output '" + g.outputName(i) + "' is not computed by the graph");
+      return interpError("output '" + g.outputName(i) + "' is not computed by the graph");
     outputs.push_back(it->second);
   }
   return outputs;

@@ -1,5 +1,6 @@
 // .npy files: a magic string, a version, a Python-dict header, then raw C-order data.
 #include "strata/io/Npy.h"
+#include "strata/support/Error.h"
 
 #include <cstdio>
 #include <fstream>
@@ -11,8 +12,7 @@ namespace strata {
 namespace {
 
 llvm::Error npyError(const std::string &path, const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", path.c_str(),
-                                 msg.c_str());
+  return makeError(Diagnostic::error(msg).inFile(path));
 }
 
 struct DescrEntry {

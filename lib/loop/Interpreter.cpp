@@ -2,6 +2,7 @@
 // only Ramp and Broadcast depend on the lane, and a vector store evaluates every lane's value and
 // address before writing any, which is the semantics of a vector instruction.
 #include "strata/loop/Interpreter.h"
+#include "strata/support/Error.h"
 
 #include "Arith.h"
 #include "strata/loop/Printer.h"
@@ -257,8 +258,7 @@ llvm::Error evaluate(const LoopFunction &f, std::vector<Tensor> &args) {
       in.stmt(f.body);
     return llvm::Error::success();
   } catch (const InterpError &e) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "@%s: %s", f.name.c_str(),
-                                   e.what());
+    return makeError("@" + f.name + ": " + e.what());
   }
 }
 

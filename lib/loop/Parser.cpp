@@ -5,8 +5,9 @@
 // parameters may be used in buffer shapes before they are declared (`%a: f32[%n] in, %n: i64`).
 // Errors are thrown internally as ParseError (byte offset + message) and become one
 // `file:line:col: error: ...` at the public boundary; recursion depth is bounded.
-#include "strata/support/SourceLocation.h"
 #include "strata/loop/Parser.h"
+#include "strata/support/Error.h"
+#include "strata/support/SourceLocation.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -630,16 +631,15 @@ llvm::Expected<LoopFunction> parseFunction(llvm::StringRef text, llvm::StringRef
     return p.parseFile();
   } catch (const ParseError &e) {
     auto [line, col] = p.lineCol(e.offset);
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s:%zu:%zu: error: %s",
-                                   filename.str().c_str(), line, col, e.what());
+    return makeError(filename.str() + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                     ": error: " + e.what());
   }
 }
 
 llvm::Expected<LoopFunction> parseFunctionFile(llvm::StringRef path) {
   auto buf = path == "-" ? llvm::MemoryBuffer::getSTDIN() : llvm::MemoryBuffer::getFile(path);
   if (!buf)
-    return llvm::createStringError(buf.getError(), "%s: error: cannot read file: %s",
-                                   path.str().c_str(), buf.getError().message().c_str());
+    return makeError(path.str() + ": error: cannot read file: " + buf.getError().message());
   return parseFunction((*buf)->getBuffer(), path == "-" ? "<stdin>" : path);
 }
 

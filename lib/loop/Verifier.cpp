@@ -2,6 +2,7 @@
 // checks each expression's operand types bottom-up. It reports every problem it finds rather than
 // stopping at the first, quoting the offending expression in its printed form.
 #include "strata/loop/Verifier.h"
+#include "strata/support/Error.h"
 
 #include "strata/loop/Bounds.h"
 #include "strata/loop/Printer.h"
@@ -266,7 +267,7 @@ llvm::Error verifyFunction(const LoopFunction &f, const VerifyOptions &opts) {
   std::string msg;
   for (const std::string &e : errs)
     msg += (msg.empty() ? "" : "\n") + ("verifier: @" + f.name + ": " + e);
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+  return makeError(msg);
 }
 
 } // namespace strata::loop

@@ -1,6 +1,7 @@
 // The lowering driver: builds the function signature from the op's types, dispatches to the op
 // family, and reports what is not lowered yet.
 #include "strata/lower/Lower.h"
+#include "strata/support/Error.h"
 
 #include "LowerImpl.h"
 
@@ -108,9 +109,7 @@ Stmt lowerBody(LowerCtx &c) {
 
 llvm::Expected<loop::LoopFunction> lowerKernel(const Op &kernelOp) {
   if (kernelOp.kind() != OpKind::Kernel)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "lowerKernel: op '" + std::string(kernelOp.opName()) +
-                                       "' is not a kernel");
+    return makeError("lowerKernel: op '" + std::string(kernelOp.opName()) + "' is not a kernel");
   return lowerOp(kernelOp);
 }
 
@@ -147,10 +146,9 @@ llvm::Expected<loop::LoopFunction> lowerOp(const Op &op, const LowerOptions &opt
     fn.body = lowerBody(c);
     return fn;
   } catch (const NotLowered &e) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), e.what());
+    return makeError(e.what());
   } catch (const LowerError &e) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   std::string("lowering: ") + e.what());
+    return makeError(std::string("lowering: ") + e.what());
   }
 }
 

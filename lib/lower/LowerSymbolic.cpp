@@ -5,8 +5,9 @@
 // then serves every batch size. Ops whose semantics mix slices (a reduction over dim 0, a
 // transpose moving it, a matmul contracting it) are refused with the reason.
 #include "LowerImpl.h"
-#include "strata/lower/Lower.h"
 #include "strata/loop/Simplify.h"
+#include "strata/lower/Lower.h"
+#include "strata/support/Error.h"
 
 #include <map>
 #include <set>
@@ -285,9 +286,8 @@ llvm::Expected<loop::LoopFunction>
 lowerSymbolic(const Op &op, const std::function<llvm::Error(loop::LoopFunction &)> &beforeLift,
               const LowerOptions &opts) {
   auto refuse = [&](const std::string &why) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "lowering of op '" + std::string(op.opName()) +
-                                       "' with symbolic dims is not supported: " + why);
+    return makeError("lowering of op '" + std::string(op.opName()) +
+                     "' with symbolic dims is not supported: " + why);
   };
   std::set<std::string> syms;
   collectSymbols(op, syms);

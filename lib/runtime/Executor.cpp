@@ -50,45 +50,46 @@ void Executor::setProfiling(bool on) {
   stepMillis_.assign(on ? plan_.steps.size() : 0, 0.0);
 }
 
-std::string Executor::bind(const std::vector<DType> &dtypes,
-                           const std::vector<std::vector<int64_t>> &shapes) {
+Status Executor::bind(const std::vector<DType> &dtypes,
+                      const std::vector<std::vector<int64_t>> &shapes) {
   const auto &ins = plan_.inputs;
   if (dtypes.size() != ins.size() || shapes.size() != ins.size())
-    return "expected " + std::to_string(ins.size()) + " inputs, got " +
-           std::to_string(shapes.size());
+    return Status::error("expected " + std::to_string(ins.size()) + " inputs, got " +
+                         std::to_string(shapes.size()));
   std::vector<int64_t> values(plan_.symbols.size(), -1);
   for (size_t i = 0; i < ins.size(); ++i) {
     const PlanTensor &want = ins[i];
     std::string what = "input " + std::to_string(i) + " ('" + want.name + "')";
     if (dtypes[i] != want.dtype)
-      return what + ": expected dtype " + std::string(dtypeName(want.dtype)) + ", got " +
-             std::string(dtypeName(dtypes[i]));
+      return Status::error(what + ": expected dtype " + std::string(dtypeName(want.dtype)) +
+                           ", got " + std::string(dtypeName(dtypes[i])));
     if (shapes[i].size() != want.dims.size())
-      return what + ": expected rank " + std::to_string(want.dims.size()) + ", got " +
-             std::to_string(shapes[i].size()) + " (shape " + shapeText(shapes[i]) + ")";
+      return Status::error(what + ": expected rank " + std::to_string(want.dims.size()) + ", got " +
+                           std::to_string(shapes[i].size()) + " (shape " + shapeText(shapes[i]) +
+                           ")");
     for (size_t d = 0; d < want.dims.size(); ++d) {
       int64_t got = shapes[i][d];
       const PlanDim &dim = want.dims[d];
       if (got < 0)
-        return what + ": dim " + std::to_string(d) + " is negative";
+        return Status::error(what + ": dim " + std::to_string(d) + " is negative");
       if (dim.isStatic()) {
         if (got != dim.size)
-          return what + ": dim " + std::to_string(d) + " is " + std::to_string(got) +
-                 " but the model expects " + std::to_string(dim.size);
+          return Status::error(what + ": dim " + std::to_string(d) + " is " + std::to_string(got) +
+                               " but the model expects " + std::to_string(dim.size));
         continue;
       }
       int64_t &v = values[dim.symbol];
       const std::string &sym = plan_.symbols[dim.symbol];
       if (v >= 0 && v != got)
-        return what + ": dim " + std::to_string(d) + " ('" + sym + "') is " +
-               std::to_string(got) + " but an earlier input bound '" + sym + "' to " +
-               std::to_string(v);
+        return Status::error(what + ": dim " + std::to_string(d) + " ('" + sym + "') is " +
+                             std::to_string(got) + " but an earlier input bound '" + sym + "' to " +
+                             std::to_string(v));
       v = got;
     }
   }
   for (size_t s = 0; s < values.size(); ++s)
     if (values[s] < 0)
-      return "symbol '" + plan_.symbols[s] + "' is not bound by any input";
+      return Status::error("symbol '" + plan_.symbols[s] + "' is not bound by any input");
 
   std::vector<std::vector<int64_t>> outShapes;
   for (const PlanTensor &o : plan_.outputs) {
@@ -100,23 +101,23 @@ std::string Executor::bind(const std::vector<DType> &dtypes,
     }
     // Callers allocate outputs from these shapes: refuse sizes no machine has.
     if (bytes < 0 || bytes > kMaxBytes)
-      return "output '" + o.name + "' of shape " + shapeText(s) + " is too large";
+      return Status::error("output '" + o.name + "' of shape " + shapeText(s) + " is too large");
     outShapes.push_back(std::move(s));
   }
   symbolValues_ = std::move(values);
   outputShapes_ = std::move(outShapes);
   bound_ = true;
-  return "";
+  return Status();
 }
 
-std::string Executor::placeBuffers() {
+Status Executor::placeBuffers() {
   std::vector<LiveRange> ranges;
   for (const PlanBuffer &b : plan_.buffers) {
     int64_t bytes = b.size.bytes;
     for (int s : b.size.symbols)
       bytes = bytes < 0 ? -1 : checkedMul(bytes, symbolValues_[s]);
     if (bytes < 0 || bytes > kMaxBytes)
-      return "intermediate buffer too large for the bound dims";
+      return Status::error("intermediate buffer too large for the bound dims");
     ranges.push_back({bytes, b.first, b.last});
   }
   int64_t peak = 0;
@@ -125,7 +126,7 @@ std::string Executor::placeBuffers() {
     size_t bytes = static_cast<size_t>(std::max<int64_t>(peak, kArenaAlign));
     auto *mem = static_cast<uint8_t *>(std::aligned_alloc(kArenaAlign, bytes));
     if (!mem) // the previous placement and arena stay as they were
-      return "cannot allocate a " + std::to_string(peak) + "-byte arena";
+      return Status::error("cannot allocate a " + std::to_string(peak) + "-byte arena");
     arena_.reset(mem);
     arenaCapacity_ = peak;
     ++arenaAllocations_;
@@ -134,15 +135,15 @@ std::string Executor::placeBuffers() {
   arenaBytes_ = peak;
   placedFor_ = symbolValues_;
   placed_ = true;
-  return "";
+  return Status();
 }
 
-std::string Executor::run(const void *const *inputs, void *const *outputs) {
+Status Executor::run(const void *const *inputs, void *const *outputs) {
   if (!bound_)
-    return "run before a successful bind";
+    return Status::error("run before a successful bind");
   if (!placed_ || placedFor_ != symbolValues_)
-    if (std::string err = placeBuffers(); !err.empty())
-      return err;
+    if (Status s = placeBuffers())
+      return s;
 
   auto pointer = [&](const PlanArg &a) -> void * {
     switch (a.kind) {
@@ -188,7 +189,7 @@ std::string Executor::run(const void *const *inputs, void *const *outputs) {
     if (bytes > 0)
       std::memcpy(outputs[i], pointer(src), static_cast<size_t>(bytes));
   }
-  return "";
+  return Status();
 }
 
 } // namespace strata::runtime

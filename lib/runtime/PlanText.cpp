@@ -130,14 +130,13 @@ std::string printPlan(const Plan &p) {
   return os.str();
 }
 
-bool parsePlan(const std::string &text, Plan &p, std::string &error) {
+Status parsePlan(const std::string &text, Plan &p) {
   p = Plan{};
   std::istringstream in(text);
   std::string line;
   int lineNo = 0;
   auto fail = [&](const std::string &why) {
-    error = "plan line " + std::to_string(lineNo) + ": " + why;
-    return false;
+    return Status::error("plan line " + std::to_string(lineNo) + ": " + why);
   };
   if (!std::getline(in, line))
     return fail("empty plan");
@@ -279,7 +278,7 @@ bool parsePlan(const std::string &text, Plan &p, std::string &error) {
     for (const PlanArg &a : s.args)
       if (!argOk(a))
         return fail("argument of step '" + s.name + "' out of range");
-  return true;
+  return Status();
 }
 
 } // namespace strata::runtime

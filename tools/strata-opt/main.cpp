@@ -13,6 +13,7 @@
 #include "strata/graph/Verifier.h"
 #include "strata/graph/passes/MemoryPlan.h"
 #include "strata/graph/passes/PassManager.h"
+#include "strata/support/Error.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -95,17 +96,14 @@ std::string displayName(const Options &opts) {
 llvm::Error transform(strata::Graph &graph, const Options &opts) {
   if (!opts.noVerify)
     if (llvm::Error err = strata::verifyGraph(graph))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     displayName(opts) + ": error: verification failed: " +
-                                         llvm::toString(std::move(err)));
+      return strata::makeError(displayName(opts) +
+                               ": error: verification failed: " + llvm::toString(std::move(err)));
   if (opts.passes.empty())
     return llvm::Error::success();
   strata::PassManagerOptions pmOpts = opts.pm;
   for (const std::string &name : opts.printIrAfter)
     if (!strata::lookupPass(name))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "strata-opt: error: --print-ir-after: unknown pass '" +
-                                         name + "'");
+      return strata::makeError("strata-opt: error: --print-ir-after: unknown pass '" + name + "'");
   pmOpts.printIrAfter.insert(opts.printIrAfter.begin(), opts.printIrAfter.end());
   strata::PassManager pm(pmOpts);
   strata::PassContext ctx;
@@ -117,8 +115,7 @@ llvm::Error transform(strata::Graph &graph, const Options &opts) {
     for (const auto &[key, count] : ctx.stats.all())
       llvm::errs() << key << ": " << count << "\n";
   if (err)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   displayName(opts) + ": error: " + llvm::toString(std::move(err)));
+    return strata::makeError(displayName(opts) + ": error: " + llvm::toString(std::move(err)));
   return llvm::Error::success();
 }
 
@@ -136,15 +133,12 @@ llvm::Error run(const Options &opts) {
     return llvm::Error::success();
   });
   if (err)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "strata-opt: error: cannot write '" + opts.output +
-                                       "': " + llvm::toString(std::move(err)));
+    return strata::makeError("strata-opt: error: cannot write '" + opts.output +
+                             "': " + llvm::toString(std::move(err)));
   if (opts.printMemoryPlan) {
     auto plan = strata::planMemory(**graph);
     if (!plan)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     displayName(opts) + ": error: " +
-                                         llvm::toString(plan.takeError()));
+      return strata::makeError(displayName(opts) + ": error: " + llvm::toString(plan.takeError()));
     strata::printMemoryPlan(*plan, llvm::outs());
   }
   return llvm::Error::success();

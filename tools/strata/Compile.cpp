@@ -4,6 +4,7 @@
 // kernel, the LLVM module, assembly, an object file, or a shared library with a C API (plus its
 // header). Without --emit, the extension of -o picks it (.so, .o, .s, .ll), else graph.
 #include "Commands.h"
+#include "strata/support/Error.h"
 
 #include "strata/graph/Printer.h"
 #include "strata/graph/passes/MemoryPlan.h"
@@ -137,8 +138,7 @@ llvm::Expected<MemoryPlanOptions> memoryPlanOptions(const Graph &g,
       }
     }
     if (eq == std::string::npos || eq == 0 || size < 0)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "--dim expects NAME=SIZE, got '" + d + "'");
+      return makeError("--dim expects NAME=SIZE, got '" + d + "'");
     opts.symbolSizes[d.substr(0, eq)] = size;
   }
   auto bindAll = [&](const TensorType &t) {

@@ -1,4 +1,5 @@
 #include "Engine.h"
+#include "strata/support/Error.h"
 
 #include "strata/interp/Interpreter.h"
 #include "strata/driver/CompiledModel.h"
@@ -74,10 +75,6 @@ private:
   std::unique_ptr<driver::SharedModel> model_;
 };
 
-llvm::Error inputError(const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
-}
-
 llvm::Expected<Tensor> loadTensor(const std::string &path) {
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0)
     return readTensorProtoFile(path);
@@ -111,7 +108,7 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
     const std::string &spec = specs[i];
     size_t eq = spec.find('=');
     if (eq == 0)
-      return inputError("--input expects NAME=FILE or FILE, got '" + spec + "'");
+      return makeError("--input expects NAME=FILE or FILE, got '" + spec + "'");
     auto t = loadTensor(eq == std::string::npos ? spec : spec.substr(eq + 1));
     if (!t)
       return t.takeError();
@@ -131,7 +128,7 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
         size = std::stoll(digits);
     }
     if (size < 0)
-      return inputError("--dim expects NAME=SIZE, got '" + d + "'");
+      return makeError("--dim expects NAME=SIZE, got '" + d + "'");
     symbolSizes[d.substr(0, eq)] = size;
   }
 
@@ -155,15 +152,15 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
                                    : (symbolSizes.count(d.symbol) ? symbolSizes[d.symbol] : 1));
     // Refuse absurd sizes before allocating (2^31 elements is far beyond any sane input).
     if (numElements(shape) > (int64_t{1} << 31))
-      return inputError("input '" + in.name + "' of shape [" + shapeToString(shape) +
-                        "] is too large to generate");
+      return makeError("input '" + in.name + "' of shape [" + shapeToString(shape) +
+                       "] is too large to generate");
     inputs.push_back(randomTensor(in.type.dtype, shape, rng));
   }
   if (!byName.empty())
-    return inputError("the model has no input named '" + byName.begin()->first + "'");
+    return makeError("the model has no input named '" + byName.begin()->first + "'");
   if (!byPosition.empty())
-    return inputError("the model has " + std::to_string(e.inputs.size()) + " inputs, --input " +
-                      std::to_string(byPosition.begin()->first + 1) + " has no position");
+    return makeError("the model has " + std::to_string(e.inputs.size()) + " inputs, --input " +
+                     std::to_string(byPosition.begin()->first + 1) + " has no position");
   return inputs;
 }
 

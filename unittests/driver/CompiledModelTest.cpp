@@ -241,9 +241,10 @@ TEST(JitEngine, RefusedOpNamesOpAndNode) {
   opts.pipeline = "";
   auto m = compileModel(g, opts);
   ASSERT_FALSE(static_cast<bool>(m));
-  EXPECT_EQ(llvm::toString(m.takeError()),
-            "jit: op 'reduce' (node ReduceSum_7): lowering of op 'reduce' with symbolic dims is not "
-            "supported: the result does not keep the symbolic dim as dim 0");
+  EXPECT_EQ(
+      llvm::toString(m.takeError()),
+      "jit: op 'reduce' (node \"ReduceSum_7\"): lowering of op 'reduce' with symbolic dims is "
+      "not supported: the result does not keep the symbolic dim as dim 0");
 }
 
 } // namespace

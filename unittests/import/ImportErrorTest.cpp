@@ -82,12 +82,13 @@ TEST(ImportErrors, CorruptedBytesNeverCrash) {
 TEST(ImportErrors, MissingNodeInput) {
   std::string path = modelPath("bad/missing_input.onnx");
   std::string msg = importError(path);
-  EXPECT_HAS(msg, path + ": node \"add_0\" (Add): input 'nowhere' is not");
+  EXPECT_HAS(msg, path + ": op 'Add' (node \"add_0\"): input 'nowhere' is not");
 }
 
 TEST(ImportErrors, WrongAttributeType) {
   std::string msg = importError(modelPath("bad/wrong_attr_type.onnx"));
-  EXPECT_HAS(msg, "node \"t0\" (Transpose): attribute 'perm' must be a list of ints, got a float");
+  EXPECT_HAS(msg,
+             "op 'Transpose' (node \"t0\"): attribute 'perm' must be a list of ints, got a float");
 }
 
 TEST(ImportErrors, AbsurdDim) {

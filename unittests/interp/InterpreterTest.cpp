@@ -95,7 +95,7 @@ TEST(Interpreter, ResultDisagreeingWithItsTypeIsAnError) {
   op->setLocation("T0");
   g.addOutput(op->result(0), "y");
   EXPECT_EQ(interpretError(g, {f32({2, 3}, {1, 2, 3, 4, 5, 6})}),
-            "interp: op 'transpose' (node \"T0\") result 0 dim 0 (expected 2) in [3x2] f32 "
+            "interp: op 'transpose' (node \"T0\"): result 0 dim 0 (expected 2) in [3x2] f32 "
             "disagrees with its type tensor<2x3xf32>");
 }
 

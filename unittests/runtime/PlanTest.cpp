@@ -62,8 +62,8 @@ TEST(PlanText, RoundTrips) {
   p.inputs[0].name = "a name with spaces % and\nnewline";
   std::string text = printPlan(p);
   Plan q;
-  std::string err;
-  ASSERT_TRUE(parsePlan(text, q, err)) << err;
+  Status s = parsePlan(text, q);
+  ASSERT_FALSE(s) << s.message();
   EXPECT_EQ(q.inputs[0].name, p.inputs[0].name);
   EXPECT_EQ(printPlan(q), text);
   EXPECT_EQ(q.steps.size(), 3u);
@@ -74,17 +74,17 @@ TEST(PlanText, RoundTrips) {
 TEST(PlanText, RejectsDamage) {
   std::string text = printPlan(samplePlan());
   Plan q;
-  std::string err;
-  EXPECT_FALSE(parsePlan("strata-plan 2\n", q, err));
-  EXPECT_NE(err.find("plan version 2 is not supported"), std::string::npos) << err;
-  EXPECT_FALSE(parsePlan("hello\n", q, err));
-  EXPECT_NE(err.find("not a strata plan"), std::string::npos) << err;
+  auto error = [&](const std::string &t) {
+    Status s = parsePlan(t, q);
+    EXPECT_TRUE(s);
+    return s.message();
+  };
+  EXPECT_NE(error("strata-plan 2\n").find("plan version 2 is not supported"), std::string::npos);
+  EXPECT_NE(error("hello\n").find("not a strata plan"), std::string::npos);
   std::string badArg = text;
   badArg.replace(badArg.find("buffer 1 symbol 0"), 8, "buffer 7");
-  EXPECT_FALSE(parsePlan(badArg, q, err));
-  EXPECT_NE(err.find("out of range"), std::string::npos) << err;
-  EXPECT_FALSE(parsePlan(text + "bogus 1\n", q, err));
-  EXPECT_NE(err.find("unknown record 'bogus'"), std::string::npos) << err;
+  EXPECT_NE(error(badArg).find("out of range"), std::string::npos);
+  EXPECT_NE(error(text + "bogus 1\n").find("unknown record 'bogus'"), std::string::npos);
 }
 
 TEST(Executor, BindsRunsAndReusesTheArena) {
@@ -94,12 +94,12 @@ TEST(Executor, BindsRunsAndReusesTheArena) {
     std::vector<float> x(batch * 3);
     for (size_t i = 0; i < x.size(); ++i)
       x[i] = static_cast<float>(i);
-    ASSERT_EQ(ex.bind({DType::F32}, {{batch, 3}}), "");
+    ASSERT_EQ(ex.bind({DType::F32}, {{batch, 3}}).message(), "");
     EXPECT_EQ(ex.outputShape(0), (std::vector<int64_t>{batch, 3}));
     std::vector<float> out(batch * 3), echo(batch * 3);
     const void *in[] = {x.data()};
     void *outs[] = {out.data(), echo.data()};
-    ASSERT_EQ(ex.run(in, outs), "");
+    ASSERT_EQ(ex.run(in, outs).message(), "");
     for (size_t i = 0; i < x.size(); ++i) {
       EXPECT_EQ(out[i], 2 * x[i] + 4 * x[i] + kWeights[i % 3]) << "batch " << batch;
       EXPECT_EQ(echo[i], x[i]);
@@ -113,11 +113,14 @@ TEST(Executor, BindsRunsAndReusesTheArena) {
 TEST(Executor, ChecksInputsBeforeRunning) {
   Executor ex(samplePlan(), {&doubleKernel, &addKernel},
               reinterpret_cast<const uint8_t *>(kWeights), 1);
-  EXPECT_EQ(ex.bind({}, {}), "expected 1 inputs, got 0");
-  EXPECT_EQ(ex.bind({DType::I32}, {{2, 3}}), "input 0 ('x'): expected dtype f32, got i32");
-  EXPECT_EQ(ex.bind({DType::F32}, {{2, 4}}), "input 0 ('x'): dim 1 is 4 but the model expects 3");
-  EXPECT_EQ(ex.bind({DType::F32}, {{2}}), "input 0 ('x'): expected rank 2, got 1 (shape [2])");
-  EXPECT_EQ(ex.run(nullptr, nullptr), "run before a successful bind");
+  EXPECT_EQ(ex.bind({}, {}).message(), "expected 1 inputs, got 0");
+  EXPECT_EQ(ex.bind({DType::I32}, {{2, 3}}).message(),
+            "input 0 ('x'): expected dtype f32, got i32");
+  EXPECT_EQ(ex.bind({DType::F32}, {{2, 4}}).message(),
+            "input 0 ('x'): dim 1 is 4 but the model expects 3");
+  EXPECT_EQ(ex.bind({DType::F32}, {{2}}).message(),
+            "input 0 ('x'): expected rank 2, got 1 (shape [2])");
+  EXPECT_EQ(ex.run(nullptr, nullptr).message(), "run before a successful bind");
   EXPECT_EQ(ex.arenaAllocations(), 0);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 #include "strata/graph/Attribute.h"
 #include "strata/graph/Type.h"
+#include "strata/support/Diagnostic.h"
 
 #include <list>
 #include <memory>
@@ -213,5 +214,8 @@ private:
   std::vector<std::string> outputNames_;
   OpList ops_;
 };
+
+// A diagnostic naming `op`: its op name and node (its location), else its first result's name.
+Diagnostic diagnose(const Op &op, std::string message);
 
 } // namespace strata

@@ -1,9 +1,10 @@
 // Runs an execution plan (Plan.h) over native kernels: checks inputs and binds symbolic dims,
 // places intermediate buffers in one arena (re-placed only when bound sizes change), calls the
 // kernels in order on a thread pool. Shared by the JIT engine and AOT libraries' C API, hence
-// LLVM-free: errors are strings.
+// LLVM-free: errors are a Status (support/Diagnostic.h).
 #pragma once
 #include "strata/runtime/Plan.h"
+#include "strata/support/Diagnostic.h"
 
 #include <cstdlib>
 #include <memory>
@@ -31,14 +32,14 @@ public:
 
   // Checks input count, dtypes, ranks and every dim (static ones must match, each symbol must
   // take one value across all inputs), binds the symbols and computes the output shapes.
-  // Returns an empty string on success, else the error. Nothing else changes on error.
-  std::string bind(const std::vector<DType> &dtypes, const std::vector<std::vector<int64_t>> &shapes);
+  // On error nothing changes.
+  Status bind(const std::vector<DType> &dtypes, const std::vector<std::vector<int64_t>> &shapes);
   const std::vector<int64_t> &outputShape(size_t i) const { return outputShapes_[i]; }
   int64_t symbolValue(size_t i) const { return symbolValues_[i]; }
 
   // Runs the plan on data laid out as bound by the last successful bind(): one pointer per input
-  // and per output (each output sized for its bound shape). Returns "" or the error.
-  std::string run(const void *const *inputs, void *const *outputs);
+  // and per output (each output sized for its bound shape).
+  Status run(const void *const *inputs, void *const *outputs);
 
   // Per-step wall time, summed over the runs since profiling was turned on (ms, plan order).
   void setProfiling(bool on);
@@ -50,7 +51,7 @@ public:
   unsigned threads() const;
 
 private:
-  std::string placeBuffers();
+  Status placeBuffers();
 
   Plan plan_;
   std::vector<KernelFn> kernels_;

@@ -4,6 +4,7 @@
 // executor are compiled into every AOT library's runtime.
 #pragma once
 #include "strata/support/DType.h"
+#include "strata/support/Diagnostic.h"
 
 #include <cstdint>
 #include <string>
@@ -71,7 +72,7 @@ struct Plan {
 
 // The serialized form embedded in AOT libraries: a line-oriented text, versioned.
 std::string printPlan(const Plan &p);
-// Parses printPlan's output; on malformed text returns false and sets `error`.
-bool parsePlan(const std::string &text, Plan &p, std::string &error);
+// Parses printPlan's output; malformed text is an error naming the line.
+Status parsePlan(const std::string &text, Plan &p);
 
 } // namespace strata::runtime

@@ -13,6 +13,7 @@
 #include "strata/graph/Layout.h"
 #include "strata/graph/passes/Passes.h"
 #include "strata/graph/passes/Rewrite.h"
+#include "strata/support/Error.h"
 
 #include <unordered_map>
 
@@ -40,8 +41,7 @@ public:
 
   llvm::Expected<bool> run(Graph &g, PassContext &ctx) override {
     if (ctx.options.vectorWidth < 1)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "layout-nchwc: vector width must be positive");
+      return makeError("layout-nchwc: vector width must be positive");
     block_ = chooseBlock(g, ctx.options.vectorWidth);
     blocked_ = blockedLayoutName(block_);
     plainToBlocked_.clear();

@@ -2,7 +2,7 @@
 // then "greedy by size" placement (largest buffer first, each into the tightest gap left by
 // the already placed buffers whose lifetimes overlap it).
 #include "strata/graph/passes/MemoryPlan.h"
-
+#include "strata/support/Error.h"
 
 #include <algorithm>
 #include <limits>
@@ -12,9 +12,7 @@
 namespace strata {
 namespace {
 
-llvm::Error planError(const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "memory plan: " + msg);
-}
+llvm::Error planError(const std::string &msg) { return makeError("memory plan: " + msg); }
 
 int64_t alignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 

@@ -2,6 +2,7 @@
 // ask for (verification, IR dumps, the differential semantics check); fixpoint(...) groups
 // repeat until the printed graph stops changing, with a cap and cycle detection.
 #include "strata/graph/passes/PassManager.h"
+#include "strata/support/Error.h"
 
 #include "GraphState.h"
 #include "SemanticsCheck.h"
@@ -32,10 +33,6 @@ struct PassManager::Node {
 };
 
 namespace {
-
-llvm::Error makeError(const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
 
 std::string availablePasses() {
   std::string s;

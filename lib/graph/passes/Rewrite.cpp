@@ -3,6 +3,7 @@
 // kind. Whatever a rewrite touches goes back on the worklist, so the loop ends at a fixed point
 // (or at the rewrite cap, which is reported as a likely cycle).
 #include "strata/graph/passes/Rewrite.h"
+#include "strata/support/Error.h"
 
 #include <algorithm>
 #include <optional>
@@ -12,10 +13,6 @@
 namespace strata {
 
 namespace {
-
-llvm::Error makeError(const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
 
 bool isGraphOutput(const Value *v, const Graph &g) {
   for (unsigned i = 0; i < g.numOutputs(); ++i)

@@ -1,5 +1,6 @@
 // Differential check of a pipeline against the reference interpreter (see SemanticsCheck.h).
 #include "SemanticsCheck.h"
+#include "strata/support/Error.h"
 
 #include "strata/interp/Interpreter.h"
 
@@ -12,10 +13,6 @@
 namespace strata {
 
 namespace {
-
-llvm::Error makeError(const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
 
 // Symbolic dims get a small fixed size: big enough to exercise broadcasting, cheap to run.
 constexpr int64_t kSymbolicDimSize = 2;

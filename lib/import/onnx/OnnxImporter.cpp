@@ -2,6 +2,7 @@
 // supported, creates graph inputs and constants, converts node by node through the converter
 // table, folds constant subgraphs as it goes, and finishes with dead-code removal and the verifier.
 #include "strata/import/OnnxImporter.h"
+#include "strata/support/Error.h"
 
 #include "Converter.h"
 #include "strata/graph/Verifier.h"
@@ -22,8 +23,11 @@ namespace {
 using namespace onnx_import;
 
 // An import failure; the message is completed with the file name at the API boundary.
+// Thrown inside the importer, turned into an llvm::Error at importOnnxFile.
 struct ImportFailure : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit ImportFailure(const std::string &message) : ImportFailure(Diagnostic::error(message)) {}
+  explicit ImportFailure(Diagnostic d) : std::runtime_error(d.message), diag(std::move(d)) {}
+  Diagnostic diag;
 };
 
 // Opsets 1-6 are accepted because the ops strata supports mean the same there, except for the
@@ -250,19 +254,19 @@ private:
           producedLater.insert(o);
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto &n = g.node(i);
-      std::string where = "node \"" + nodeNames_[i] + "\" (" + n.op_type() + ")";
+      auto fail = [&](const std::string &msg) {
+        throw ImportFailure(Diagnostic::error(msg).at(n.op_type(), nodeNames_[i]));
+      };
       for (const auto &in : n.input()) {
         if (in.empty() || defined.count(in))
           continue;
         if (producedLater.count(in))
-          throw ImportFailure(where + ": input '" + in +
-                              "' is used before the node producing it (graph not sorted)");
-        throw ImportFailure(where + ": input '" + in +
-                            "' is not a graph input, initializer or node output");
+          fail("input '" + in + "' is used before the node producing it (graph not sorted)");
+        fail("input '" + in + "' is not a graph input, initializer or node output");
       }
       for (const auto &o : n.output())
         if (!o.empty() && !defined.insert(o).second)
-          throw ImportFailure(where + ": output '" + o + "' is already defined");
+          fail("output '" + o + "' is already defined");
     }
     for (const auto &out : g.output())
       if (!defined.count(out.name()))
@@ -431,7 +435,7 @@ private:
     } catch (const ImportFailure &) {
       throw;
     } catch (const std::exception &e) {
-      throw ImportFailure("node \"" + name + "\" (" + node.op_type() + "): " + e.what());
+      throw ImportFailure(Diagnostic::error(e.what()).at(node.op_type(), name));
     }
     for (int k = 0; k < node.output_size(); ++k) {
       const std::string &out = node.output(k);
@@ -536,7 +540,7 @@ private:
 };
 
 llvm::Error fileError(const std::string &path, const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), path + ": " + msg);
+  return makeError(Diagnostic::error(msg).inFile(path));
 }
 
 } // namespace
@@ -546,7 +550,7 @@ llvm::Expected<ImportResult> importOnnxFile(const std::string &path, const Impor
     Importer importer(path, opts);
     return importer.run();
   } catch (const ImportFailure &e) {
-    return fileError(path, e.what());
+    return makeError(Diagnostic(e.diag).inFile(path));
   } catch (const std::exception &e) { // e.g. bad_alloc: still an error, never a crash
     return fileError(path, std::string("import failed: ") + e.what());
   }

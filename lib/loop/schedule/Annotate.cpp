@@ -7,6 +7,7 @@
 // machine code (vector types, replicated bodies, parallel-for calls) is code generation's job.
 #include "ScheduleInternal.h"
 #include "strata/loop/Simplify.h"
+#include "strata/support/Error.h"
 
 namespace strata::loop::sched {
 
@@ -26,7 +27,7 @@ llvm::Error mark(LoopFunction &f, const Step &step, ForKind kind, bool needConst
   }
   llvm::Expected<Stmt> s = rewriteLoop(f.body, name, [&](const Stmt &loop) -> llvm::Expected<Stmt> {
     if (needConstantExtent && !simplify(loop->extent).asInt())
-      return llvm::createStringError("%" + name + " has an extent that is not a constant");
+      return makeError("%" + name + " has an extent that is not a constant");
     return withKind(*loop, kind);
   });
   if (!s)

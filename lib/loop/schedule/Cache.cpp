@@ -14,6 +14,7 @@
 #include "ScheduleInternal.h"
 #include "strata/loop/Bounds.h"
 #include "strata/loop/Simplify.h"
+#include "strata/support/Error.h"
 
 namespace strata::loop::sched {
 
@@ -42,20 +43,19 @@ llvm::Error cache(LoopFunction &f, const Step &step, bool write) {
     Region r;
     collectRegion(loop, buf.get(), {}, r);
     if (!r.error.empty())
-      return llvm::createStringError(r.error);
+      return makeError(r.error);
     if (!r.accessed)
-      return llvm::createStringError("%" + loopName + " does not access %" + bufName);
+      return makeError("%" + loopName + " does not access %" + bufName);
     if (write && !r.stored)
-      return llvm::createStringError("%" + loopName + " does not store to %" + bufName);
+      return makeError("%" + loopName + " does not store to %" + bufName);
     if (!write && r.stored)
-      return llvm::createStringError("%" + loopName + " stores to %" + bufName +
-                                     "; use cache_write");
+      return makeError("%" + loopName + " stores to %" + bufName + "; use cache_write");
     std::vector<Expr> shape, lo;
     for (size_t d = 0; d < r.dims.size(); ++d) {
       auto e = simplify(r.dims[d].max - r.dims[d].min + intImm(1)).asInt();
       if (!e)
-        return llvm::createStringError("the region's extent in dimension " + std::to_string(d) +
-                                       " is not a constant");
+        return makeError("the region's extent in dimension " + std::to_string(d) +
+                         " is not a constant");
       shape.push_back(intImm(*e));
       lo.push_back(r.dims[d].min);
     }
@@ -63,7 +63,7 @@ llvm::Error cache(LoopFunction &f, const Step &step, bool write) {
     Redirect redirect{buf.get(), local, lo, ""};
     Stmt body = redirect.stmt(loop);
     if (!redirect.error.empty())
-      return llvm::createStringError(redirect.error);
+      return makeError(redirect.error);
 
     // Copy loops over the region (none for a dimension of extent 1); a dimension that may leave
     // the buffer is guarded.

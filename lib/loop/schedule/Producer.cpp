@@ -9,6 +9,7 @@
 // buffer that P reads.
 #include "ScheduleInternal.h"
 #include "strata/loop/Printer.h"
+#include "strata/support/Error.h"
 
 #include <set>
 
@@ -48,7 +49,7 @@ void loadsIn(const Expr &e, const std::function<void(const Expr &)> &fn) {
     loadsIn(o, fn);
 }
 
-llvm::Error error(const llvm::Twine &msg) { return llvm::createStringError(msg.str()); }
+llvm::Error error(const llvm::Twine &msg) { return makeError(msg.str()); }
 
 } // namespace
 
@@ -198,7 +199,7 @@ llvm::Expected<ProducerLoops> producerLoops(const Producer &p) {
                   " by its producer, which stores it at " + brackets(first);
     });
   if (!error.empty())
-    return llvm::createStringError(error);
+    return makeError(error);
   return pl;
 }
 

@@ -5,6 +5,7 @@
 // per-element accumulation order they keep).
 #include "ScheduleInternal.h"
 #include "strata/loop/Simplify.h"
+#include "strata/support/Error.h"
 
 #include <algorithm>
 #include <set>
@@ -73,9 +74,9 @@ llvm::Error applyFuse(LoopFunction &f, const Step &step) {
   llvm::Expected<Stmt> s = rewriteLoop(f.body, outer, [&](const Stmt &o) -> llvm::Expected<Stmt> {
     const Stmt &i = o->body;
     if (i->kind != StmtKind::For || i->var->name != inner)
-      return llvm::createStringError("%" + inner + " is not the whole body of %" + outer);
+      return makeError("%" + inner + " is not the whole body of %" + outer);
     if (uses(i->min, o->var.get()) || uses(i->extent, o->var.get()))
-      return llvm::createStringError("the bounds of %" + inner + " depend on %" + outer);
+      return makeError("the bounds of %" + inner + " depend on %" + outer);
     DType dt = o->var->dtype;
     Var x = makeVar(fused, dt);
     Expr ov = binary(ExprKind::FloorDiv, var(x), i->extent);

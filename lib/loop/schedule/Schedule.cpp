@@ -1,6 +1,7 @@
 // Schedule text form and the step dispatcher.
 #include "ScheduleInternal.h"
 #include "strata/loop/Verifier.h"
+#include "strata/support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -44,7 +45,7 @@ const Primitive *lookup(std::string_view name) {
 bool isNameChar(char c) { return llvm::isAlnum(c) || c == '_' || c == '.'; }
 
 llvm::Error parseError(llvm::StringRef step, const llvm::Twine &msg) {
-  return llvm::createStringError("schedule: '" + step.str() + "': " + msg.str());
+  return makeError("schedule: '" + step.str() + "': " + msg.str());
 }
 
 } // namespace

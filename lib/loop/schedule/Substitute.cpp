@@ -1,5 +1,6 @@
 // Variable substitution and loop lookup for the schedule primitives.
 #include "ScheduleInternal.h"
+#include "strata/support/Error.h"
 
 namespace strata::loop::sched {
 
@@ -120,8 +121,8 @@ llvm::Expected<const StmtNode *> findLoop(const Stmt &root, const std::string &n
   std::vector<const StmtNode *> found;
   collectLoops(root, name, found);
   if (found.size() != 1)
-    return llvm::createStringError(found.empty() ? "no loop named %" + name
-                                                 : "more than one loop named %" + name);
+    return makeError(found.empty() ? "no loop named %" + name
+                                   : "more than one loop named %" + name);
   return found[0];
 }
 
@@ -178,7 +179,7 @@ Stmt buildNest(const std::vector<Stmt> &loops, const std::vector<Expr> &guards, 
 }
 
 llvm::Error stepError(const Step &step, const llvm::Twine &msg) {
-  return llvm::createStringError("schedule: " + printStep(step) + ": " + msg.str());
+  return makeError("schedule: " + printStep(step) + ": " + msg.str());
 }
 
 llvm::Expected<int64_t> intArg(const Step &step, size_t i) {

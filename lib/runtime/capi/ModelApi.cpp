@@ -71,9 +71,8 @@ STRATA_API const char *strata_last_error(void) { return lastError.c_str(); }
 STRATA_API strata_model *strata_model_create(int num_threads) {
   try {
     Plan plan;
-    std::string err;
-    if (!parsePlan(strata_aot_plan, plan, err)) {
-      fail("corrupt model library: " + err);
+    if (Status s = parsePlan(strata_aot_plan, plan)) {
+      fail("corrupt model library: " + s.message());
       return nullptr;
     }
     std::vector<KernelFn> kernels(strata_aot_kernels, strata_aot_kernels + plan.numKernels);
@@ -156,8 +155,8 @@ STRATA_API int strata_model_run(strata_model *m, const strata_tensor *inputs, in
       shapes.emplace_back(t.shape, t.shape + t.rank);
       data.push_back(t.data);
     }
-    if (std::string err = m->exec->bind(dtypes, shapes); !err.empty())
-      return fail(err);
+    if (Status s = m->exec->bind(dtypes, shapes))
+      return fail(s.message());
     for (int i = 0; i < num_inputs; ++i) {
       int64_t n = 1;
       for (int64_t d : shapes[i])
@@ -177,8 +176,8 @@ STRATA_API int strata_model_run(strata_model *m, const strata_tensor *inputs, in
       m->outputs[o].resize(std::max<size_t>(bytes, 1));
       out.push_back(m->outputs[o].data());
     }
-    if (std::string err = m->exec->run(data.data(), out.data()); !err.empty())
-      return fail(err);
+    if (Status s = m->exec->run(data.data(), out.data()))
+      return fail(s.message());
     m->lastRunOk = true;
     return 0;
   } catch (const std::exception &e) {
