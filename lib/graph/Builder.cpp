@@ -1,5 +1,7 @@
 #include "strata/graph/Builder.h"
 
+#include "strata/graph/NormalForm.h"
+
 namespace strata {
 
 Op *Builder::create(OpKind kind, const std::vector<Value *> &operands, AttrMap attrs) {
@@ -7,6 +9,7 @@ Op *Builder::create(OpKind kind, const std::vector<Value *> &operands, AttrMap a
   types.reserve(operands.size());
   for (Value *v : operands)
     types.push_back(v->type());
+  normalizeAttributes(kind, types, attrs);
   auto results = inferResultTypes(kind, types, attrs);
   if (!results)
     throw BuildError(std::string(opInfo(kind).name) + ": " + llvm::toString(results.takeError()));

@@ -43,27 +43,6 @@ const Attribute &Op::attr(std::string_view n) const {
   return it->second;
 }
 
-int64_t Op::intAttr(std::string_view n, int64_t dflt) const {
-  auto it = attrs_.find(std::string(n));
-  return it == attrs_.end() ? dflt : it->second.getInt();
-}
-double Op::floatAttr(std::string_view n, double dflt) const {
-  auto it = attrs_.find(std::string(n));
-  return it == attrs_.end() ? dflt : it->second.getFloat();
-}
-std::string Op::stringAttr(std::string_view n, std::string dflt) const {
-  auto it = attrs_.find(std::string(n));
-  return it == attrs_.end() ? dflt : it->second.getString();
-}
-std::vector<int64_t> Op::intsAttr(std::string_view n) const {
-  auto it = attrs_.find(std::string(n));
-  return it == attrs_.end() ? std::vector<int64_t>{} : it->second.getInts();
-}
-std::vector<double> Op::floatsAttr(std::string_view n) const {
-  auto it = attrs_.find(std::string(n));
-  return it == attrs_.end() ? std::vector<double>{} : it->second.getFloats();
-}
-
 Graph &Op::addRegion() {
   regions_.push_back(std::make_unique<Graph>("region", this));
   return *regions_.back();

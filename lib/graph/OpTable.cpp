@@ -1,47 +1,55 @@
-// The op registry, built once from OpTable.def.
+// The op registry, built once from the op definitions (OpTable.def).
 #include "strata/graph/Graph.h"
+#include "strata/graph/OpEnums.h"
 
-#include <array>
-#include <stdexcept>
 #include <unordered_map>
 
 namespace strata {
 
 namespace {
 
-AttrKind parseKind(std::string_view k) {
-  static const std::pair<std::string_view, AttrKind> kinds[] = {
-      {"int", AttrKind::Int},       {"float", AttrKind::Float},   {"string", AttrKind::String},
-      {"ints", AttrKind::Ints},     {"floats", AttrKind::Floats}, {"tensor", AttrKind::Tensor},
-      {"dtype", AttrKind::DType}};
-  for (auto &[n, kind] : kinds)
-    if (n == k)
-      return kind;
-  throw std::logic_error("bad attribute kind in OpTable.def: " + std::string(k));
+template <typename T> std::vector<std::string_view> textsOf() {
+  return {std::begin(EnumTraits<T>::names), std::end(EnumTraits<T>::names)};
 }
 
-// "a:int,b:ints?" -> specs
-std::vector<AttrSpec> parseSpecs(std::string_view s) {
-  std::vector<AttrSpec> specs;
-  while (!s.empty()) {
-    size_t comma = s.find(',');
-    std::string_view item = s.substr(0, comma);
-    s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
-    bool optional = !item.empty() && item.back() == '?';
-    if (optional)
-      item.remove_suffix(1);
-    size_t colon = item.find(':');
-    specs.push_back({std::string(item.substr(0, colon)), parseKind(item.substr(colon + 1)), optional});
+AttrSpec spec(const char *name, AttrKind kind, AttrForm form = AttrForm::Plain,
+              bool optional = false, std::vector<std::string_view> texts = {}) {
+  return AttrSpec{name, kind, form, optional, std::move(texts)};
+}
+
+std::vector<std::string> splitNames(std::string_view list) {
+  std::vector<std::string> names;
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    names.emplace_back(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
   }
-  return specs;
+  return names;
 }
 
 struct Registry {
   std::vector<OpInfo> infos;
   std::unordered_map<std::string_view, OpKind> byName;
   Registry() {
-#define OP(e, n, lo, hi, res, traits, attrs)                                                       \
-  infos.push_back(OpInfo{OpKind::e, n, lo, hi, res, static_cast<uint32_t>(traits), parseSpecs(attrs)});
+#define A_INT(n) spec(#n, AttrKind::Int),
+#define A_FLOAT(n) spec(#n, AttrKind::Float),
+#define A_STRING(n) spec(#n, AttrKind::String),
+#define A_INTS(n) spec(#n, AttrKind::Ints),
+#define A_FLOATS(n) spec(#n, AttrKind::Floats),
+#define A_TENSOR(n) spec(#n, AttrKind::Tensor),
+#define A_DTYPE(n) spec(#n, AttrKind::DType),
+#define A_FLAG(n) spec(#n, AttrKind::Int, AttrForm::Flag),
+#define A_INT_OR(n, d) spec(#n, AttrKind::Int, AttrForm::Plain, true),
+#define A_FLAG_OR(n, d) spec(#n, AttrKind::Int, AttrForm::Flag, true),
+#define A_AXIS(n) spec(#n, AttrKind::Int, AttrForm::Axis),
+#define A_AXES(n) spec(#n, AttrKind::Ints, AttrForm::Axes),
+#define A_ENUM(T, n) spec(#n, AttrKind::String, AttrForm::Enum, false, textsOf<T>()),
+#define A_LAYOUT(n) spec(#n, AttrKind::String, AttrForm::Layout),
+#define A_LAYOUT_OR(n) spec(#n, AttrKind::String, AttrForm::Layout, true),
+#define OP(e, name, lo, hi, res, traits, dtypes, shape, onnx, ...)                                 \
+  infos.push_back(OpInfo{OpKind::e, name, lo, hi, res, static_cast<uint32_t>(traits),              \
+                         DTypeRule::dtypes, std::vector<AttrSpec>{__VA_ARGS__},                    \
+                         splitNames(onnx)});
 #include "strata/graph/OpTable.def"
     for (const OpInfo &i : infos)
       byName[i.name] = i.kind;

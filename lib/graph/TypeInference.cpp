@@ -1,6 +1,10 @@
-// Type inference entry points, attribute checking, shared helpers and the elementwise family.
+// Type inference entry points, attribute checking (kinds and normal forms), shared helpers and
+// the shape functions of elementwise ops, constants and kernels.
 #include "TypeInferenceImpl.h"
+
+#include "strata/graph/Layout.h"
 #include "strata/support/Error.h"
+#include "strata/support/ShapeMath.h"
 
 #include <algorithm>
 
@@ -21,61 +25,6 @@ std::string dimsToString(const std::vector<Dim> &dims) {
   for (size_t i = 0; i < dims.size(); ++i)
     s += (i ? ", " : "") + dims[i].str();
   return s + "]";
-}
-
-int64_t normalizeAxis(int64_t axis, int64_t rank, const std::string &what) {
-  if (axis < -rank || axis >= rank)
-    fail(what + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
-int64_t InferContext::intAttr(const char *name, int64_t dflt) const {
-  auto it = attrs.find(name);
-  return it == attrs.end() ? dflt : it->second.getInt();
-}
-
-double InferContext::floatAttr(const char *name, double dflt) const {
-  auto it = attrs.find(name);
-  return it == attrs.end() ? dflt : it->second.getFloat();
-}
-
-const std::string &InferContext::stringAttr(const char *name) const {
-  static const std::string empty;
-  auto it = attrs.find(name);
-  return it == attrs.end() ? empty : it->second.getString();
-}
-
-std::vector<int64_t> InferContext::intsAttr(const char *name) const {
-  auto it = attrs.find(name);
-  return it == attrs.end() ? std::vector<int64_t>{} : it->second.getInts();
-}
-
-std::vector<double> InferContext::floatsAttr(const char *name) const {
-  auto it = attrs.find(name);
-  return it == attrs.end() ? std::vector<double>{} : it->second.getFloats();
-}
-
-bool InferContext::flagAttr(const char *name) const {
-  int64_t v = intAttr(name);
-  if (v != 0 && v != 1)
-    fail("attribute '" + std::string(name) + "' must be 0 or 1, got " + std::to_string(v));
-  return v == 1;
-}
-
-const std::string &InferContext::enumAttr(const char *name,
-                                          std::initializer_list<const char *> allowed) const {
-  const std::string &v = stringAttr(name);
-  std::string list;
-  for (const char *a : allowed) {
-    if (v == a)
-      return v;
-    list += (list.empty() ? "" : ", ") + std::string(a);
-  }
-  fail("attribute '" + std::string(name) + "' is \"" + v + "\"; expected one of " + list);
-}
-
-int64_t InferContext::axisAttr(const char *name, int64_t r) const {
-  return normalizeAxis(intAttr(name), r, "attribute '" + std::string(name) + "'");
 }
 
 void requireSameDType(const InferContext &c, unsigned a, unsigned b) {
@@ -110,7 +59,18 @@ int64_t staticDim(const InferContext &c, unsigned i, int64_t d, const char *what
   return dim.size;
 }
 
-// --- Elementwise family --------------------------------------------------------------------------
+std::vector<Dim> broadcastOrFail(const std::vector<Dim> &a, const std::vector<Dim> &b,
+                                 const std::string &what) {
+  std::string why;
+  auto dims = shape::broadcastShapes(a, b, &why);
+  if (!dims)
+    fail(what + " shape " + dimsToString(b) + " does not broadcast with " + dimsToString(a) + ": " +
+         why);
+  return std::move(*dims);
+}
+
+// --- Elementwise ops: dtypes by the op's DTypeRule, shapes by broadcasting
+// ------------------------
 
 namespace {
 
@@ -118,104 +78,88 @@ bool isNumeric(DType t) { return t != DType::Bool; }
 bool isIntOrBool(DType t) { return !isFloat(t); }
 
 // Broadcast all operands' shapes together, naming the operand that does not fit.
-std::vector<Dim> broadcastAll(const InferContext &c, unsigned first = 0) {
-  std::vector<Dim> dims = c.operand(first).dims;
-  for (unsigned i = first + 1; i < c.numOperands(); ++i) {
-    std::string why;
-    auto next = broadcastDims(dims, c.operand(i).dims, &why);
-    if (!next)
-      fail("operand " + std::to_string(i) + " shape " + dimsToString(c.operand(i).dims) +
-           " does not broadcast with " + dimsToString(dims) + ": " + why);
-    dims = std::move(*next);
-  }
+std::vector<Dim> broadcastAll(const InferContext &c) {
+  std::vector<Dim> dims = c.operand(0).dims;
+  for (unsigned i = 1; i < c.numOperands(); ++i)
+    dims = broadcastOrFail(dims, c.operand(i).dims, "operand " + std::to_string(i));
   return dims;
+}
+
+// Operands of one dtype satisfying `ok` (named `what`).
+void requireAll(const InferContext &c, bool (*ok)(DType), const char *what) {
+  for (unsigned i = 0; i < c.numOperands(); ++i) {
+    if (i > 0)
+      requireSameDType(c, i, 0);
+    requireDType(c, i, ok(c.operand(i).dtype), what);
+  }
 }
 
 } // namespace
 
 std::vector<TensorType> inferElementwise(const InferContext &c) {
   const TensorType &x = c.operand(0);
-  switch (c.kind) {
-  case OpKind::Neg:
-  case OpKind::Abs:
-  case OpKind::Sign:
+  DType result = x.dtype;
+  switch (opInfo(c.kind).dtypeRule) {
+  case DTypeRule::FloatSame:
+    requireAll(c, isFloat, "a float dtype");
+    break;
+  case DTypeRule::NumericSame:
+    requireAll(c, isNumeric, "a numeric dtype");
+    break;
+  case DTypeRule::IntOrBoolSame:
+    requireAll(c, isIntOrBool, "bool or an integer dtype");
+    break;
+  case DTypeRule::IntegerSame:
+    requireAll(c, isInteger, "an integer dtype");
+    break;
+  case DTypeRule::FloatToBool:
+    requireAll(c, isFloat, "a float dtype");
+    result = DType::Bool;
+    break;
+  case DTypeRule::SameToBool:
+    for (unsigned i = 1; i < c.numOperands(); ++i)
+      requireSameDType(c, i, 0);
+    result = DType::Bool;
+    break;
+  case DTypeRule::PowBase: // the exponent is converted to the base's dtype, so dtypes may differ
     requireDType(c, 0, isNumeric(x.dtype), "a numeric dtype");
-    return {x};
-  case OpKind::Exp:
-  case OpKind::Log:
-  case OpKind::Sqrt:
-  case OpKind::Sin:
-  case OpKind::Cos:
-  case OpKind::Atan:
-  case OpKind::Tanh:
-  case OpKind::Erf:
-  case OpKind::Sigmoid:
-  case OpKind::Floor:
-  case OpKind::Ceil:
-  case OpKind::Round:
-    requireDType(c, 0, isFloat(x.dtype), "a float dtype");
-    return {x};
-  case OpKind::Not:
-    requireDType(c, 0, isIntOrBool(x.dtype), "bool or an integer dtype");
-    return {x};
-  case OpKind::IsNaN:
-    requireDType(c, 0, isFloat(x.dtype), "a float dtype");
-    return {x.withDType(DType::Bool)};
-  case OpKind::IsInf:
-    requireDType(c, 0, isFloat(x.dtype), "a float dtype");
-    c.flagAttr("detect_negative");
-    c.flagAttr("detect_positive");
-    return {x.withDType(DType::Bool)};
-  case OpKind::Cast:
-    return {x.withDType(c.attrs.at("to").getDType())};
-  case OpKind::Select: {
+    requireDType(c, 1, isNumeric(c.operand(1).dtype), "a numeric dtype");
+    break;
+  case DTypeRule::Select:
     requireDType(c, 0, x.dtype == DType::Bool, "bool for the condition");
     requireSameDType(c, 2, 1);
-    return {TensorType(c.operand(1).dtype, broadcastAll(c), x.device)};
+    result = c.operand(1).dtype;
+    break;
+  case DTypeRule::CastTo:
+    result = c.view<ops::CastOp>().to();
+    break;
+  case DTypeRule::Custom:
+    fail("elementwise op without a dtype rule");
   }
-  default:
-    break;
-  }
-
-  // Binary ops.
-  const TensorType &y = c.operand(1);
-  switch (c.kind) {
-  case OpKind::Pow: // the exponent is converted to the base's dtype, so dtypes may differ
-    requireDType(c, 0, isNumeric(x.dtype), "a numeric dtype");
-    requireDType(c, 1, isNumeric(y.dtype), "a numeric dtype");
-    return {TensorType(x.dtype, broadcastAll(c), x.device)};
-  case OpKind::And:
-  case OpKind::Or:
-  case OpKind::Xor:
-    requireSameDType(c, 1, 0);
-    requireDType(c, 0, isIntOrBool(x.dtype), "bool or an integer dtype");
-    break;
-  case OpKind::BitShift:
-    requireSameDType(c, 1, 0);
-    requireDType(c, 0, isInteger(x.dtype), "an integer dtype");
-    c.enumAttr("direction", {"left", "right"});
-    break;
-  case OpKind::Eq:
-  case OpKind::Lt:
-  case OpKind::Le:
-    requireSameDType(c, 1, 0);
-    return {TensorType(DType::Bool, broadcastAll(c), x.device)};
-  case OpKind::Mod:
-    c.flagAttr("fmod");
-    [[fallthrough]];
-  default: // add, sub, mul, div, max, min
-    requireSameDType(c, 1, 0);
-    requireDType(c, 0, isNumeric(x.dtype), "a numeric dtype");
-    break;
-  }
-  return {TensorType(x.dtype, broadcastAll(c), x.device)};
+  return {TensorType(result, broadcastAll(c), x.device)};
 }
 
-// --- Dispatch ------------------------------------------------------------------------------------
+std::vector<TensorType> inferConstant(const InferContext &c) {
+  const Tensor &t = c.view<ops::ConstantOp>().value();
+  // Elided constants (printed IR without its blob section) still know their dtype and shape.
+  if (!t.valid() && !t.isElided())
+    fail("attribute 'value' holds no tensor data");
+  return {TensorType::fromShape(t.dtype(), t.shape())};
+}
+
+std::vector<TensorType> inferKernel(const InferContext &) {
+  // A kernel's results are its region's outputs; the verifier checks them against the region.
+  fail("kernel result types come from its region");
+}
+
+// --- Attributes, arity, dispatch
+// ------------------------------------------------------------------
 
 namespace {
 
-void checkAttributesOrThrow(OpKind kind, const AttrMap &attrs) {
+// Names, kinds and forms of the attributes (OpTable.def); `rank` is operand 0's rank when known
+// (the axis forms need it), else -1.
+void checkAttributesOrThrow(OpKind kind, const AttrMap &attrs, int64_t rank) {
   const OpInfo &info = opInfo(kind);
   for (const auto &[name, attr] : attrs) {
     const AttrSpec *spec = info.findAttr(name);
@@ -224,6 +168,45 @@ void checkAttributesOrThrow(OpKind kind, const AttrMap &attrs) {
     if (attr.kind() != spec->kind)
       fail("attribute '" + name + "' has kind " + std::string(attrKindName(attr.kind())) +
            " but " + std::string(attrKindName(spec->kind)) + " is expected");
+    auto inRange = [&](int64_t a) { return rank < 0 || (a >= 0 && a < rank); };
+    switch (spec->form) {
+    case AttrForm::Plain:
+      break;
+    case AttrForm::Flag:
+      if (attr.getInt() != 0 && attr.getInt() != 1)
+        fail("attribute '" + name + "' must be 0 or 1, got " + std::to_string(attr.getInt()));
+      break;
+    case AttrForm::Axis:
+      if (!inRange(attr.getInt()))
+        fail("attribute '" + name + "' " + std::to_string(attr.getInt()) +
+             " is not an axis in [0, " + std::to_string(rank) +
+             ") (the normal form: negative axes are resolved at import)");
+      break;
+    case AttrForm::Axes: {
+      const std::vector<int64_t> &axes = attr.getInts();
+      for (size_t i = 0; i < axes.size(); ++i)
+        if (!inRange(axes[i]) || (i > 0 && axes[i] <= axes[i - 1]))
+          fail("attribute '" + name + "' " + intsToString(axes) +
+               " must list distinct axes in [0, " + std::to_string(rank) +
+               ") in increasing order (the normal form)");
+      break;
+    }
+    case AttrForm::Enum: {
+      const std::string &v = attr.getString();
+      if (std::find(spec->enumTexts.begin(), spec->enumTexts.end(), v) == spec->enumTexts.end()) {
+        std::string list;
+        for (std::string_view t : spec->enumTexts)
+          list += (list.empty() ? "" : ", ") + std::string(t);
+        fail("attribute '" + name + "' is \"" + v + "\"; expected one of " + list);
+      }
+      break;
+    }
+    case AttrForm::Layout:
+      if (!parseChannelLayout(attr.getString()))
+        fail("attribute '" + name + "' \"" + attr.getString() +
+             "\" is not a channel layout (\"NCHW\" or \"NCHW<c>c\")");
+      break;
+    }
   }
   for (const AttrSpec &spec : info.attrs)
     if (!spec.optional && !attrs.count(spec.name))
@@ -246,41 +229,26 @@ void checkArity(OpKind kind, size_t n) {
        std::to_string(n));
 }
 
+// The shape function of each op, in OpKind order.
+const ShapeFn kShapeFns[] = {
+#define OP(e, name, lo, hi, res, traits, dtypes, shape, ...) &shape,
+#include "strata/graph/OpTable.def"
+};
+
 } // namespace
 
 Inferred inferDetailed(OpKind kind, const std::vector<TensorType> &operands, const AttrMap &attrs) {
   checkArity(kind, operands.size());
-  checkAttributesOrThrow(kind, attrs);
+  checkAttributesOrThrow(kind, attrs, operands.empty() ? -1 : operands[0].rank());
   // Results live where the operands live; mixing devices needs an explicit transfer.
   for (size_t i = 1; i < operands.size(); ++i)
     if (operands[i].device != operands[0].device)
       fail("operand " + std::to_string(i) + " is on " +
            (operands[i].device == Device::GPU ? "gpu" : "cpu") + " but operand 0 is on " +
            (operands[0].device == Device::GPU ? "gpu" : "cpu"));
-
   Inferred out;
   InferContext c{kind, operands, attrs, &out.freshSymbols};
-  const OpInfo &info = opInfo(kind);
-  if (kind == OpKind::Constant) {
-    const Tensor &t = attrs.at("value").getTensor();
-    // Elided constants (printed IR without its blob section) still know their dtype and shape.
-    if (!t.valid() && !t.isElided())
-      fail("attribute 'value' holds no tensor data");
-    out.types = {TensorType::fromShape(t.dtype(), t.shape())};
-  } else if (kind == OpKind::Kernel) {
-    // A kernel's results are its region's outputs; the verifier checks them against the region.
-    fail("kernel result types come from its region");
-  } else if (usesBlockedLayout(kind, attrs)) {
-    out.types = inferLayout(c);
-  } else if (kind == OpKind::Einsum) {
-    out.types = inferEinsum(c);
-  } else if (info.traits & T_ELEMENTWISE) {
-    out.types = inferElementwise(c);
-  } else if (info.traits & T_STRUCTURED) {
-    out.types = inferStructured(c);
-  } else {
-    out.types = inferDataMovement(c);
-  }
+  out.types = kShapeFns[static_cast<size_t>(kind)](c);
   return out;
 }
 
@@ -298,7 +266,7 @@ llvm::Expected<std::vector<TensorType>> inferResultTypes(OpKind kind,
 
 llvm::Error checkAttributes(OpKind kind, const AttrMap &attrs) {
   try {
-    infer::checkAttributesOrThrow(kind, attrs);
+    infer::checkAttributesOrThrow(kind, attrs, -1);
     return llvm::Error::success();
   } catch (const infer::InferError &e) {
     return makeError(e.what());

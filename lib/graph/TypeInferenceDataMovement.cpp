@@ -1,6 +1,8 @@
-// Type inference for data-movement ops: reshape, transpose, expand, slice, concat, pad, the
+// Shape functions of the data-movement ops: reshape, transpose, expand, slice, concat, pad, the
 // gather family and the scatter family.
 #include "TypeInferenceImpl.h"
+
+#include "strata/support/ShapeMath.h"
 
 #include <algorithm>
 #include <limits>
@@ -12,10 +14,11 @@ namespace {
 // ONNX Reshape with a static target shape. Symbolic input dims survive when copied by a 0 or
 // absorbed whole by -1; when -1 absorbs a symbolic dim scaled by a static ratio (or several
 // symbolic dims), the result is a fresh symbol named after the absorbed symbols plus "_r".
-TensorType inferReshape(const InferContext &c) {
+TensorType reshapeType(const InferContext &c) {
   const TensorType &x = c.operand(0);
-  const std::vector<int64_t> shape = c.intsAttr("shape");
-  bool allowZero = c.flagAttr("allowzero");
+  const auto attrs = c.view<ops::ReshapeOp>();
+  const std::vector<int64_t> &shape = attrs.shape();
+  bool allowZero = attrs.allowzero();
   int64_t inferredAt = -1;
   std::vector<bool> copied(x.dims.size(), false);
   std::vector<Dim> out(shape.size());
@@ -89,9 +92,9 @@ TensorType inferReshape(const InferContext &c) {
   return x.withDims(std::move(out));
 }
 
-TensorType inferTranspose(const InferContext &c) {
+TensorType transposeType(const InferContext &c) {
   const TensorType &x = c.operand(0);
-  std::vector<int64_t> perm = c.intsAttr("perm");
+  const std::vector<int64_t> &perm = c.view<ops::TransposeOp>().perm();
   if (static_cast<int64_t>(perm.size()) != x.rank())
     fail("attribute 'perm' " + intsToString(perm) + " has " + std::to_string(perm.size()) +
          " entries but the operand has rank " + std::to_string(x.rank()));
@@ -107,82 +110,53 @@ TensorType inferTranspose(const InferContext &c) {
   return x.withDims(std::move(out));
 }
 
-TensorType inferExpand(const InferContext &c) {
+TensorType expandType(const InferContext &c) {
   const TensorType &x = c.operand(0);
-  std::vector<int64_t> shape = c.intsAttr("shape");
+  const std::vector<int64_t> &shape = c.view<ops::ExpandOp>().shape();
   for (int64_t s : shape)
     if (s < 0)
       fail("attribute 'shape' " + intsToString(shape) + " has a negative size");
   std::vector<Dim> target(shape.begin(), shape.end());
   std::string why;
-  auto dims = broadcastDims(x.dims, target, &why);
+  auto dims = shape::broadcastShapes(x.dims, target, &why);
   if (!dims)
     fail("operand 0 shape " + dimsToString(x.dims) + " cannot expand to attribute 'shape' " +
          intsToString(shape) + ": " + why);
   return x.withDims(std::move(*dims));
 }
 
-// Output length of one sliced dim, with ONNX's clamping rules.
-int64_t slicedLength(int64_t dim, int64_t start, int64_t end, int64_t step) {
-  if (dim == 0)
-    return 0;
-  if (start < 0)
-    start += dim;
-  if (end < 0)
-    end += dim;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-    return end > start ? (end - start + step - 1) / step : 0;
-  }
-  start = std::clamp<int64_t>(start, 0, dim - 1);
-  end = std::clamp<int64_t>(end, -1, dim - 1);
-  return start > end ? (start - end + (-step) - 1) / (-step) : 0;
-}
-
-TensorType inferSlice(const InferContext &c) {
+// One entry per dim (the normal form); a symbolic dim can only be kept whole.
+TensorType sliceType(const InferContext &c) {
   const TensorType &x = c.operand(0);
-  std::vector<int64_t> starts = c.intsAttr("starts"), ends = c.intsAttr("ends");
-  std::vector<int64_t> axes = c.intsAttr("axes"), steps = c.intsAttr("steps");
-  // As in ONNX, absent (empty) axes mean the leading axes and absent steps mean 1.
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i)
-      axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty())
-    steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    fail("attributes 'starts', 'ends', 'axes' and 'steps' must have the same length (got " +
-         std::to_string(starts.size()) + ", " + std::to_string(ends.size()) + ", " +
-         std::to_string(axes.size()) + ", " + std::to_string(steps.size()) + ")");
+  const auto attrs = c.view<ops::SliceOp>();
+  const std::vector<int64_t> &starts = attrs.starts(), &ends = attrs.ends(), &steps = attrs.steps();
+  const size_t rank = x.dims.size();
+  if (starts.size() != rank || ends.size() != rank || steps.size() != rank)
+    fail("attributes 'starts', 'ends' and 'steps' must have one entry per dim (rank " +
+         std::to_string(rank) + "; got " + std::to_string(starts.size()) + ", " +
+         std::to_string(ends.size()) + ", " + std::to_string(steps.size()) + ")");
   std::vector<Dim> out = x.dims;
-  std::vector<bool> seen(x.dims.size(), false);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t axis = normalizeAxis(axes[i], x.rank(), "attribute 'axes' entry");
-    if (seen[axis])
-      fail("attribute 'axes' " + intsToString(axes) + " repeats axis " + std::to_string(axis));
-    seen[axis] = true;
-    if (steps[i] == 0)
+  for (size_t d = 0; d < rank; ++d) {
+    if (steps[d] == 0)
       fail("attribute 'steps' " + intsToString(steps) + " has a zero step");
-    const Dim &d = x.dims[axis];
-    if (!d.isStatic()) {
-      bool fullRange =
-          starts[i] == 0 && ends[i] == std::numeric_limits<int64_t>::max() && steps[i] == 1;
-      if (!fullRange)
-        fail("slice of symbolic dim " + d.str() + " (axis " + std::to_string(axis) +
-             ") needs starts=0, ends=INT64_MAX, steps=1; got " + std::to_string(starts[i]) + ", " +
-             std::to_string(ends[i]) + ", " + std::to_string(steps[i]));
+    const Dim &dim = x.dims[d];
+    if (!dim.isStatic()) {
+      if (!shape::isFullSlice(starts[d], ends[d], steps[d]))
+        fail("slice of symbolic dim " + dim.str() + " (axis " + std::to_string(d) +
+             ") needs starts=0, ends=INT64_MAX, steps=1; got " + std::to_string(starts[d]) + ", " +
+             std::to_string(ends[d]) + ", " + std::to_string(steps[d]));
       continue; // keeps its symbol
     }
-    out[axis] = Dim(slicedLength(d.size, starts[i], ends[i], steps[i]));
+    out[d] = Dim(shape::sliceRange(dim.size, starts[d], ends[d], steps[d]).length);
   }
   return x.withDims(std::move(out));
 }
 
-TensorType inferConcat(const InferContext &c) {
+TensorType concatType(const InferContext &c) {
   const TensorType &first = c.operand(0);
   if (first.rank() == 0)
     fail("operand 0 is a scalar; concat needs rank >= 1");
-  int64_t axis = c.axisAttr("axis", first.rank());
+  int64_t axis = c.view<ops::ConcatOp>().axis();
   std::vector<Dim> out = first.dims;
   int64_t total = 0;
   bool symbolic = false;
@@ -208,14 +182,13 @@ TensorType inferConcat(const InferContext &c) {
   return first.withDims(std::move(out));
 }
 
-TensorType inferPad(const InferContext &c) {
+TensorType padType(const InferContext &c) {
   const TensorType &x = c.operand(0);
   const TensorType &value = c.operand(1);
-  c.enumAttr("mode", {"constant", "reflect", "edge", "wrap"});
   if (value.rank() != 0)
     fail("operand 1 (pad value) must be a rank-0 tensor, got rank " + std::to_string(value.rank()));
   requireSameDType(c, 1, 0);
-  std::vector<int64_t> pads = c.intsAttr("pads");
+  const std::vector<int64_t> &pads = c.view<ops::PadOp>().pads();
   int64_t r = x.rank();
   if (static_cast<int64_t>(pads.size()) != 2 * r)
     fail("attribute 'pads' " + intsToString(pads) + " must have 2 * rank = " +
@@ -237,22 +210,21 @@ TensorType inferPad(const InferContext &c) {
   return x.withDims(std::move(out));
 }
 
-TensorType inferGather(const InferContext &c) {
+TensorType gatherType(const InferContext &c) {
   const TensorType &data = c.operand(0), &indices = c.operand(1);
   requireIndexDType(c, 1);
   requireRankAtLeast(c, 0, 1);
-  int64_t axis = c.axisAttr("axis", data.rank());
+  int64_t axis = c.view<ops::GatherOp>().axis();
   std::vector<Dim> out(data.dims.begin(), data.dims.begin() + axis);
   out.insert(out.end(), indices.dims.begin(), indices.dims.end());
   out.insert(out.end(), data.dims.begin() + axis + 1, data.dims.end());
   return data.withDims(std::move(out));
 }
 
-TensorType inferGatherElements(const InferContext &c) {
+TensorType gatherElementsType(const InferContext &c) {
   const TensorType &data = c.operand(0), &indices = c.operand(1);
   requireIndexDType(c, 1);
   requireRankAtLeast(c, 0, 1);
-  c.axisAttr("axis", data.rank());
   if (indices.rank() != data.rank())
     fail("operand 1 (indices) has rank " + std::to_string(indices.rank()) +
          " but operand 0 (data) has rank " + std::to_string(data.rank()));
@@ -267,10 +239,10 @@ void checkBatchDims(const TensorType &data, const TensorType &indices, int64_t b
            " in operand 0 (data) but " + indices.dims[d].str() + " in operand 1 (indices)");
 }
 
-TensorType inferGatherND(const InferContext &c) {
+TensorType gatherNDType(const InferContext &c) {
   const TensorType &data = c.operand(0), &indices = c.operand(1);
   requireIndexDType(c, 1);
-  int64_t b = c.intAttr("batch_dims");
+  int64_t b = c.view<ops::GatherNDOp>().batch_dims();
   if (b < 0)
     fail("attribute 'batch_dims' must be >= 0, got " + std::to_string(b));
   requireRankAtLeast(c, 0, b + 1);
@@ -285,13 +257,11 @@ TensorType inferGatherND(const InferContext &c) {
   return data.withDims(std::move(out));
 }
 
-TensorType inferScatterElements(const InferContext &c) {
+TensorType scatterElementsType(const InferContext &c) {
   const TensorType &data = c.operand(0), &indices = c.operand(1), &updates = c.operand(2);
   requireIndexDType(c, 1);
   requireSameDType(c, 2, 0);
   requireRankAtLeast(c, 0, 1);
-  c.axisAttr("axis", data.rank());
-  c.enumAttr("reduction", {"none", "add", "mul", "max", "min"});
   if (indices.rank() != data.rank())
     fail("operand 1 (indices) has rank " + std::to_string(indices.rank()) +
          " but operand 0 (data) has rank " + std::to_string(data.rank()));
@@ -301,11 +271,10 @@ TensorType inferScatterElements(const InferContext &c) {
   return data;
 }
 
-TensorType inferScatterND(const InferContext &c) {
+TensorType scatterNDType(const InferContext &c) {
   const TensorType &data = c.operand(0), &indices = c.operand(1), &updates = c.operand(2);
   requireIndexDType(c, 1);
   requireSameDType(c, 2, 0);
-  c.enumAttr("reduction", {"none", "add", "mul", "max", "min"});
   requireRankAtLeast(c, 1, 1);
   int64_t m = staticDim(c, 1, indices.rank() - 1, "index tuple length");
   if (m < 1 || m > data.rank())
@@ -321,22 +290,20 @@ TensorType inferScatterND(const InferContext &c) {
 
 } // namespace
 
-std::vector<TensorType> inferDataMovement(const InferContext &c) {
-  switch (c.kind) {
-  case OpKind::Reshape: return {inferReshape(c)};
-  case OpKind::Transpose: return {inferTranspose(c)};
-  case OpKind::Expand: return {inferExpand(c)};
-  case OpKind::Slice: return {inferSlice(c)};
-  case OpKind::Concat: return {inferConcat(c)};
-  case OpKind::Pad: return {inferPad(c)};
-  case OpKind::Gather: return {inferGather(c)};
-  case OpKind::GatherElements: return {inferGatherElements(c)};
-  case OpKind::GatherND: return {inferGatherND(c)};
-  case OpKind::ScatterElements: return {inferScatterElements(c)};
-  case OpKind::ScatterND: return {inferScatterND(c)};
-  default:
-    fail("no type inference rule for op '" + std::string(opInfo(c.kind).name) + "'");
-  }
+std::vector<TensorType> inferReshape(const InferContext &c) { return {reshapeType(c)}; }
+std::vector<TensorType> inferTranspose(const InferContext &c) { return {transposeType(c)}; }
+std::vector<TensorType> inferExpand(const InferContext &c) { return {expandType(c)}; }
+std::vector<TensorType> inferSlice(const InferContext &c) { return {sliceType(c)}; }
+std::vector<TensorType> inferConcat(const InferContext &c) { return {concatType(c)}; }
+std::vector<TensorType> inferPad(const InferContext &c) { return {padType(c)}; }
+std::vector<TensorType> inferGather(const InferContext &c) { return {gatherType(c)}; }
+std::vector<TensorType> inferGatherElements(const InferContext &c) {
+  return {gatherElementsType(c)};
 }
+std::vector<TensorType> inferGatherND(const InferContext &c) { return {gatherNDType(c)}; }
+std::vector<TensorType> inferScatterElements(const InferContext &c) {
+  return {scatterElementsType(c)};
+}
+std::vector<TensorType> inferScatterND(const InferContext &c) { return {scatterNDType(c)}; }
 
 } // namespace strata::infer

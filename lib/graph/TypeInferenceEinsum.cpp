@@ -23,7 +23,7 @@ EinsumTerm parseTerm(const std::string &text, const std::string &equation) {
 } // namespace
 
 std::vector<TensorType> inferEinsum(const InferContext &c) {
-  const std::string &raw = c.stringAttr("equation");
+  const std::string &raw = c.view<ops::EinsumOp>().equation();
   std::string eq;
   for (char ch : raw)
     if (!std::isspace(static_cast<unsigned char>(ch)))
@@ -54,7 +54,7 @@ std::vector<TensorType> inferEinsum(const InferContext &c) {
         anyEllipsis = true;
         std::vector<Dim> mine(x.dims.begin() + dim, x.dims.begin() + dim + ellipsisRank);
         std::string why;
-        auto merged = broadcastDims(ellipsisDims, mine, &why);
+        auto merged = shape::broadcastShapes(ellipsisDims, mine, &why);
         if (!merged)
           fail("einsum ellipsis dims of operand " + std::to_string(i) + " " + dimsToString(mine) +
                " do not broadcast with " + dimsToString(ellipsisDims) + ": " + why);

@@ -3,6 +3,7 @@
 // Inference code throws InferError internally; the public entry points in TypeInference.cpp turn
 // it into an llvm::Error at the boundary.
 #pragma once
+#include "strata/graph/Ops.h"
 #include "strata/graph/TypeInference.h"
 
 #include <set>
@@ -25,7 +26,7 @@ struct Inferred {
   std::set<std::string> freshSymbols;
 };
 
-// What one family's inference function sees.
+// What one op's shape function sees.
 struct InferContext {
   OpKind kind;
   const std::vector<TensorType> &operands;
@@ -35,25 +36,11 @@ struct InferContext {
   const TensorType &operand(unsigned i) const { return operands[i]; }
   size_t numOperands() const { return operands.size(); }
   int64_t rank(unsigned i) const { return operands[i].rank(); }
-
-  // Attribute getters; attributes were already checked for presence and kind, so a missing one
-  // is an optional attribute and gets `dflt`.
-  int64_t intAttr(const char *name, int64_t dflt = 0) const;
-  double floatAttr(const char *name, double dflt = 0) const;
-  const std::string &stringAttr(const char *name) const;
-  std::vector<int64_t> intsAttr(const char *name) const;
-  std::vector<double> floatsAttr(const char *name) const;
-
-  // A 0/1 flag attribute.
-  bool flagAttr(const char *name) const;
-  // String attribute that must be one of `allowed`.
-  const std::string &enumAttr(const char *name, std::initializer_list<const char *> allowed) const;
-  // Normalizes an axis attribute against `rank` (allowing [-rank, rank)).
-  int64_t axisAttr(const char *name, int64_t rank) const;
+  // The op's typed attribute accessors (Ops.h); attributes were checked for presence, kind and
+  // normal form before the shape function runs.
+  template <typename View> View view() const { return View(attrs); }
 };
 
-// Normalizes `axis` into [0, rank); `what` names it in the error.
-int64_t normalizeAxis(int64_t axis, int64_t rank, const std::string &what);
 // "[1, 2, 3]"
 std::string intsToString(const std::vector<int64_t> &v);
 std::string dimsToString(const std::vector<Dim> &dims);
@@ -65,15 +52,22 @@ void requireIndexDType(const InferContext &c, unsigned i);
 void requireRankAtLeast(const InferContext &c, unsigned i, int64_t rank);
 // Static size of dim `d` of operand `i`; errors naming `what` when symbolic.
 int64_t staticDim(const InferContext &c, unsigned i, int64_t d, const char *what);
+// Numpy broadcast of `a` and `b`; errors naming `what` and both shapes.
+std::vector<Dim> broadcastOrFail(const std::vector<Dim> &a, const std::vector<Dim> &b,
+                                 const std::string &what);
 
-// Families (one .cpp each). Each returns the result types for its ops.
-std::vector<TensorType> inferElementwise(const InferContext &c);
-std::vector<TensorType> inferDataMovement(const InferContext &c);
-std::vector<TensorType> inferStructured(const InferContext &c);
-std::vector<TensorType> inferEinsum(const InferContext &c);
-// TypeInferenceLayout.cpp: relayout and conv in a blocked layout (layout = "NCHW<c>c").
-bool usesBlockedLayout(OpKind kind, const AttrMap &attrs);
-std::vector<TensorType> inferLayout(const InferContext &c);
+// The shape functions named by the op definitions (OpTable.def), one .cpp per family:
+// TypeInference.cpp (elementwise, constant, kernel), TypeInferenceDataMovement.cpp,
+// TypeInferenceStructured.cpp, TypeInferenceLayout.cpp (relayout, blocked conv),
+// TypeInferenceEinsum.cpp.
+using ShapeFn = std::vector<TensorType> (*)(const InferContext &);
+#define OP(e, name, lo, hi, res, traits, dtypes, shape, ...)                                       \
+  std::vector<TensorType> shape(const InferContext &c);
+#include "strata/graph/OpTable.def"
+
+// Conv in a blocked layout (TypeInferenceLayout.cpp): unblock, the plain rule, block the result.
+std::vector<TensorType> inferBlockedConv(const InferContext &c, int64_t block);
+std::vector<TensorType> inferPlainConv(const InferContext &c);
 
 // Full inference including arity and attribute checks; throws InferError.
 Inferred inferDetailed(OpKind kind, const std::vector<TensorType> &operands, const AttrMap &attrs);

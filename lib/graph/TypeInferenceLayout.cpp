@@ -1,4 +1,4 @@
-// Type inference for the blocked channel layouts: relayout, and conv with layout = "NCHW<c>c"
+// Shape functions of the blocked channel layouts: relayout, and conv with layout = "NCHW<c>c"
 // (inferred by unblocking the operand types, running the plain conv rule and blocking the
 // result, so the two can never disagree on window arithmetic).
 #include "TypeInferenceImpl.h"
@@ -8,15 +8,6 @@
 namespace strata::infer {
 
 namespace {
-
-int64_t layoutAttr(const InferContext &c, const char *name) {
-  const std::string &text = c.stringAttr(name);
-  std::optional<int64_t> block = parseChannelLayout(text);
-  if (!block)
-    fail("attribute '" + std::string(name) + "' \"" + text +
-         "\" is not a channel layout (\"NCHW\" or \"NCHW<c>c\")");
-  return *block;
-}
 
 // [N, C, S...] -> [N, C/block, S..., block]
 TensorType blockType(const TensorType &t, int64_t block, const char *what) {
@@ -46,15 +37,18 @@ TensorType unblockType(const TensorType &t, int64_t block, const char *what) {
   return t.withDims(std::move(dims));
 }
 
-TensorType inferRelayout(const InferContext &c) {
-  int64_t from = layoutAttr(c, "from"), to = layoutAttr(c, "to");
+TensorType relayoutType(const InferContext &c) {
+  const auto attrs = c.view<ops::RelayoutOp>();
+  int64_t from = attrs.from(), to = attrs.to();
   if ((from == 0) == (to == 0))
-    fail("relayout converts between a plain and a blocked layout, not \"" + c.stringAttr("from") +
-         "\" to \"" + c.stringAttr("to") + "\"");
+    fail("relayout converts between a plain and a blocked layout, not \"" +
+         c.attrs.at("from").getString() + "\" to \"" + c.attrs.at("to").getString() + "\"");
   return to ? blockType(c.operand(0), to, "operand 0") : unblockType(c.operand(0), from, "operand 0");
 }
 
-TensorType inferBlockedConv(const InferContext &c, int64_t block) {
+} // namespace
+
+std::vector<TensorType> inferBlockedConv(const InferContext &c, int64_t block) {
   const TensorType &x = c.operand(0), &w = c.operand(1);
   TensorType plainX = unblockType(x, block, "operand 0");
   // w: [O/co, I/ci, K..., ci, co] -> [O, I, K...]
@@ -71,27 +65,9 @@ TensorType inferBlockedConv(const InferContext &c, int64_t block) {
   for (size_t i = 2; i < c.numOperands(); ++i)
     plainOperands.push_back(c.operand(static_cast<unsigned>(i)));
   InferContext plain{c.kind, plainOperands, c.attrs, c.freshSymbols};
-  return blockType(inferStructured(plain).at(0), block, "the conv result");
+  return {blockType(inferPlainConv(plain).at(0), block, "the conv result")};
 }
 
-} // namespace
-
-bool usesBlockedLayout(OpKind kind, const AttrMap &attrs) {
-  if (kind == OpKind::Relayout)
-    return true;
-  if (kind != OpKind::Conv)
-    return false;
-  auto it = attrs.find("layout");
-  if (it == attrs.end() || it->second.kind() != AttrKind::String)
-    return false;
-  std::optional<int64_t> block = parseChannelLayout(it->second.getString());
-  return !block || *block != 0; // an invalid name is reported by inferLayout
-}
-
-std::vector<TensorType> inferLayout(const InferContext &c) {
-  if (c.kind == OpKind::Relayout)
-    return {inferRelayout(c)};
-  return {inferBlockedConv(c, layoutAttr(c, "layout"))};
-}
+std::vector<TensorType> inferRelayout(const InferContext &c) { return {relayoutType(c)}; }
 
 } // namespace strata::infer

@@ -1,6 +1,8 @@
-// Type inference for structured ops: matmul, conv, conv_transpose, pool, the reductions,
+// Shape functions of the structured ops: matmul, conv, conv_transpose, pool, the reductions,
 // softmax, layer_norm, cumsum, topk and resize. (einsum has its own file.)
 #include "TypeInferenceImpl.h"
+
+#include "strata/support/ShapeMath.h"
 
 #include <algorithm>
 
@@ -10,7 +12,7 @@ namespace {
 
 std::string axisName(size_t i) { return "spatial axis " + std::to_string(i); }
 
-TensorType inferMatMul(const InferContext &c) {
+TensorType matMulType(const InferContext &c) {
   const TensorType &a = c.operand(0), &b = c.operand(1);
   requireSameDType(c, 1, 0);
   requireRankAtLeast(c, 0, 1);
@@ -28,7 +30,7 @@ TensorType inferMatMul(const InferContext &c) {
          ") but operand 1 has " + kb.str() + " (shape " + dimsToString(b.dims) + ")");
   std::vector<Dim> batchA(da.begin(), da.end() - 2), batchB(db.begin(), db.end() - 2);
   std::string why;
-  auto batch = broadcastDims(batchA, batchB, &why);
+  auto batch = shape::broadcastShapes(batchA, batchB, &why);
   if (!batch)
     fail("batch dims " + dimsToString(batchA) + " and " + dimsToString(batchB) +
          " do not broadcast: " + why);
@@ -41,7 +43,7 @@ TensorType inferMatMul(const InferContext &c) {
     // The bias is added to the finished product; it may broadcast but not grow the result.
     requireSameDType(c, 2, 0);
     const TensorType &bias = c.operand(2);
-    auto sum = broadcastDims(out, bias.dims, &why);
+    auto sum = shape::broadcastShapes(out, bias.dims, &why);
     if (!sum || *sum != out)
       fail("operand 2 (bias) of shape " + dimsToString(bias.dims) +
            " does not broadcast to the product shape " + dimsToString(out));
@@ -49,19 +51,12 @@ TensorType inferMatMul(const InferContext &c) {
   return a.withDims(std::move(out));
 }
 
-// Strides, pads and dilations of a sliding-window op; empty lists mean the ONNX defaults.
-struct Window {
-  std::vector<int64_t> strides, pads, dilations;
-};
-
-Window windowAttrs(const InferContext &c, size_t spatial) {
-  Window w{c.intsAttr("strides"), c.intsAttr("pads"), c.intsAttr("dilations")};
-  if (w.strides.empty())
-    w.strides.assign(spatial, 1);
-  if (w.pads.empty())
-    w.pads.assign(2 * spatial, 0);
-  if (w.dilations.empty())
-    w.dilations.assign(spatial, 1);
+// Strides, pads and dilations of a sliding-window op (one per spatial dim, pads for both sides:
+// the normal form) as one WindowDim per spatial dim; `kernels` are the window sizes.
+std::vector<shape::WindowDim> windowAttrs(const std::vector<int64_t> &strides,
+                                          const std::vector<int64_t> &pads,
+                                          const std::vector<int64_t> &dilations,
+                                          const std::vector<int64_t> &kernels, size_t spatial) {
   auto check = [&](const char *name, const std::vector<int64_t> &v, size_t n, int64_t min) {
     if (v.size() != n)
       fail("attribute '" + std::string(name) + "' " + intsToString(v) + " must have " +
@@ -71,29 +66,22 @@ Window windowAttrs(const InferContext &c, size_t spatial) {
         fail("attribute '" + std::string(name) + "' " + intsToString(v) + " has an entry below " +
              std::to_string(min));
   };
-  check("strides", w.strides, spatial, 1);
-  check("pads", w.pads, 2 * spatial, 0);
-  check("dilations", w.dilations, spatial, 1);
+  check("strides", strides, spatial, 1);
+  check("pads", pads, 2 * spatial, 0);
+  check("dilations", dilations, spatial, 1);
+  std::vector<shape::WindowDim> w(spatial);
+  for (size_t i = 0; i < spatial; ++i)
+    w[i] = {kernels[i], strides[i], pads[i], pads[i + spatial], dilations[i]};
   return w;
 }
 
-// Output size of one spatial dim of conv/pool (floor mode), or an error when the window does
-// not fit even once.
-int64_t windowOutput(int64_t in, int64_t kernel, const Window &w, size_t i, size_t spatial,
-                     bool ceilMode) {
-  int64_t effectiveKernel = (kernel - 1) * w.dilations[i] + 1;
-  int64_t padded = in + w.pads[i] + w.pads[i + spatial];
-  if (padded < effectiveKernel)
-    fail("window of effective size " + std::to_string(effectiveKernel) + " does not fit padded " +
-         axisName(i) + " of size " + std::to_string(padded));
-  int64_t span = padded - effectiveKernel, stride = w.strides[i];
-  if (!ceilMode)
-    return span / stride + 1;
-  int64_t out = (span + stride - 1) / stride + 1;
-  // ONNX: with ceil_mode the last window must start inside the input or the begin padding.
-  if ((out - 1) * stride >= in + w.pads[i])
-    --out;
-  return out;
+// Output size of one spatial dim of conv/pool, or an error when the window does not fit.
+int64_t windowOutput(int64_t in, const shape::WindowDim &w, size_t i, bool ceilMode) {
+  std::string why;
+  std::optional<int64_t> out = shape::windowOutputSize(in, w, ceilMode, &why);
+  if (!out)
+    fail(why + " on " + axisName(i));
+  return *out;
 }
 
 void checkBias(const InferContext &c, const Dim &channels) {
@@ -106,7 +94,8 @@ void checkBias(const InferContext &c, const Dim &channels) {
          channels.str() + "]");
 }
 
-TensorType inferConv(const InferContext &c, bool transposed) {
+template <typename ConvView> TensorType convType(const InferContext &c, bool transposed) {
+  const auto attrs = c.view<ConvView>();
   const TensorType &x = c.operand(0), &w = c.operand(1);
   requireSameDType(c, 1, 0);
   requireRankAtLeast(c, 0, 3);
@@ -114,8 +103,12 @@ TensorType inferConv(const InferContext &c, bool transposed) {
     fail("operand 1 (weight) has rank " + std::to_string(w.rank()) + " but operand 0 has rank " +
          std::to_string(x.rank()));
   size_t spatial = static_cast<size_t>(x.rank() - 2);
-  Window win = windowAttrs(c, spatial);
-  int64_t group = c.intAttr("group");
+  std::vector<int64_t> kernels;
+  for (size_t i = 0; i < spatial; ++i)
+    kernels.push_back(staticDim(c, 1, static_cast<int64_t>(2 + i), "kernel dim"));
+  std::vector<shape::WindowDim> win =
+      windowAttrs(attrs.strides(), attrs.pads(), attrs.dilations(), kernels, spatial);
+  int64_t group = attrs.group();
   if (group < 1)
     fail("attribute 'group' must be >= 1, got " + std::to_string(group));
 
@@ -146,10 +139,8 @@ TensorType inferConv(const InferContext &c, bool transposed) {
   checkBias(c, outChannels);
 
   std::vector<int64_t> outputPadding;
-  if (transposed) {
-    outputPadding = c.intsAttr("output_padding");
-    if (outputPadding.empty())
-      outputPadding.assign(spatial, 0);
+  if constexpr (std::is_same_v<ConvView, ops::ConvTransposeOp>) {
+    outputPadding = attrs.output_padding();
     if (outputPadding.size() != spatial)
       fail("attribute 'output_padding' " + intsToString(outputPadding) + " must have " +
            std::to_string(spatial) + " entries");
@@ -158,13 +149,11 @@ TensorType inferConv(const InferContext &c, bool transposed) {
   std::vector<Dim> out = {x.dims[0], outChannels};
   for (size_t i = 0; i < spatial; ++i) {
     int64_t in = staticDim(c, 0, 2 + i, "input spatial dim");
-    int64_t k = staticDim(c, 1, 2 + i, "kernel dim");
     if (!transposed) {
-      out.push_back(Dim(windowOutput(in, k, win, i, spatial, false)));
+      out.push_back(Dim(windowOutput(in, win[i], i, false)));
       continue;
     }
-    int64_t size = win.strides[i] * (in - 1) + outputPadding[i] + (k - 1) * win.dilations[i] + 1 -
-                   win.pads[i] - win.pads[i + spatial];
+    int64_t size = shape::convTransposeOutputSize(in, win[i], outputPadding[i]);
     if (size < 0)
       fail("conv_transpose output on " + axisName(i) + " would have negative size " +
            std::to_string(size));
@@ -173,41 +162,35 @@ TensorType inferConv(const InferContext &c, bool transposed) {
   return x.withDims(std::move(out));
 }
 
-TensorType inferPool(const InferContext &c) {
+TensorType poolType(const InferContext &c) {
   const TensorType &x = c.operand(0);
-  c.enumAttr("kind", {"max", "avg", "lp"});
+  const auto attrs = c.view<ops::PoolOp>();
   requireRankAtLeast(c, 0, 3);
   size_t spatial = static_cast<size_t>(x.rank() - 2);
-  std::vector<int64_t> kernel = c.intsAttr("kernel");
+  const std::vector<int64_t> &kernel = attrs.kernel();
   if (kernel.size() != spatial)
     fail("attribute 'kernel' " + intsToString(kernel) + " must have " + std::to_string(spatial) +
          " entries for an operand of rank " + std::to_string(x.rank()));
   for (int64_t k : kernel)
     if (k < 1)
       fail("attribute 'kernel' " + intsToString(kernel) + " has an entry below 1");
-  Window win = windowAttrs(c, spatial);
-  bool ceilMode = c.flagAttr("ceil_mode");
-  c.flagAttr("count_include_pad");
+  std::vector<shape::WindowDim> win =
+      windowAttrs(attrs.strides(), attrs.pads(), attrs.dilations(), kernel, spatial);
   std::vector<Dim> out = {x.dims[0], x.dims[1]};
   for (size_t i = 0; i < spatial; ++i) {
     int64_t in = staticDim(c, 0, 2 + i, "input spatial dim");
-    out.push_back(Dim(windowOutput(in, kernel[i], win, i, spatial, ceilMode)));
+    out.push_back(Dim(windowOutput(in, win[i], i, attrs.ceil_mode())));
   }
   return x.withDims(std::move(out));
 }
 
-TensorType inferReduce(const InferContext &c) {
+TensorType reduceType(const InferContext &c) {
   const TensorType &x = c.operand(0);
-  c.enumAttr("kind", {"sum", "prod", "max", "min", "mean"});
-  bool keep = c.flagAttr("keepdims");
-  std::vector<int64_t> axes = c.intsAttr("axes");
-  std::vector<bool> reduced(x.dims.size(), axes.empty());
-  for (int64_t a : axes) {
-    int64_t axis = normalizeAxis(a, x.rank(), "attribute 'axes' entry");
-    if (reduced[axis])
-      fail("attribute 'axes' " + intsToString(axes) + " repeats axis " + std::to_string(axis));
-    reduced[axis] = true;
-  }
+  const auto attrs = c.view<ops::ReduceOp>();
+  bool keep = attrs.keepdims();
+  std::vector<bool> reduced(x.dims.size(), false);
+  for (int64_t a : attrs.axes()) // distinct, in range: the attribute's normal form
+    reduced[a] = true;
   std::vector<Dim> out;
   for (size_t d = 0; d < x.dims.size(); ++d) {
     if (!reduced[d])
@@ -218,13 +201,12 @@ TensorType inferReduce(const InferContext &c) {
   return x.withDims(std::move(out));
 }
 
-TensorType inferArgReduce(const InferContext &c) {
+TensorType argReduceType(const InferContext &c) {
   const TensorType &x = c.operand(0);
-  c.enumAttr("kind", {"max", "min"});
+  const auto attrs = c.view<ops::ArgReduceOp>();
   requireRankAtLeast(c, 0, 1);
-  int64_t axis = c.axisAttr("axis", x.rank());
-  bool keep = c.flagAttr("keepdims");
-  c.flagAttr("select_last_index");
+  int64_t axis = attrs.axis();
+  bool keep = attrs.keepdims();
   std::vector<Dim> out = x.dims;
   if (keep)
     out[axis] = Dim(1);
@@ -233,10 +215,10 @@ TensorType inferArgReduce(const InferContext &c) {
   return TensorType(DType::I64, std::move(out), x.device);
 }
 
-TensorType inferLayerNorm(const InferContext &c) {
+TensorType layerNormType(const InferContext &c) {
   const TensorType &x = c.operand(0);
   requireDType(c, 0, isFloat(x.dtype), "a float dtype");
-  int64_t axis = c.axisAttr("axis", x.rank());
+  int64_t axis = c.view<ops::LayerNormOp>().axis();
   std::vector<Dim> normalized(x.dims.begin() + axis, x.dims.end());
   for (unsigned i = 1; i < c.numOperands(); ++i) {
     requireSameDType(c, i, 0);
@@ -254,13 +236,12 @@ TensorType inferLayerNorm(const InferContext &c) {
   return x;
 }
 
-TensorType inferTopKValues(const InferContext &c) {
+TensorType topKValuesType(const InferContext &c) {
   const TensorType &x = c.operand(0);
   requireRankAtLeast(c, 0, 1);
-  int64_t axis = c.axisAttr("axis", x.rank());
-  int64_t k = c.intAttr("k");
-  c.flagAttr("largest");
-  c.flagAttr("sorted");
+  const auto attrs = c.view<ops::TopKOp>();
+  int64_t axis = attrs.axis();
+  int64_t k = attrs.k();
   const Dim &d = x.dims[axis];
   if (k < 0 || (d.isStatic() && k > d.size))
     fail("attribute 'k' = " + std::to_string(k) + " is out of range for axis " +
@@ -270,16 +251,11 @@ TensorType inferTopKValues(const InferContext &c) {
   return x.withDims(std::move(out));
 }
 
-TensorType inferResize(const InferContext &c) {
+TensorType resizeType(const InferContext &c) {
   const TensorType &x = c.operand(0);
-  c.enumAttr("mode", {"nearest", "linear", "cubic"});
-  c.enumAttr("coordinate_transformation_mode",
-             {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-              "asymmetric", "tf_crop_and_resize"});
-  c.enumAttr("nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
-  c.flagAttr("exclude_outside");
-  std::vector<int64_t> sizes = c.intsAttr("sizes");
-  std::vector<double> scales = c.floatsAttr("scales");
+  const auto attrs = c.view<ops::ResizeOp>();
+  const std::vector<int64_t> &sizes = attrs.sizes();
+  const std::vector<double> &scales = attrs.scales();
   if (static_cast<int64_t>(sizes.size()) != x.rank())
     fail("attribute 'sizes' " + intsToString(sizes) + " must have one entry per dim (rank " +
          std::to_string(x.rank()) + ")");
@@ -297,35 +273,34 @@ TensorType inferResize(const InferContext &c) {
 
 } // namespace
 
-std::vector<TensorType> inferStructured(const InferContext &c) {
-  const TensorType &x = c.operand(0);
-  switch (c.kind) {
-  case OpKind::MatMul: return {inferMatMul(c)};
-  case OpKind::Conv: return {inferConv(c, false)};
-  case OpKind::ConvTranspose: return {inferConv(c, true)};
-  case OpKind::Pool: return {inferPool(c)};
-  case OpKind::Reduce: return {inferReduce(c)};
-  case OpKind::ArgReduce: return {inferArgReduce(c)};
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-    requireDType(c, 0, isFloat(x.dtype), "a float dtype");
-    c.axisAttr("axis", x.rank());
-    return {x};
-  case OpKind::LayerNorm: return {inferLayerNorm(c)};
-  case OpKind::CumSum:
-    requireDType(c, 0, x.dtype != DType::Bool, "a numeric dtype");
-    c.axisAttr("axis", x.rank());
-    c.flagAttr("exclusive");
-    c.flagAttr("reverse");
-    return {x};
-  case OpKind::TopK: {
-    TensorType values = inferTopKValues(c);
-    return {values, values.withDType(DType::I64)};
-  }
-  case OpKind::Resize: return {inferResize(c)};
-  default:
-    fail("no type inference rule for op '" + std::string(opInfo(c.kind).name) + "'");
-  }
+std::vector<TensorType> inferMatMul(const InferContext &c) { return {matMulType(c)}; }
+std::vector<TensorType> inferConv(const InferContext &c) {
+  if (int64_t block = c.view<ops::ConvOp>().layout())
+    return inferBlockedConv(c, block);
+  return inferPlainConv(c);
 }
+std::vector<TensorType> inferPlainConv(const InferContext &c) {
+  return {convType<ops::ConvOp>(c, false)};
+}
+std::vector<TensorType> inferConvTranspose(const InferContext &c) {
+  return {convType<ops::ConvTransposeOp>(c, true)};
+}
+std::vector<TensorType> inferPool(const InferContext &c) { return {poolType(c)}; }
+std::vector<TensorType> inferReduce(const InferContext &c) { return {reduceType(c)}; }
+std::vector<TensorType> inferArgReduce(const InferContext &c) { return {argReduceType(c)}; }
+std::vector<TensorType> inferSoftmax(const InferContext &c) {
+  requireDType(c, 0, isFloat(c.operand(0).dtype), "a float dtype");
+  return {c.operand(0)};
+}
+std::vector<TensorType> inferLayerNorm(const InferContext &c) { return {layerNormType(c)}; }
+std::vector<TensorType> inferCumSum(const InferContext &c) {
+  requireDType(c, 0, c.operand(0).dtype != DType::Bool, "a numeric dtype");
+  return {c.operand(0)};
+}
+std::vector<TensorType> inferTopK(const InferContext &c) {
+  TensorType values = topKValuesType(c);
+  return {values, values.withDType(DType::I64)};
+}
+std::vector<TensorType> inferResize(const InferContext &c) { return {resizeType(c)}; }
 
 } // namespace strata::infer

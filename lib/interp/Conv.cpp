@@ -9,32 +9,27 @@ namespace strata::interp::structured {
 
 namespace {
 
-// Per-spatial-dim window geometry, with ONNX defaults for omitted attributes.
+// Per-spatial-dim window geometry (the attributes list every spatial dim: their normal form).
 struct ConvGeometry {
   int64_t spatialRank = 0;
   std::vector<int64_t> strides, padsBegin, padsEnd, dilations;
+  shape::WindowDim window(int64_t d, int64_t kernel) const {
+    return {kernel, strides[d], padsBegin[d], padsEnd[d], dilations[d]};
+  }
 };
 
-ConvGeometry readGeometry(const Op &op, int64_t spatialRank) {
+template <typename ConvView> ConvGeometry readGeometry(const Op &op, int64_t spatialRank) {
+  const ConvView conv(op);
   ConvGeometry g;
   g.spatialRank = spatialRank;
-  auto perDim = [&](const char *name, int64_t dflt) {
-    std::vector<int64_t> v = op.intsAttr(name);
-    if (v.empty())
-      v.assign(spatialRank, dflt);
-    if (static_cast<int64_t>(v.size()) != spatialRank)
-      fail(op, std::string(name) + " has " + std::to_string(v.size()) + " entries, expected " +
-                   std::to_string(spatialRank));
-    return v;
-  };
-  g.strides = perDim("strides", 1);
-  g.dilations = perDim("dilations", 1);
-  std::vector<int64_t> pads = op.intsAttr("pads");
-  if (pads.empty())
-    pads.assign(2 * spatialRank, 0);
-  if (static_cast<int64_t>(pads.size()) != 2 * spatialRank)
-    fail(op, "pads has " + std::to_string(pads.size()) + " entries, expected " +
-                 std::to_string(2 * spatialRank));
+  g.strides = conv.strides();
+  g.dilations = conv.dilations();
+  const std::vector<int64_t> &pads = conv.pads();
+  if (static_cast<int64_t>(g.strides.size()) != spatialRank ||
+      static_cast<int64_t>(g.dilations.size()) != spatialRank ||
+      static_cast<int64_t>(pads.size()) != 2 * spatialRank)
+    fail(op, "strides, dilations and pads do not match " + std::to_string(spatialRank) +
+                 " spatial dims");
   g.padsBegin.assign(pads.begin(), pads.begin() + spatialRank);
   g.padsEnd.assign(pads.begin() + spatialRank, pads.end());
   for (int64_t d = 0; d < spatialRank; ++d)
@@ -161,9 +156,7 @@ Tensors convKernelPlain(const Op &op, const Tensors &operands);
 // A conv in a blocked layout (layout-nchwc pass) is the plain conv on unblocked operands with
 // the result blocked again: the reference, not a fast path.
 Tensors convKernel(const Op &op, const Tensors &operands) {
-  std::optional<int64_t> block = parseChannelLayout(op.stringAttr("layout"));
-  if (!block)
-    fail(op, "unknown layout \"" + op.stringAttr("layout") + "\"");
+  std::optional<int64_t> block = ops::ConvOp(op).layout();
   if (*block == 0)
     return convKernelPlain(op, operands);
   if (operands[0].rank() < 3 || operands[0].shape().back() != *block ||
@@ -188,8 +181,8 @@ Tensors convKernelPlain(const Op &op, const Tensors &operands) {
     fail(op, "expected input [N, C, spatial...] and weight of the same rank, got " +
                  shapeToString(x.shape()) + " and " + shapeToString(w.shape()));
   int64_t rank = x.rank() - 2;
-  ConvGeometry g = readGeometry(op, rank);
-  int64_t group = std::max<int64_t>(op.intAttr("group", 1), 1);
+  ConvGeometry g = readGeometry<ops::ConvOp>(op, rank);
+  int64_t group = std::max<int64_t>(ops::ConvOp(op).group(), 1);
   int64_t inChannels = x.shape()[1], outChannels = w.shape()[0];
   if (inChannels % group || outChannels % group || w.shape()[1] * group != inChannels)
     fail(op, "channels do not match group " + std::to_string(group) + ": input " +
@@ -198,12 +191,12 @@ Tensors convKernelPlain(const Op &op, const Tensors &operands) {
 
   Shape outShape = {x.shape()[0], outChannels};
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t span = g.dilations[d] * (w.shape()[d + 2] - 1) + 1;
-    int64_t padded = x.shape()[d + 2] + g.padsBegin[d] + g.padsEnd[d];
-    if (padded < span)
-      fail(op, "kernel extent " + std::to_string(span) + " exceeds padded input " +
-                   std::to_string(padded) + " in spatial dim " + std::to_string(d));
-    outShape.push_back((padded - span) / g.strides[d] + 1);
+    std::string why;
+    std::optional<int64_t> size =
+        shape::windowOutputSize(x.shape()[d + 2], g.window(d, w.shape()[d + 2]), false, &why);
+    if (!size)
+      fail(op, why + " in spatial dim " + std::to_string(d));
+    outShape.push_back(*size);
   }
   Tensor result = visitDType(op, x.dtype(), /*allowInts=*/false, [&](auto tag) {
     using T = decltype(tag);
@@ -280,14 +273,13 @@ Tensors convTransposeKernel(const Op &op, const Tensors &operands) {
     fail(op, "expected input [N, C, spatial...] and weight of the same rank, got " +
                  shapeToString(x.shape()) + " and " + shapeToString(w.shape()));
   int64_t rank = x.rank() - 2;
-  ConvGeometry g = readGeometry(op, rank);
-  int64_t group = std::max<int64_t>(op.intAttr("group", 1), 1);
+  const ops::ConvTransposeOp convT(op);
+  ConvGeometry g = readGeometry<ops::ConvTransposeOp>(op, rank);
+  int64_t group = std::max<int64_t>(convT.group(), 1);
   if (x.shape()[1] != w.shape()[0] || x.shape()[1] % group)
     fail(op, "weight " + shapeToString(w.shape()) + " does not match input " +
                  shapeToString(x.shape()) + " with group " + std::to_string(group));
-  std::vector<int64_t> outputPadding = op.intsAttr("output_padding");
-  if (outputPadding.empty())
-    outputPadding.assign(rank, 0);
+  const std::vector<int64_t> &outputPadding = convT.output_padding();
   if (static_cast<int64_t>(outputPadding.size()) != rank)
     fail(op, "output_padding has " + std::to_string(outputPadding.size()) + " entries, expected " +
                  std::to_string(rank));
@@ -296,8 +288,8 @@ Tensors convTransposeKernel(const Op &op, const Tensors &operands) {
 
   Shape outShape = {x.shape()[0], outChannels};
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t size = g.strides[d] * (x.shape()[d + 2] - 1) + outputPadding[d] +
-                   (w.shape()[d + 2] - 1) * g.dilations[d] + 1 - g.padsBegin[d] - g.padsEnd[d];
+    int64_t size = shape::convTransposeOutputSize(x.shape()[d + 2], g.window(d, w.shape()[d + 2]),
+                                                  outputPadding[d]);
     if (size < 0)
       fail(op, "output size " + std::to_string(size) + " is negative in spatial dim " +
                    std::to_string(d));

@@ -20,8 +20,9 @@ std::string shapeText(const Shape &s) { return "[" + shapeToString(s) + "]"; }
 // dim (unless allowzero), one -1 is inferred. Shares the input's buffer.
 Tensors reshapeKernel(const Op &op, const Tensors &xs) {
   const Tensor &x = xs[0];
-  std::vector<int64_t> target = op.intsAttr("shape");
-  const bool allowZero = op.intAttr("allowzero", 0) != 0;
+  const ops::ReshapeOp reshape(op);
+  const std::vector<int64_t> &target = reshape.shape();
+  const bool allowZero = reshape.allowzero();
   Shape out(target.size());
   int64_t inferAt = -1;
   int64_t known = 1;
@@ -62,10 +63,7 @@ Tensors reshapeKernel(const Op &op, const Tensors &xs) {
 Tensors transposeKernel(const Op &op, const Tensors &xs) {
   const Tensor &x = xs[0];
   const int64_t rank = x.rank();
-  std::vector<int64_t> perm = op.intsAttr("perm");
-  if (perm.empty()) // ONNX default: reverse the dims
-    for (int64_t i = rank - 1; i >= 0; --i)
-      perm.push_back(i);
+  const std::vector<int64_t> &perm = ops::TransposeOp(op).perm();
   if (static_cast<int64_t>(perm.size()) != rank)
     throw InterpError("transpose: perm has " + std::to_string(perm.size()) +
                       " entries for rank " + std::to_string(rank));
@@ -74,7 +72,10 @@ Tensors transposeKernel(const Op &op, const Tensors &xs) {
   Shape outShape(rank);
   std::vector<int64_t> strides(rank);
   for (int64_t i = 0; i < rank; ++i) {
-    int64_t p = normalizeAxis(perm[i], rank, "transpose");
+    int64_t p = perm[i];
+    if (p < 0 || p >= rank)
+      throw InterpError("transpose: perm entry " + std::to_string(p) + " out of range for rank " +
+                        std::to_string(rank));
     if (seen[p])
       throw InterpError("transpose: perm repeats axis " + std::to_string(p));
     seen[p] = true;
@@ -86,8 +87,7 @@ Tensors transposeKernel(const Op &op, const Tensors &xs) {
 
 Tensors expandKernel(const Op &op, const Tensors &xs) {
   const Tensor &x = xs[0];
-  Shape target = op.intsAttr("shape");
-  Shape outShape = broadcastShapes(x.shape(), target);
+  Shape outShape = broadcastShapes(x.shape(), ops::ExpandOp(op).shape());
   std::vector<int64_t> inStrides = contiguousStrides(x.shape());
   std::vector<int64_t> strides(outShape.size(), 0);
   const size_t lead = outShape.size() - x.shape().size();
@@ -96,60 +96,26 @@ Tensors expandKernel(const Op &op, const Tensors &xs) {
   return {stridedCopy(x, outShape, 0, strides)};
 }
 
-// ONNX Slice: per listed axis, start/end are made non-negative by adding the dim, then clamped
-// to [0, dim] for positive steps or [0, dim-1] / [-1, dim-1] for negative ones.
+// ONNX Slice, one entry per dim (shape::sliceRange clamps as ONNX does).
 Tensors sliceKernel(const Op &op, const Tensors &xs) {
   const Tensor &x = xs[0];
-  const int64_t rank = x.rank();
-  std::vector<int64_t> starts = op.intsAttr("starts"), ends = op.intsAttr("ends");
-  std::vector<int64_t> axes = op.intsAttr("axes"), steps = op.intsAttr("steps");
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i)
-      axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty())
-    steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() ||
-      steps.size() != starts.size())
-    throw InterpError("slice: starts, ends, axes and steps must have the same length");
-
+  const size_t rank = static_cast<size_t>(x.rank());
+  const ops::SliceOp slice(op);
+  const std::vector<int64_t> &starts = slice.starts(), &ends = slice.ends(), &steps = slice.steps();
+  if (starts.size() != rank || ends.size() != rank || steps.size() != rank)
+    throw InterpError("slice: starts, ends and steps must have one entry per dim");
   Shape outShape = x.shape();
   std::vector<int64_t> inStrides = contiguousStrides(x.shape());
   std::vector<int64_t> strides = inStrides;
-  std::vector<bool> seen(rank, false);
   int64_t base = 0;
-  for (size_t i = 0; i < starts.size(); ++i) {
-    int64_t axis = normalizeAxis(axes[i], rank, "slice");
-    if (seen[axis])
-      throw InterpError("slice: axis " + std::to_string(axis) + " listed twice");
-    seen[axis] = true;
-    const int64_t dim = x.shape()[axis];
-    const int64_t step = steps[i];
-    if (step == 0)
-      throw InterpError("slice: step is 0 for axis " + std::to_string(axis));
-    int64_t start = starts[i], end = ends[i];
-    if (start < 0)
-      start += dim; // cannot overflow: start < 0 <= dim
-    if (end < 0)
-      end += dim;
-    int64_t len;
-    if (step > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-      len = end > start ? (end - start - 1) / step + 1 : 0;
-    } else {
-      start = std::clamp<int64_t>(start, 0, dim - 1);
-      end = std::clamp<int64_t>(end, -1, dim - 1);
-      // step == INT64_MIN cannot be negated; it takes at most one element either way.
-      const int64_t stride = step == std::numeric_limits<int64_t>::min()
-                                 ? std::numeric_limits<int64_t>::max()
-                                 : -step;
-      len = start > end ? (start - end - 1) / stride + 1 : 0;
-    }
-    outShape[axis] = len;
-    if (len > 0)
-      base += start * inStrides[axis];
+  for (size_t d = 0; d < rank; ++d) {
+    if (steps[d] == 0)
+      throw InterpError("slice: step is 0 for axis " + std::to_string(d));
+    shape::SliceRange r = shape::sliceRange(x.shape()[d], starts[d], ends[d], steps[d]);
+    outShape[d] = r.length;
+    base += r.start * inStrides[d];
     // With two or more elements the product stays inside the tensor, so it cannot overflow.
-    strides[axis] = len > 1 ? inStrides[axis] * step : 0;
+    strides[d] = r.length > 1 ? inStrides[d] * r.step : 0;
   }
   return {stridedCopy(x, outShape, base, strides)};
 }
@@ -159,7 +125,7 @@ Tensors concatKernel(const Op &op, const Tensors &xs) {
   const int64_t rank = first.rank();
   if (rank == 0)
     throw InterpError("concat: operands must have rank >= 1");
-  const int64_t axis = normalizeAxis(op.intAttr("axis", 0), rank, "concat");
+  const int64_t axis = checkedAxis(ops::ConcatOp(op).axis(), rank, "concat");
   Shape outShape = first.shape();
   outShape[axis] = 0;
   for (size_t k = 0; k < xs.size(); ++k) {
@@ -201,15 +167,15 @@ Tensors concatKernel(const Op &op, const Tensors &xs) {
 
 // Maps output coordinate j along one axis to an input coordinate, or -1 for the pad value.
 // Negative pads crop first; the padding modes then see only the kept range [lo, lo + size).
-int64_t padSource(int64_t j, int64_t lo, int64_t size, const std::string &mode) {
+int64_t padSource(int64_t j, int64_t lo, int64_t size, PadMode mode) {
   if (j >= 0 && j < size)
     return lo + j;
-  if (mode == "constant")
+  if (mode == PadMode::Constant)
     return -1;
   int64_t k;
-  if (mode == "edge") {
+  if (mode == PadMode::Edge) {
     k = j < 0 ? 0 : size - 1;
-  } else if (mode == "wrap") {
+  } else if (mode == PadMode::Wrap) {
     k = ((j % size) + size) % size;
   } else { // reflect: mirror without repeating the edge element (numpy 'reflect')
     if (size == 1) {
@@ -227,10 +193,9 @@ int64_t padSource(int64_t j, int64_t lo, int64_t size, const std::string &mode) 
 Tensors padKernel(const Op &op, const Tensors &xs) {
   const Tensor &x = xs[0];
   const int64_t rank = x.rank();
-  std::vector<int64_t> pads = op.intsAttr("pads");
-  const std::string mode = op.stringAttr("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
-    throw InterpError("pad: unknown mode \"" + mode + "\"");
+  const ops::PadOp pad(op);
+  const std::vector<int64_t> &pads = pad.pads();
+  const PadMode mode = pad.mode();
   if (static_cast<int64_t>(pads.size()) != 2 * rank)
     throw InterpError("pad: pads has " + std::to_string(pads.size()) + " entries, expected " +
                       std::to_string(2 * rank));
@@ -253,9 +218,9 @@ Tensors padKernel(const Op &op, const Tensors &xs) {
                         " crop more than axis " + std::to_string(d) + " of size " +
                         std::to_string(dim));
     outShape[d] = kept + std::max<int64_t>(0, begin) + std::max<int64_t>(0, end);
-    if (kept == 0 && outShape[d] > 0 && mode != "constant")
-      throw InterpError("pad: cannot " + mode + "-pad axis " + std::to_string(d) +
-                        ", which has no elements");
+    if (kept == 0 && outShape[d] > 0 && mode != PadMode::Constant)
+      throw InterpError("pad: cannot " + std::string(enumName(mode)) + "-pad axis " +
+                        std::to_string(d) + ", which has no elements");
     sourceIndex[d].resize(outShape[d]);
     for (int64_t j = 0; j < outShape[d]; ++j)
       sourceIndex[d][j] = padSource(j - std::max<int64_t>(0, begin), lo, kept, mode);

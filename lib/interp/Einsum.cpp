@@ -23,7 +23,7 @@ EinsumTerm parseTerm(const Op &op, const std::string &text) {
 
 Tensors einsumKernel(const Op &op, const Tensors &operandsIn) {
   std::string equation;
-  for (char c : op.stringAttr("equation"))
+  for (char c : ops::EinsumOp(op).equation())
     if (c != ' ')
       equation += c;
   size_t arrow = equation.find("->");

@@ -14,7 +14,7 @@ template <typename Fn, bool ToBool = false> Tensors binaryKernel(const Op &, con
 
 Tensors modKernel(const Op &op, const Tensors &xs) {
   ModFn fn;
-  fn.cStyle = op.intAttr("fmod", 0) != 0;
+  fn.cStyle = ops::ModOp(op).fmod();
   return {applyBinary(xs[0], xs[1], fn)};
 }
 
@@ -26,11 +26,8 @@ Tensors powKernel(const Op &, const Tensors &xs) {
 }
 
 Tensors bitShiftKernel(const Op &op, const Tensors &xs) {
-  std::string direction = op.stringAttr("direction", "");
-  if (direction != "left" && direction != "right")
-    throw InterpError("bitshift: direction must be \"left\" or \"right\", got \"" + direction + "\"");
   BitShiftFn fn;
-  fn.left = direction == "left";
+  fn.left = ops::BitShiftOp(op).direction() == ShiftDirection::Left;
   return {applyBinary(xs[0], xs[1], fn)};
 }
 
@@ -61,12 +58,12 @@ Tensors selectKernel(const Op &, const Tensors &xs) {
 }
 
 Tensors castKernel(const Op &op, const Tensors &xs) {
-  return {castTensor(xs[0], op.attr("to").getDType())};
+  return {castTensor(xs[0], ops::CastOp(op).to())};
 }
 
 // Constants share the attribute's buffer: tensors are immutable by convention.
 Tensors constantKernel(const Op &op, const Tensors &) {
-  const Tensor &value = op.attr("value").getTensor();
+  const Tensor &value = ops::ConstantOp(op).value();
   if (!value.valid())
     throw InterpError("constant data elided");
   return {value};

@@ -4,11 +4,11 @@
 
 namespace strata::interp {
 
-int64_t normalizeAxis(int64_t axis, int64_t rank, std::string_view what) {
-  if (axis < -rank || axis >= rank)
+int64_t checkedAxis(int64_t axis, int64_t rank, std::string_view what) {
+  if (axis < 0 || axis >= rank)
     throw InterpError(std::string(what) + ": axis " + std::to_string(axis) +
                       " out of range for rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
+  return axis;
 }
 
 void coalesce(StridedPlan &plan) {

@@ -83,9 +83,6 @@ inline std::string unsupportedDType(std::string_view what, DType dt) {
   return std::string(what) + ": unsupported dtype " + std::string(dtypeName(dt));
 }
 
-// Normalizes a possibly negative axis into [0, rank); throws naming `what` when out of range.
-int64_t normalizeAxis(int64_t axis, int64_t rank, std::string_view what);
-
 // An iteration space over a contiguous output: `dims` with, per operand, one element stride per
 // dim (0 where the operand is broadcast; may be negative for reversed slices) and a base offset.
 struct StridedPlan {

@@ -121,8 +121,9 @@ template <typename Fn, bool ToBool = false> Tensors unaryKernel(const Op &, cons
 
 Tensors isInfKernel(const Op &op, const Tensors &xs) {
   IsInfFn fn;
-  fn.detectNegative = op.intAttr("detect_negative", 1) != 0;
-  fn.detectPositive = op.intAttr("detect_positive", 1) != 0;
+  const ops::IsInfOp isInf(op);
+  fn.detectNegative = isInf.detect_negative();
+  fn.detectPositive = isInf.detect_positive();
   return {applyUnary<true>(xs[0], fn)};
 }
 

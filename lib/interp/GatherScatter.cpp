@@ -39,7 +39,7 @@ Tensors gatherKernel(const Op &op, const Tensors &xs) {
   const Tensor &data = xs[0];
   if (data.rank() == 0)
     throw InterpError("gather: data must have rank >= 1");
-  const int64_t axis = normalizeAxis(op.intAttr("axis", 0), data.rank(), "gather");
+  const int64_t axis = checkedAxis(ops::GatherOp(op).axis(), data.rank(), "gather");
   std::vector<int64_t> indices = readIndices(xs[1], "gather");
   const int64_t axisSize = data.shape()[axis];
   for (int64_t &i : indices)
@@ -97,7 +97,8 @@ Tensors gatherElementsKernel(const Op &op, const Tensors &xs) {
   const Tensor &data = xs[0];
   if (data.rank() == 0)
     throw InterpError("gather_elements: data must have rank >= 1");
-  const int64_t axis = normalizeAxis(op.intAttr("axis", 0), data.rank(), "gather_elements");
+  const int64_t axis =
+      checkedAxis(ops::GatherElementsOp(op).axis(), data.rank(), "gather_elements");
   std::vector<int64_t> offsets = elementOffsets(data.shape(), xs[1], axis, "gather_elements");
   Tensor out(data.dtype(), xs[1].shape());
   const size_t elem = dtypeSize(data.dtype());
@@ -160,10 +161,10 @@ NdPlan planNd(const Shape &dataShape, const Tensor &indexTensor, int64_t batchDi
 
 Tensors gatherNdKernel(const Op &op, const Tensors &xs) {
   const Tensor &data = xs[0];
-  NdPlan plan = planNd(data.shape(), xs[1], op.intAttr("batch_dims", 0), "gather_nd");
+  const int64_t batchDims = ops::GatherNDOp(op).batch_dims();
+  NdPlan plan = planNd(data.shape(), xs[1], batchDims, "gather_nd");
   const int64_t q = xs[1].rank();
   const int64_t k = xs[1].shape()[q - 1];
-  const int64_t batchDims = op.intAttr("batch_dims", 0);
   Shape outShape = plan.tupleShape;
   outShape.insert(outShape.end(), data.shape().begin() + batchDims + k, data.shape().end());
   Tensor out(data.dtype(), outShape);
@@ -174,22 +175,7 @@ Tensors gatherNdKernel(const Op &op, const Tensors &xs) {
   return {out};
 }
 
-enum class Reduction { None, Add, Mul, Max, Min };
-
-Reduction parseReduction(const Op &op, std::string_view what) {
-  std::string r = op.stringAttr("reduction", "none");
-  if (r == "none")
-    return Reduction::None;
-  if (r == "add")
-    return Reduction::Add;
-  if (r == "mul")
-    return Reduction::Mul;
-  if (r == "max")
-    return Reduction::Max;
-  if (r == "min")
-    return Reduction::Min;
-  throw InterpError(std::string(what) + ": unknown reduction \"" + r + "\"");
-}
+using Reduction = ScatterReduction;
 
 template <typename C> C combine(Reduction r, C old, C update) {
   if constexpr (kIsBool<C>) { // add/mul on bool act as or/and
@@ -251,15 +237,16 @@ Tensors scatterElementsKernel(const Op &op, const Tensors &xs) {
   if (indices.shape() != updates.shape())
     throw InterpError("scatter_elements: indices shape " + shapeText(indices.shape()) +
                       " differs from updates shape " + shapeText(updates.shape()));
-  const int64_t axis = normalizeAxis(op.intAttr("axis", 0), data.rank(), "scatter_elements");
-  Reduction reduction = parseReduction(op, "scatter_elements");
+  const int64_t axis =
+      checkedAxis(ops::ScatterElementsOp(op).axis(), data.rank(), "scatter_elements");
+  Reduction reduction = ops::ScatterElementsOp(op).reduction();
   std::vector<int64_t> offsets = elementOffsets(data.shape(), indices, axis, "scatter_elements");
   return {scatter(data, updates, offsets, 1, reduction, "scatter_elements")};
 }
 
 Tensors scatterNdKernel(const Op &op, const Tensors &xs) {
   const Tensor &data = xs[0], &indices = xs[1], &updates = xs[2];
-  Reduction reduction = parseReduction(op, "scatter_nd");
+  Reduction reduction = ops::ScatterNDOp(op).reduction();
   NdPlan plan = planNd(data.shape(), indices, 0, "scatter_nd");
   const int64_t k = indices.shape().back();
   Shape expected = plan.tupleShape;

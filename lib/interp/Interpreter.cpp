@@ -14,18 +14,11 @@ namespace strata {
 namespace interp {
 
 Shape broadcastShapes(const Shape &a, const Shape &b) {
-  const size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    // Align from the right; missing leading dims act as 1.
-    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1)
-      throw InterpError("cannot broadcast shapes [" + shapeToString(a) + "] and [" +
-                        shapeToString(b) + "]");
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
+  std::optional<Shape> out = shape::broadcastShapes(a, b);
+  if (!out)
+    throw InterpError("cannot broadcast shapes [" + shapeToString(a) + "] and [" +
+                      shapeToString(b) + "]");
+  return std::move(*out);
 }
 
 } // namespace interp

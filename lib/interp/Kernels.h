@@ -3,6 +3,8 @@
 // Kernels throw InterpError on bad runtime input (shape mismatch, index out of range, ...).
 #pragma once
 #include "strata/graph/Graph.h"
+#include "strata/graph/Ops.h"
+#include "strata/support/ShapeMath.h"
 #include "strata/support/Tensor.h"
 
 #include <stdexcept>
@@ -30,8 +32,13 @@ void registerStructuredKernels(KernelFn *table);
 // Relayout.cpp: relayout between plain and blocked channel layouts.
 void registerLayoutKernels(KernelFn *table);
 
-// Numpy broadcast of concrete shapes; throws InterpError when incompatible.
+// Numpy broadcast of concrete shapes (shape::broadcastShapes); throws InterpError when
+// incompatible.
 Shape broadcastShapes(const Shape &a, const Shape &b);
+
+// `axis` itself when it is in [0, rank) (the attributes' normal form), else InterpError naming
+// `what`: a guard for graphs that never met the verifier.
+int64_t checkedAxis(int64_t axis, int64_t rank, std::string_view what);
 
 } // namespace strata::interp
 
@@ -65,8 +72,6 @@ namespace strata::interp::structured {
 
 // Throws InterpError(msg) for `op` (the driver prefixes the op's name and location).
 [[noreturn]] void fail(const Op &op, const std::string &msg);
-// Maps a possibly negative axis into [0, rank); fails when out of range.
-int64_t normalizeAxis(const Op &op, int64_t axis, int64_t rank);
 // f16/bf16 tensors widened to f32 (other dtypes returned unchanged), and the rounding back.
 Tensor widenHalf(const Tensor &t);
 Tensor narrowFromF32(const Tensor &t, DType to);

@@ -9,28 +9,12 @@ namespace strata::interp::structured {
 
 namespace {
 
-enum class PoolKind { Max, Avg, Lp };
-
 // For one spatial dim: for each output coordinate, the input coordinates its window reads (taps
 // inside the real input) and how many taps fall inside the padded bounds.
 struct DimWindows {
   std::vector<std::vector<int64_t>> taps;
   std::vector<int64_t> paddedCount;
 };
-
-int64_t pooledSize(const Op &op, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
-                   int64_t padBegin, int64_t padEnd, bool ceilMode) {
-  int64_t span = dilation * (kernel - 1) + 1;
-  int64_t room = in + padBegin + padEnd - span;
-  if (room < 0)
-    fail(op, "window extent " + std::to_string(span) + " exceeds padded input " +
-                 std::to_string(in + padBegin + padEnd));
-  int64_t out = (ceilMode ? (room + stride - 1) / stride : room / stride) + 1;
-  // In ceil mode the last window must start inside the input or its begin padding.
-  if (ceilMode && (out - 1) * stride >= in + padBegin)
-    --out;
-  return out;
-}
 
 DimWindows windowsForDim(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
                          int64_t padBegin, int64_t padEnd) {
@@ -125,36 +109,17 @@ Tensors poolKernel(const Op &op, const Tensors &operands) {
   if (x.rank() < 3)
     fail(op, "expected an input [N, C, spatial...], got " + shapeToString(x.shape()));
   int64_t rank = x.rank() - 2;
-  std::string kindName = op.stringAttr("kind");
-  PoolKind kind;
-  if (kindName == "max")
-    kind = PoolKind::Max;
-  else if (kindName == "avg")
-    kind = PoolKind::Avg;
-  else if (kindName == "lp")
-    kind = PoolKind::Lp;
-  else
-    fail(op, "unknown pool kind '" + kindName + "' (expected max, avg or lp)");
-
-  std::vector<int64_t> kernel = op.intsAttr("kernel");
-  auto perDim = [&](const char *name, int64_t dflt, int64_t count) {
-    std::vector<int64_t> v = op.intsAttr(name);
-    if (v.empty())
-      v.assign(count, dflt);
-    if (static_cast<int64_t>(v.size()) != count)
-      fail(op, std::string(name) + " has " + std::to_string(v.size()) + " entries, expected " +
-                   std::to_string(count));
-    return v;
-  };
-  if (static_cast<int64_t>(kernel.size()) != rank)
-    fail(op, "kernel has " + std::to_string(kernel.size()) + " entries, expected " +
-                 std::to_string(rank));
-  std::vector<int64_t> strides = perDim("strides", 1, rank);
-  std::vector<int64_t> dilations = perDim("dilations", 1, rank);
-  std::vector<int64_t> pads = perDim("pads", 0, 2 * rank);
-  bool ceilMode = op.intAttr("ceil_mode", 0) != 0;
-  bool countIncludePad = op.intAttr("count_include_pad", 0) != 0;
-  int64_t p = op.intAttr("p", 2);
+  const ops::PoolOp pool(op);
+  const PoolKind kind = pool.kind();
+  const std::vector<int64_t> &kernel = pool.kernel(), &strides = pool.strides(),
+                             &dilations = pool.dilations(), &pads = pool.pads();
+  if (static_cast<int64_t>(kernel.size()) != rank || static_cast<int64_t>(strides.size()) != rank ||
+      static_cast<int64_t>(dilations.size()) != rank ||
+      static_cast<int64_t>(pads.size()) != 2 * rank)
+    fail(op, "kernel, strides, dilations and pads do not match " + std::to_string(rank) +
+                 " spatial dims");
+  const bool ceilMode = pool.ceil_mode(), countIncludePad = pool.count_include_pad();
+  const int64_t p = pool.p();
   for (int64_t d = 0; d < rank; ++d)
     if (kernel[d] <= 0 || strides[d] <= 0 || dilations[d] <= 0)
       fail(op, "kernel, strides and dilations must be positive");
@@ -163,8 +128,12 @@ Tensors poolKernel(const Op &op, const Tensors &operands) {
   std::vector<DimWindows> windows;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t in = x.shape()[d + 2];
-    int64_t out =
-        pooledSize(op, in, kernel[d], strides[d], dilations[d], pads[d], pads[rank + d], ceilMode);
+    std::string why;
+    std::optional<int64_t> size = shape::windowOutputSize(
+        in, {kernel[d], strides[d], pads[d], pads[rank + d], dilations[d]}, ceilMode, &why);
+    if (!size)
+      fail(op, why + " in spatial dim " + std::to_string(d));
+    int64_t out = *size;
     outShape.push_back(out);
     windows.push_back(
         windowsForDim(in, out, kernel[d], strides[d], dilations[d], pads[d], pads[rank + d]));

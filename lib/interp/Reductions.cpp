@@ -28,23 +28,6 @@ AxisSplit splitAt(const Shape &shape, int64_t axis) {
   return s;
 }
 
-enum class ReduceKind { Sum, Prod, Max, Min, Mean };
-
-ReduceKind parseReduceKind(const Op &op) {
-  std::string kind = op.stringAttr("kind");
-  if (kind == "sum")
-    return ReduceKind::Sum;
-  if (kind == "prod")
-    return ReduceKind::Prod;
-  if (kind == "max")
-    return ReduceKind::Max;
-  if (kind == "min")
-    return ReduceKind::Min;
-  if (kind == "mean")
-    return ReduceKind::Mean;
-  fail(op, "unknown reduce kind '" + kind + "' (expected sum, prod, max, min or mean)");
-}
-
 // Floats accumulate sums and products in double; integers wrap in their own type; bools (max /
 // min only) use bytes so accumulator vectors are plain arrays.
 template <typename T>
@@ -127,15 +110,13 @@ Tensor reduceTyped(const Op &op, const Tensor &x, const Shape &keptShape, const 
 Tensors reduceKernel(const Op &op, const Tensors &operands) {
   DType dtype = operands[0].dtype();
   Tensor x = widenHalf(operands[0]);
-  ReduceKind kind = parseReduceKind(op);
+  const ops::ReduceOp reduce(op);
+  ReduceKind kind = reduce.kind();
   int64_t rank = x.rank();
   std::vector<bool> reduced(rank, false);
-  std::vector<int64_t> axes = op.intsAttr("axes");
-  if (axes.empty())
-    reduced.assign(rank, true);
-  for (int64_t axis : axes)
-    reduced[normalizeAxis(op, axis, rank)] = true;
-  bool keepDims = op.intAttr("keepdims", 1) != 0;
+  for (int64_t axis : reduce.axes())
+    reduced[checkedAxis(axis, rank, "reduce")] = true;
+  bool keepDims = reduce.keepdims();
   Shape keptShape, outShape;
   for (int64_t d = 0; d < rank; ++d) {
     keptShape.push_back(reduced[d] ? 1 : x.shape()[d]);
@@ -150,19 +131,17 @@ Tensors reduceKernel(const Op &op, const Tensors &operands) {
 
 Tensors argReduceKernel(const Op &op, const Tensors &operands) {
   Tensor x = widenHalf(operands[0]);
-  std::string kind = op.stringAttr("kind");
-  if (kind != "max" && kind != "min")
-    fail(op, "unknown arg_reduce kind '" + kind + "' (expected max or min)");
-  bool wantMax = kind == "max";
-  bool selectLast = op.intAttr("select_last_index", 0) != 0;
-  bool keepDims = op.intAttr("keepdims", 1) != 0;
+  const ops::ArgReduceOp argReduce(op);
+  bool wantMax = argReduce.kind() == ArgKind::Max;
+  bool selectLast = argReduce.select_last_index();
+  bool keepDims = argReduce.keepdims();
   int64_t rank = x.rank();
   if (rank == 0)
     fail(op, "operand must have rank >= 1");
-  int64_t axis = normalizeAxis(op, op.intAttr("axis", 0), rank);
+  int64_t axis = checkedAxis(argReduce.axis(), rank, "arg_reduce");
   AxisSplit s = splitAt(x.shape(), axis);
   if (s.axisSize == 0 && s.outer * s.inner > 0)
-    fail(op, "cannot take arg " + kind + " along an empty axis");
+    fail(op, std::string("cannot take arg ") + (wantMax ? "max" : "min") + " along an empty axis");
   Shape outShape = x.shape();
   if (keepDims)
     outShape[axis] = 1;
@@ -232,7 +211,8 @@ Tensors softmaxCommon(const Op &op, const Tensors &operands, bool logarithm) {
   Tensor x = widenHalf(operands[0]);
   if (x.rank() == 0)
     fail(op, "operand must have rank >= 1");
-  int64_t axis = normalizeAxis(op, op.intAttr("axis", -1), x.rank());
+  int64_t axis = checkedAxis(logarithm ? ops::LogSoftmaxOp(op).axis() : ops::SoftmaxOp(op).axis(),
+                             x.rank(), "softmax");
   AxisSplit s = splitAt(x.shape(), axis);
   Tensor result = visitDType(op, x.dtype(), /*allowInts=*/false, [&](auto tag) {
     using T = decltype(tag);
@@ -265,8 +245,9 @@ Tensors layerNormKernel(const Op &op, const Tensors &operands) {
   if (x.rank() == 0)
     fail(op, "operand must have rank >= 1");
   int64_t rank = x.rank();
-  int64_t axis = normalizeAxis(op, op.intAttr("axis", -1), rank);
-  double epsilon = op.floatAttr("epsilon", 1e-5);
+  const ops::LayerNormOp layerNorm(op);
+  int64_t axis = checkedAxis(layerNorm.axis(), rank, "layer_norm");
+  double epsilon = layerNorm.epsilon();
   Shape trailing(x.shape().begin() + axis, x.shape().end());
   int64_t outer = numElements(Shape(x.shape().begin(), x.shape().begin() + axis));
   int64_t inner = numElements(trailing);
@@ -320,9 +301,10 @@ Tensors cumSumKernel(const Op &op, const Tensors &operands) {
   Tensor x = widenHalf(operands[0]);
   if (x.rank() == 0)
     fail(op, "operand must have rank >= 1");
-  int64_t axis = normalizeAxis(op, op.intAttr("axis", 0), x.rank());
-  bool exclusive = op.intAttr("exclusive", 0) != 0;
-  bool reverse = op.intAttr("reverse", 0) != 0;
+  const ops::CumSumOp cumSum(op);
+  int64_t axis = checkedAxis(cumSum.axis(), x.rank(), "cumsum");
+  bool exclusive = cumSum.exclusive();
+  bool reverse = cumSum.reverse();
   AxisSplit s = splitAt(x.shape(), axis);
   Tensor result(x.dtype(), x.shape());
   visitDType(op, x.dtype(), /*allowInts=*/true, [&](auto tag) {

@@ -7,16 +7,10 @@ namespace strata::interp {
 
 namespace {
 
-int64_t layoutBlock(const Op &op, const char *attr) {
-  std::optional<int64_t> block = parseChannelLayout(op.stringAttr(attr));
-  if (!block)
-    structured::fail(op, "unknown layout \"" + op.stringAttr(attr) + "\"");
-  return *block;
-}
-
 Tensors relayoutKernel(const Op &op, const Tensors &operands) {
   const Tensor &x = operands[0];
-  int64_t from = layoutBlock(op, "from"), to = layoutBlock(op, "to");
+  const ops::RelayoutOp relayout(op);
+  int64_t from = relayout.from(), to = relayout.to();
   if ((from == 0) == (to == 0))
     structured::fail(op, "expected one plain and one blocked layout");
   if (to) {

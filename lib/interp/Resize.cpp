@@ -2,6 +2,8 @@
 // time from the innermost, computed in double like the ONNX reference implementation.
 #include "Kernels.h"
 
+#include "strata/graph/ResizeMath.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,99 +17,14 @@ struct Tap {
   double weight;
 };
 
-struct ResizeParams {
-  std::string mode, coordinateMode, nearestMode;
-  double cubicA = -0.75;
-  bool excludeOutside = false;
-};
-
-// Maps an output coordinate to the (fractional) input coordinate.
-double originalCoordinate(const Op &op, const std::string &mode, double x, double scale,
-                          int64_t inSize) {
-  double outWidth = scale * static_cast<double>(inSize);
-  if (mode == "half_pixel")
-    return (x + 0.5) / scale - 0.5;
-  if (mode == "pytorch_half_pixel")
-    return outWidth == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-  if (mode == "align_corners")
-    return outWidth == 1 ? 0.0 : x * static_cast<double>(inSize - 1) / (outWidth - 1);
-  if (mode == "asymmetric")
-    return x / scale;
-  if (mode == "half_pixel_symmetric") {
-    // Centers the (possibly fractional) scaled canvas on the integer output canvas.
-    double adjustment = std::floor(outWidth) / outWidth;
-    double offset = static_cast<double>(inSize) / 2 * (1 - adjustment);
-    return offset + (x + 0.5) / scale - 0.5;
-  }
-  if (mode == "tf_crop_and_resize")
-    fail(op, "coordinate_transformation_mode tf_crop_and_resize (crop boxes) is not supported");
-  fail(op, "unknown coordinate_transformation_mode '" + mode + "'");
-}
-
-// Interpolation weights for the neighbours left of and around x, given ratio in (0, 1].
-std::vector<double> coefficients(const Op &op, const ResizeParams &p, double ratio) {
-  if (p.mode == "nearest") {
-    if (ratio == 1.0)
-      return {0, 1};
-    const std::string &m = p.nearestMode;
-    if (m == "round_prefer_floor")
-      return {double(ratio <= 0.5), double(ratio > 0.5)};
-    if (m == "round_prefer_ceil")
-      return {double(ratio < 0.5), double(ratio >= 0.5)};
-    if (m == "floor")
-      return {1, 0};
-    if (m == "ceil")
-      return {0, 1};
-    fail(op, "unknown nearest_mode '" + m + "'");
-  }
-  if (p.mode == "linear")
-    return {1 - ratio, ratio};
-  if (p.mode == "cubic") {
-    double a = p.cubicA, r = ratio, s = 1 - ratio;
-    return {((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
-            ((a + 2) * r - (a + 3)) * r * r + 1, ((a + 2) * s - (a + 3)) * s * s + 1,
-            ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a};
-  }
-  fail(op, "unknown resize mode '" + p.mode + "' (expected nearest, linear or cubic)");
-}
-
-std::vector<std::vector<Tap>> tapsForAxis(const Op &op, const ResizeParams &p, int64_t inSize,
-                                          int64_t outSize, double scale) {
+// The non-zero taps of each output position (ResizeMath.h computes them).
+std::vector<std::vector<Tap>> tapsForAxis(const ResizeTaps &t, int64_t outSize) {
   std::vector<std::vector<Tap>> taps(static_cast<size_t>(outSize));
-  for (int64_t o = 0; o < outSize; ++o) {
-    double xOri = originalCoordinate(op, p.coordinateMode, static_cast<double>(o), scale, inSize);
-    // The neighbours are chosen so the one just left of xOri is `base`, with ratio in (0, 1]:
-    // an integral xOri is treated as ratio 1 from its left neighbour.
-    double floorX = std::floor(xOri);
-    double ratio = xOri == floorX ? 1.0 : xOri - floorX;
-    int64_t base = static_cast<int64_t>(floorX) - (xOri == floorX ? 1 : 0);
-    std::vector<double> coeffs = coefficients(op, p, ratio);
-    int64_t n = static_cast<int64_t>(coeffs.size());
-    int64_t first = base - n / 2 + 1;
-    if (p.excludeOutside) {
-      double sum = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        if (first + j < 0 || first + j >= inSize)
-          coeffs[j] = 0;
-        sum += coeffs[j];
-      }
-      for (double &c : coeffs)
-        c /= sum;
-    }
-    for (int64_t j = 0; j < n; ++j)
-      if (coeffs[j] != 0)
-        taps[o].push_back({std::clamp<int64_t>(first + j, 0, inSize - 1), coeffs[j]});
-  }
+  for (int64_t o = 0; o < outSize; ++o)
+    for (int64_t j = 0; j < t.count; ++j)
+      if (double w = t.weight[o * t.count + j]; w != 0)
+        taps[o].push_back({t.index[o * t.count + j], w});
   return taps;
-}
-
-bool isIdentity(const std::vector<std::vector<Tap>> &taps, int64_t inSize) {
-  if (static_cast<int64_t>(taps.size()) != inSize)
-    return false;
-  for (int64_t o = 0; o < inSize; ++o)
-    if (taps[o].size() != 1 || taps[o][0].index != o || taps[o][0].weight != 1.0)
-      return false;
-  return true;
 }
 
 // One separable pass: resizes axis `axis` of `src` (shape `shape`) to taps.size().
@@ -138,21 +55,13 @@ std::vector<double> resizeAxis(const std::vector<double> &src, Shape &shape, int
 Tensors resizeKernel(const Op &op, const Tensors &operands) {
   const Tensor &x = operands[0];
   int64_t rank = x.rank();
-  ResizeParams p;
-  p.mode = op.stringAttr("mode", "nearest");
-  p.coordinateMode = op.stringAttr("coordinate_transformation_mode", "half_pixel");
-  p.nearestMode = op.stringAttr("nearest_mode", "round_prefer_floor");
-  p.cubicA = op.floatAttr("cubic_coeff_a", -0.75);
-  p.excludeOutside = op.intAttr("exclude_outside", 0) != 0;
-  std::vector<int64_t> sizes = op.intsAttr("sizes");
-  std::vector<double> scales = op.floatsAttr("scales");
+  const ops::ResizeOp resize(op);
+  const ResizeParams p = ResizeParams::of(resize);
+  const std::vector<int64_t> &sizes = resize.sizes();
+  const std::vector<double> &scales = resize.scales();
   if (!scales.empty() && static_cast<int64_t>(scales.size()) != rank)
     fail(op, "scales has " + std::to_string(scales.size()) + " entries for rank " +
                  std::to_string(rank));
-  if (sizes.empty() && !scales.empty())
-    for (int64_t d = 0; d < rank; ++d)
-      sizes.push_back(
-          static_cast<int64_t>(std::floor(static_cast<double>(x.shape()[d]) * scales[d])));
   if (static_cast<int64_t>(sizes.size()) != rank)
     fail(op,
          "sizes has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(rank));
@@ -168,15 +77,13 @@ Tensors resizeKernel(const Op &op, const Tensors &operands) {
     if (inSize == 0 && outSize > 0)
       fail(op,
            "cannot resize an empty dim " + std::to_string(d) + " to " + std::to_string(outSize));
-    double scale =
-        scales.empty() ? static_cast<double>(outSize) / static_cast<double>(inSize) : scales[d];
+    double scale = resizeScale(scales, d, inSize, outSize);
     if (outSize > 0 && !(scale > 0))
       fail(op, "scale for dim " + std::to_string(d) + " must be positive");
-    std::vector<std::vector<Tap>> taps =
-        outSize == 0 ? std::vector<std::vector<Tap>>() : tapsForAxis(op, p, inSize, outSize, scale);
-    if (outSize != 0 && isIdentity(taps, inSize))
+    ResizeTaps axisTaps = resizeTaps(p, inSize, outSize, scale);
+    if (outSize != 0 && axisTaps.identity)
       continue;
-    data = resizeAxis(data, shape, d, taps);
+    data = resizeAxis(data, shape, d, tapsForAxis(axisTaps, outSize));
   }
 
   Tensor result(x.dtype(), shape);

@@ -7,13 +7,6 @@ namespace structured {
 
 void fail([[maybe_unused]] const Op &op, const std::string &msg) { throw InterpError(msg); }
 
-int64_t normalizeAxis(const Op &op, int64_t axis, int64_t rank) {
-  int64_t normalized = axis < 0 ? axis + rank : axis;
-  if (normalized < 0 || normalized >= rank)
-    fail(op, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return normalized;
-}
-
 Tensor widenHalf(const Tensor &t) {
   if (t.dtype() != DType::F16 && t.dtype() != DType::BF16)
     return t;

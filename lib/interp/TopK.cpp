@@ -32,9 +32,10 @@ Tensors topKKernel(const Op &op, const Tensors &operands) {
   Tensor x = widenHalf(operands[0]);
   if (x.rank() == 0)
     fail(op, "operand must have rank >= 1");
-  int64_t axis = normalizeAxis(op, op.intAttr("axis", -1), x.rank());
-  int64_t k = op.intAttr("k", 0);
-  bool largest = op.intAttr("largest", 1) != 0;
+  const ops::TopKOp topK(op);
+  int64_t axis = checkedAxis(topK.axis(), x.rank(), "topk");
+  int64_t k = topK.k();
+  bool largest = topK.largest();
   int64_t axisSize = x.shape()[axis];
   if (k < 0 || k > axisSize)
     fail(op, "k = " + std::to_string(k) + " is out of range for axis of size " +

@@ -64,47 +64,15 @@ Exprs delinearize(const Expr &linear, const Shape &shape) {
 }
 
 void requireSupportedDType(const Op &op, DType t) {
-  if ((t == DType::F16 || t == DType::BF16) && !lowersNarrowFloats(op.kind()))
+  if ((t == DType::F16 || t == DType::BF16) && !loweringOf(op.kind()).narrowFloats)
     notLowered(op, std::string(dtypeName(t)) + " operands");
 }
 
-int64_t normalizeAxis(const Op &op, int64_t axis, int64_t rank) {
-  int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank)
-    throw LowerError(std::string(op.opName()) + ": axis " + std::to_string(axis) +
+size_t checkedAxis(const LowerCtx &c, int64_t axis, size_t rank) {
+  if (axis < 0 || static_cast<size_t>(axis) >= rank)
+    throw LowerError(std::string(c.op.opName()) + ": axis " + std::to_string(axis) +
                      " out of range for rank " + std::to_string(rank));
-  return a;
-}
-
-Stmt lowerBody(LowerCtx &c) {
-  OpKind k = c.op.kind();
-  if (isElementwiseFamily(k))
-    return lowerElementwise(c);
-  if (isDataMovementFamily(k))
-    return lowerDataMovement(c);
-  if (isReductionFamily(k))
-    return lowerReduction(c);
-  if (isNormalizeFamily(k))
-    return lowerNormalize(c);
-  if (k == OpKind::ConvTranspose)
-    return lowerConvTranspose(c);
-  if (isScatterFamily(k))
-    return lowerScatterFamily(c);
-  if (k == OpKind::Resize)
-    return lowerResize(c);
-  if (k == OpKind::TopK)
-    return lowerTopK(c);
-  if (k == OpKind::Einsum)
-    return lowerEinsum(c);
-  if (k == OpKind::MatMul)
-    return lowerMatMul(c);
-  if (k == OpKind::Conv)
-    return lowerConv(c);
-  if (k == OpKind::Pool)
-    return lowerPool(c);
-  if (k == OpKind::Kernel)
-    return lowerKernelBody(c);
-  notLowered(c.op);
+  return static_cast<size_t>(axis);
 }
 
 llvm::Expected<loop::LoopFunction> lowerKernel(const Op &kernelOp) {

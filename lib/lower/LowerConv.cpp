@@ -21,19 +21,13 @@ struct Window {
   std::vector<int64_t> strides, padsBegin, dilations;
 };
 
-std::vector<int64_t> perDim(const Op &op, const char *name, int64_t dflt, size_t n) {
-  std::vector<int64_t> v = op.intsAttr(name);
-  if (v.empty())
-    v.assign(n, dflt);
-  if (v.size() != n)
-    throw LowerError(std::string(op.opName()) + ": " + name + " needs " + std::to_string(n) + " entries");
-  return v;
-}
-
-Window window(const Op &op, size_t rank) {
-  Window w{perDim(op, "strides", 1, rank), {}, perDim(op, "dilations", 1, rank)};
-  std::vector<int64_t> pads = perDim(op, "pads", 0, 2 * rank);
-  w.padsBegin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank));
+// The window attributes of a conv or pool (one entry per spatial dim: their normal form).
+template <typename View> Window window(const View &op, size_t rank) {
+  if (op.strides().size() != rank || op.dilations().size() != rank || op.pads().size() != 2 * rank)
+    throw LowerError("strides, dilations and pads do not match " + std::to_string(rank) +
+                     " spatial dims");
+  Window w{op.strides(), {}, op.dilations()};
+  w.padsBegin.assign(op.pads().begin(), op.pads().begin() + static_cast<std::ptrdiff_t>(rank));
   return w;
 }
 
@@ -67,10 +61,8 @@ loop::Buffer localScalar(LowerCtx &c, const std::string &hint, DType t) {
 // (include/strata/graph/Layout.h) the same sum runs on the logical plain indices, which are
 // mapped to the blocked activation [N, C/c, S..., c] and weight [O/co, I/ci, K..., ci, co].
 Stmt lowerConv(LowerCtx &c) {
-  std::optional<int64_t> layout = parseChannelLayout(c.op.stringAttr("layout", ""));
-  if (!layout)
-    throw LowerError("conv: unknown layout \"" + c.op.stringAttr("layout", "") + "\"");
-  int64_t block = *layout;
+  const ops::ConvOp conv(c.op);
+  int64_t block = conv.layout();
   if (canLowerBlockedConv(c)) // the register-tiled micro-kernel (LowerConvBlocked.cpp)
     return lowerBlockedConv(c);
   const Shape &xs = c.inShapes[0], &ws = c.inShapes[1], &outs = c.outShapes[0];
@@ -92,8 +84,8 @@ Stmt lowerConv(LowerCtx &c) {
     w[1] *= wci;
   }
   size_t rank = x.size() - 2;
-  Window win = window(c.op, rank);
-  int64_t group = c.op.intAttr("group", 1);
+  Window win = window(conv, rank);
+  int64_t group = conv.group();
   int64_t outChannels = block ? outs[1] * block : outs[1];
   int64_t cg = x[1] / group, og = outChannels / group;
   Shape grid(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
@@ -141,29 +133,29 @@ Stmt lowerConv(LowerCtx &c) {
 // pool avg: f64 sum of the real taps in row-major tap order, divided by their count (or by the
 // whole window when count_include_pad), rounded once.
 Stmt lowerPool(LowerCtx &c) {
-  std::string kind = c.op.stringAttr("kind", "");
+  const ops::PoolOp pool(c.op);
+  const PoolKind kind = pool.kind();
   const Shape &x = c.inShapes[0], &out = c.outShapes[0];
   DType t = c.inTypes[0];
-  bool supported = isFloat(t) ? kind == "max" || kind == "avg" || kind == "lp"
-                               : kind == "max" && isInteger(t); // the interpreter's dtypes
+  bool supported = isFloat(t) || (kind == PoolKind::Max && isInteger(t)); // the interpreter's
   if (!supported || x.size() < 3)
-    notLowered(c.op, "kind " + kind + " on " + std::string(dtypeName(t)));
-  bool includePad = c.op.intAttr("count_include_pad", 0) != 0;
-  if (kind == "avg" && includePad && c.op.intAttr("ceil_mode", 0) != 0)
+    notLowered(c.op, "kind " + std::string(enumName(kind)) + " on " + std::string(dtypeName(t)));
+  bool includePad = pool.count_include_pad();
+  if (kind == PoolKind::Avg && includePad && pool.ceil_mode())
     notLowered(c.op, "avg with count_include_pad and ceil_mode");
   size_t rank = x.size() - 2;
-  Window win = window(c.op, rank);
-  std::vector<int64_t> kernel = c.op.intsAttr("kernel");
+  Window win = window(pool, rank);
+  const std::vector<int64_t> &kernel = pool.kernel();
   if (kernel.size() != rank)
     throw LowerError("pool: kernel needs one entry per spatial dim");
   Shape grid(x.begin() + 2, x.end());
   int64_t windowSize = 1;
   for (int64_t k : kernel)
     windowSize *= k;
-  bool isMax = kind == "max", isLp = kind == "lp";
+  bool isMax = kind == PoolKind::Max, isLp = kind == PoolKind::Lp;
   DType at = isMax ? t : DType::F64;
   // lp: (sum |x|^p)^(1/p) in f64, as the interpreter.
-  Expr p = loop::floatImm(static_cast<double>(c.op.intAttr("p", 2)), DType::F64);
+  Expr p = loop::floatImm(static_cast<double>(pool.p()), DType::F64);
   Expr lowest; // max's start: -inf, or the integer dtype's minimum
   if (isFloat(t)) {
     lowest = loop::floatImm(-INFINITY, t);

@@ -49,25 +49,26 @@ namespace {
 // Depthwise in a blocked layout: every output channel reads its own input channel.
 bool isBlockedDepthwise(const LowerCtx &c, int64_t b) {
   const Shape &x = c.inShapes[0], &w = c.inShapes[1], &out = c.outShapes[0];
-  return b >= 2 && x.size() == 5 && w.size() == 6 && out.size() == 5 && x[4] == b &&
-         out[4] == b && out[1] == x[1] && c.op.intAttr("group", 1) == x[1] * b &&
+  return b >= 2 && x.size() == 5 && w.size() == 6 && out.size() == 5 && x[4] == b && out[4] == b &&
+         out[1] == x[1] && ops::ConvOp(c.op).group() == x[1] * b &&
          w == Shape{x[1], 1, w[2], w[3], 1, b} &&
          (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1] * b});
 }
 } // namespace
 
 bool canLowerBlockedConv(const LowerCtx &c) {
-  std::optional<int64_t> layout = parseChannelLayout(c.op.stringAttr("layout", ""));
-  if (!layout || c.inTypes[0] != DType::F32)
+  const ops::ConvOp conv(c.op);
+  const int64_t layout = conv.layout();
+  if (c.inTypes[0] != DType::F32)
     return false;
-  if (c.op.intAttr("group", 1) != 1)
-    return *layout && isBlockedDepthwise(c, *layout);
+  if (conv.group() != 1)
+    return layout && isBlockedDepthwise(c, layout);
   const Shape &x = c.inShapes[0], &w = c.inShapes[1], &out = c.outShapes[0];
-  if (*layout == 0) // plain NCHW: whole vectors of output channels
+  if (layout == 0) // plain NCHW: whole vectors of output channels
     return x.size() == 4 && w.size() == 4 && out.size() == 4 && out[1] % kPlainLanes == 0 &&
            w[0] == out[1] && w[1] == x[1] &&
            (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1]});
-  int64_t b = *layout;
+  int64_t b = layout;
   return b >= 2 && x.size() == 5 && w.size() == 6 && out.size() == 5 && x[4] == b &&
          out[4] == b && w[4] == b && w[5] == b && w[1] == x[1] && w[0] == out[1] &&
          (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1] * b});
@@ -75,7 +76,8 @@ bool canLowerBlockedConv(const LowerCtx &c) {
 
 Stmt lowerBlockedConv(LowerCtx &c) {
   const Shape &xs = c.inShapes[0], &ws = c.inShapes[1], &os = c.outShapes[0];
-  const bool plain = xs.size() == 4, depthwise = c.op.intAttr("group", 1) != 1;
+  const ops::ConvOp conv(c.op);
+  const bool plain = xs.size() == 4, depthwise = conv.group() != 1;
   // B: vector lanes (output channels per vector); ICB x BI: the input channels each output
   // vector sums over, as blocks (depthwise: its own block, one vector tap).
   const int64_t plainLanes =
@@ -85,13 +87,9 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   const int64_t B = plain ? plainLanes : xs[4], N = xs[0], IH = xs[2], IW = xs[3];
   const int64_t ICB = depthwise ? 1 : xs[1], BI = plain || depthwise ? 1 : B;
   const int64_t OCB = plain ? os[1] / B : os[1], OH = os[2], OW = os[3], KH = ws[2], KW = ws[3];
-  auto attr2 = [&](const char *name, int64_t dflt, size_t at) {
-    std::vector<int64_t> v = c.op.intsAttr(name);
-    return v.size() > at ? v[at] : dflt;
-  };
-  const int64_t sh = attr2("strides", 1, 0), sw = attr2("strides", 1, 1);
-  const int64_t dh = attr2("dilations", 1, 0), dw = attr2("dilations", 1, 1);
-  const int64_t ph = attr2("pads", 0, 0), pw = attr2("pads", 0, 1);
+  const int64_t sh = conv.strides()[0], sw = conv.strides()[1];
+  const int64_t dh = conv.dilations()[0], dw = conv.dilations()[1];
+  const int64_t ph = conv.pads()[0], pw = conv.pads()[1];
   const int64_t T = columnTile(OW, c.opts.vectorLanesF32 >= 16 ? 14 : 12), tiles = (OW + T - 1) / T;
   const bool tail = OW % T != 0;
   // Guards only where a tap can leave the input.

@@ -13,15 +13,6 @@ using loop::ExprKind;
 
 Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
 
-std::vector<int64_t> perDim(const Op &op, const char *name, int64_t dflt, size_t n) {
-  std::vector<int64_t> v = op.intsAttr(name);
-  if (v.empty())
-    v.assign(n, dflt);
-  if (v.size() != n)
-    throw LowerError(std::string(op.opName()) + ": " + name + " needs " + std::to_string(n) + " entries");
-  return v;
-}
-
 } // namespace
 
 Stmt lowerConvTranspose(LowerCtx &c) {
@@ -32,10 +23,13 @@ Stmt lowerConvTranspose(LowerCtx &c) {
   if (x.size() < 3 || w.size() != x.size() || c.inTypes[1] != t)
     throw LowerError("conv_transpose: expected input and weight of one dtype and rank >= 3");
   size_t rank = x.size() - 2;
-  std::vector<int64_t> strides = perDim(c.op, "strides", 1, rank);
-  std::vector<int64_t> dil = perDim(c.op, "dilations", 1, rank);
-  std::vector<int64_t> pads = perDim(c.op, "pads", 0, 2 * rank);
-  int64_t group = std::max<int64_t>(c.op.intAttr("group", 1), 1);
+  const ops::ConvTransposeOp convT(c.op);
+  const std::vector<int64_t> &strides = convT.strides(), &dil = convT.dilations(),
+                             &pads = convT.pads();
+  if (strides.size() != rank || dil.size() != rank || pads.size() != 2 * rank)
+    throw LowerError("conv_transpose: strides, dilations and pads do not match " +
+                     std::to_string(rank) + " spatial dims");
+  int64_t group = std::max<int64_t>(convT.group(), 1);
   int64_t inPerGroup = x[1] / group, outPerGroup = w[1];
   if (x[1] != w[0] || x[1] % group || out.size() != x.size() || out[1] != outPerGroup * group)
     throw LowerError("conv_transpose: weight does not match input and group");

@@ -25,7 +25,7 @@ EinsumTerm parseTerm(const std::string &text) {
 
 Stmt lowerEinsum(LowerCtx &c) {
   std::string equation;
-  for (char ch : c.op.stringAttr("equation", ""))
+  for (char ch : ops::EinsumOp(c.op).equation())
     if (ch != ' ')
       equation += ch;
   size_t arrow = equation.find("->");

@@ -88,7 +88,8 @@ Expr unaryExpr(const Op &op, const Expr &x, DType t) {
   case OpKind::IsInf: {
     if (!fl)
       return loop::boolImm(false);
-    bool neg = op.intAttr("detect_negative", 1) != 0, pos = op.intAttr("detect_positive", 1) != 0;
+    const ops::IsInfOp isInf(op);
+    bool neg = isInf.detect_negative(), pos = isInf.detect_positive();
     Expr r = loop::boolImm(false);
     if (pos)
       r = bin(ExprKind::EQ, x, typedImm(INFINITY, t));
@@ -117,7 +118,7 @@ Expr intDivMod(const Op &op, const Expr &a, const Expr &b, DType t, bool mod) {
   }
   Expr safe = loop::select(special, one, b);
   Expr r = bin(mod ? ExprKind::Mod : ExprKind::Div, a, safe);
-  if (mod && isSigned(t) && op.intAttr("fmod", 0) == 0) {
+  if (mod && isSigned(t) && !ops::ModOp(op).fmod()) {
     // Python-style: the remainder takes the divisor's sign.
     Expr fix = bin(ExprKind::And, bin(ExprKind::NE, r, zero),
                    bin(ExprKind::NE, bin(ExprKind::LT, r, zero), bin(ExprKind::LT, b, zero)));
@@ -148,7 +149,7 @@ Expr binaryExpr(const Op &op, const Expr &a, const Expr &b, DType t) {
     if (!fl)
       return intDivMod(op, a, b, t, true);
     Expr r = bin(ExprKind::Mod, a, b); // C fmod
-    if (op.intAttr("fmod", 0) != 0)
+    if (ops::ModOp(op).fmod())
       return r;
     // Python-style: the remainder takes the divisor's sign.
     Expr zero = typedImm(0, t);
@@ -189,10 +190,8 @@ Expr binaryExpr(const Op &op, const Expr &a, const Expr &b, DType t) {
   case OpKind::BitShift: {
     if (!isInteger(t))
       notLowered(op, std::string(dtypeName(t)) + " operands");
-    std::string dir = op.stringAttr("direction", "");
-    if (dir != "left" && dir != "right")
-      throw LowerError("bitshift: direction must be \"left\" or \"right\", got \"" + dir + "\"");
-    return bin(dir == "left" ? ExprKind::Shl : ExprKind::Shr, a, b);
+    bool left = ops::BitShiftOp(op).direction() == ShiftDirection::Left;
+    return bin(left ? ExprKind::Shl : ExprKind::Shr, a, b);
   }
   case OpKind::Eq:
   case OpKind::Lt:
@@ -211,16 +210,6 @@ Expr binaryExpr(const Op &op, const Expr &a, const Expr &b, DType t) {
 
 } // namespace
 
-bool isElementwiseFamily(OpKind k) {
-  return k != OpKind::Constant && (opInfo(k).traits & T_ELEMENTWISE) != 0;
-}
-
-// Elementwise ops widen f16/bf16 to f32 and round into the result (elementwiseExpr); index-map
-// ops and topk only copy elements (topk compares them, which is exact in any width).
-bool lowersNarrowFloats(OpKind k) {
-  return isElementwiseFamily(k) || isIndexMapOp(k) || k == OpKind::TopK;
-}
-
 namespace {
 // The expression over operands of compute dtypes (no f16/bf16).
 Expr computeExpr(const Op &op, const Exprs &args, const std::vector<DType> &argTypes) {
@@ -228,7 +217,7 @@ Expr computeExpr(const Op &op, const Exprs &args, const std::vector<DType> &argT
   case OpKind::Select:
     return loop::select(args[0], args[1], args[2]);
   case OpKind::Cast: {
-    DType to = computeType(op.attr("to").getDType());
+    DType to = computeType(ops::CastOp(op).to());
     return to == argTypes[0] ? args[0] : loop::cast(to, args[0]);
   }
   default:

@@ -3,8 +3,10 @@
 // (Lower.cpp) turns them into llvm::Error.
 #pragma once
 #include "strata/graph/Graph.h"
+#include "strata/graph/Ops.h"
 #include "strata/loop/IR.h"
 #include "strata/lower/Lower.h"
+#include "strata/support/ShapeMath.h"
 
 #include <functional>
 #include <stdexcept>
@@ -64,19 +66,52 @@ Exprs delinearize(const Expr &linear, const Shape &shape);
 // Rejects dtypes the loop IR computes differently from the graph interpreter: f16/bf16 outside
 // the ops that compute them in f32 and round on store (elementwise) or only copy them.
 void requireSupportedDType(const Op &op, DType t);
-bool lowersNarrowFloats(OpKind k);
 // A local (per-thread) buffer of `n` elements.
 inline loop::Buffer localArray(LowerCtx &c, const std::string &hint, DType t, int64_t n = 1) {
   return loop::makeBuffer(c.newName(hint), t, {imm(n)}, {}, loop::MemoryScope::Local);
 }
-int64_t normalizeAxis(const Op &op, int64_t axis, int64_t rank);
+// `axis` itself when in [0, rank) (the attributes' normal form), else a LowerError: a guard for
+// graphs that never met the verifier.
+size_t checkedAxis(const LowerCtx &c, int64_t axis, size_t rank);
 
-// Per-family entry points: the statement computing every result of c.op.
-Stmt lowerElementwise(LowerCtx &c);
-Stmt lowerDataMovement(LowerCtx &c);
-Stmt lowerReduction(LowerCtx &c);
-Stmt lowerMatMul(LowerCtx &c);
-Stmt lowerConv(LowerCtx &c);
+// The lowering of each op (Registry.cpp: the groups of the op definitions, then one line per op):
+// the statement computing every result of c.op. `narrowFloats`: whether it computes f16/bf16
+// operands (through f32, rounding once on store) or only copies them; other lowerings refuse them.
+struct Lowering {
+  Stmt (*lower)(LowerCtx &c) = nullptr;
+  bool narrowFloats = false;
+};
+const Lowering &loweringOf(OpKind k);
+// Dispatches c.op (any lowered op, kernels included) through loweringOf.
+Stmt lowerBody(LowerCtx &c);
+
+// Per-op lowerings, one file per family.
+Stmt lowerElementwise(LowerCtx &c); // LowerElementwise.cpp: every T_ELEMENTWISE op
+Stmt lowerIndexMap(LowerCtx &c);    // LowerDataMovement.cpp: every T_INDEX_MAP op
+Stmt lowerConcat(LowerCtx &c);
+Stmt lowerPad(LowerCtx &c);
+Stmt lowerGather(LowerCtx &c);
+Stmt lowerGatherElements(LowerCtx &c);
+Stmt lowerGatherNd(LowerCtx &c); // LowerScatter.cpp
+Stmt lowerScatterElements(LowerCtx &c);
+Stmt lowerScatterNd(LowerCtx &c);
+Stmt lowerMatMul(LowerCtx &c); // LowerMatMul.cpp
+Stmt lowerConv(LowerCtx &c);   // LowerConv.cpp
+Stmt lowerPool(LowerCtx &c);
+Stmt lowerConvTranspose(LowerCtx &c); // LowerConvTranspose.cpp
+Stmt lowerReduce(LowerCtx &c);        // LowerReduction.cpp
+Stmt lowerSoftmax(LowerCtx &c);
+Stmt lowerLogSoftmax(LowerCtx &c);
+Stmt lowerArgReduce(LowerCtx &c); // LowerNormalize.cpp
+Stmt lowerLayerNorm(LowerCtx &c);
+Stmt lowerCumSum(LowerCtx &c);
+Stmt lowerResize(LowerCtx &c);     // LowerResize.cpp
+Stmt lowerTopK(LowerCtx &c);       // LowerTopK.cpp
+Stmt lowerEinsum(LowerCtx &c);     // LowerEinsum.cpp
+Stmt lowerKernelBody(LowerCtx &c); // LowerKernel.cpp: fused kernels
+// pow on integer operands: square-and-multiply over the exponent's bits (LowerPow.cpp).
+Stmt lowerIntPow(LowerCtx &c);
+
 // Micro-kernels mark their outer loop parallel only above this many multiply-adds: below it a
 // parallel-for costs more than it saves (a lifted batch runs such a kernel once per item).
 constexpr int64_t kMinParallelMacs = int64_t(1) << 14;
@@ -90,30 +125,8 @@ Stmt lowerBlockedConv(LowerCtx &c);
 // The register-tiled micro-kernel for f32 matmul with whole-vector columns (LowerMatMulTiled.cpp).
 bool canLowerTiledMatMul(const LowerCtx &c);
 Stmt lowerTiledMatMul(LowerCtx &c);
-Stmt lowerPool(LowerCtx &c);
-Stmt lowerKernelBody(LowerCtx &c); // fused kernel ops (LowerKernel.cpp)
-bool isElementwiseFamily(OpKind k);
-// Ops whose result element is one operand-0 element at a computed index (reshape, transpose,
-// expand, slice, relayout), and that index for result index `idx`.
-bool isIndexMapOp(OpKind k);
+// The source index (into operand 0) of result index `idx` of a T_INDEX_MAP op.
 Exprs indexMapSource(const Op &op, const Shape &in, const Shape &out, const Exprs &idx);
-// Dispatches c.op (any lowered op, kernels included) to its family.
-Stmt lowerBody(LowerCtx &c);
-bool isDataMovementFamily(OpKind k);
-bool isReductionFamily(OpKind k);
-// arg_reduce, layer_norm, cumsum (LowerNormalize.cpp).
-bool isNormalizeFamily(OpKind k);
-Stmt lowerNormalize(LowerCtx &c);
-Stmt lowerResize(LowerCtx &c); // LowerResize.cpp
-Stmt lowerConvTranspose(LowerCtx &c); // LowerConvTranspose.cpp
-// gather_nd, scatter_elements, scatter_nd (LowerScatter.cpp).
-bool isScatterFamily(OpKind k);
-Stmt lowerScatterFamily(LowerCtx &c);
-
-// pow on integer operands: square-and-multiply over the exponent's bits (LowerPow.cpp).
-Stmt lowerIntPow(LowerCtx &c);
-Stmt lowerTopK(LowerCtx &c);   // LowerTopK.cpp
-Stmt lowerEinsum(LowerCtx &c); // LowerEinsum.cpp
 
 // `e` with scalar operands of vector operations broadcast to the widest lanes among their
 // operands: an elementwise expression built from scalar constants and vector loads.

@@ -92,8 +92,8 @@ struct KernelLowering {
       lowerAnchor(op);
       return buffers.at(v);
     }
-    if (op.kind() == OpKind::Constant && op.attr("value").getTensor().numElements() != 1)
-      return constantBuffer(v, op.attr("value").getTensor());
+    if (op.kind() == OpKind::Constant && ops::ConstantOp(op).value().numElements() != 1)
+      return constantBuffer(v, ops::ConstantOp(op).value());
     loop::Buffer b = newTemp(v, "t");
     stmts.push_back(loopNest(c, shapeOf(v), [&](const Exprs &idx) {
       return loop::store(b, idx, valueExpr(v, idx));
@@ -103,7 +103,7 @@ struct KernelLowering {
 
   static bool isAnchor(const Op &op) {
     OpKind k = op.kind();
-    return k != OpKind::Constant && !isElementwiseFamily(k) && !isIndexMapOp(k);
+    return k != OpKind::Constant && !hasTrait(k, T_ELEMENTWISE) && !hasTrait(k, T_INDEX_MAP);
   }
 
   // Lowers an anchor op by its family into buffers: kernel results where it produces one.
@@ -150,11 +150,11 @@ struct KernelLowering {
     if (!op || isAnchor(*op)) {
       e = loop::load(materialize(v), idx);
     } else if (op->kind() == OpKind::Constant) {
-      const Tensor &t = op->attr("value").getTensor();
+      const Tensor &t = ops::ConstantOp(*op).value();
       if (!t.valid())
         throw LowerError("kernel: constant without a value");
       e = t.numElements() == 1 ? scalarConstant(t) : loop::load(materialize(v), idx);
-    } else if (isElementwiseFamily(op->kind())) {
+    } else if (op->hasTrait(T_ELEMENTWISE)) {
       Exprs args;
       std::vector<DType> types;
       for (const Value *operand : op->operands()) {
@@ -184,7 +184,7 @@ bool fuseEpilogue(KernelLowering &k) {
           (op.kind() != OpKind::Conv && op.kind() != OpKind::MatMul))
         return false;
       anchor = &op;
-    } else if (op.kind() != OpKind::Constant && !isElementwiseFamily(op.kind())) {
+    } else if (op.kind() != OpKind::Constant && !op.hasTrait(T_ELEMENTWISE)) {
       return false;
     }
   }

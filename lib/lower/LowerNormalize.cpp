@@ -37,6 +37,8 @@ Stmt rowNest(LowerCtx &c, const Shape &shape, size_t axis,
   });
 }
 
+} // namespace
+
 // arg_reduce: the interpreter's running (best, bestIdx) from element 0, with numpy's NaN rule
 // (the first NaN wins; the last one with select_last_index) and ties to the last index with
 // select_last_index.
@@ -45,25 +47,25 @@ Stmt lowerArgReduce(LowerCtx &c) {
   DType t = c.inTypes[0];
   if (t == DType::Bool)
     notLowered(c.op, "bool operand");
-  std::string kind = c.op.stringAttr("kind", "");
-  if (kind != "max" && kind != "min")
-    throw LowerError("arg_reduce: unknown kind '" + kind + "'");
-  bool selectLast = c.op.intAttr("select_last_index", 0) != 0;
-  bool keep = c.op.intAttr("keepdims", 1) != 0;
+  const ops::ArgReduceOp argReduce(c.op);
+  const bool isMax = argReduce.kind() == ArgKind::Max;
+  bool selectLast = argReduce.select_last_index();
+  bool keep = argReduce.keepdims();
   if (in.empty())
     throw LowerError("arg_reduce: operand must have rank >= 1");
-  size_t axis = static_cast<size_t>(normalizeAxis(c.op, c.op.intAttr("axis", 0), static_cast<int64_t>(in.size())));
+  size_t axis = checkedAxis(c, argReduce.axis(), in.size());
   int64_t n = in[axis];
   if (n == 0) {
     if (numElements(c.outShapes[0]) > 0)
-      throw LowerError("arg_reduce: cannot take arg " + kind + " along an empty axis");
+      throw LowerError(std::string("arg_reduce: cannot take arg ") + (isMax ? "max" : "min") +
+                       " along an empty axis");
     return loop::seq({});
   }
   return rowNest(c, in, axis, [&](const auto &at) {
     Acc best = makeAcc(c, "best", t), idx = makeAcc(c, "idx", DType::I64);
     loop::Var a = c.newVar("a");
     Expr v = loop::load(c.ins[0], at(loop::var(a))), b = best.get();
-    Expr better = bin(kind == "max" ? ExprKind::GT : ExprKind::LT, v, b);
+    Expr better = bin(isMax ? ExprKind::GT : ExprKind::LT, v, b);
     if (selectLast)
       better = bin(ExprKind::Or, better, bin(ExprKind::EQ, v, b));
     if (isFloat(t)) {
@@ -94,8 +96,9 @@ Stmt lowerLayerNorm(LowerCtx &c) {
       throw LowerError("layer_norm: scale and bias must have the input's dtype");
   if (in.empty())
     throw LowerError("layer_norm: operand must have rank >= 1");
-  size_t axis = static_cast<size_t>(normalizeAxis(c.op, c.op.intAttr("axis", -1), static_cast<int64_t>(in.size())));
-  double eps = c.op.floatAttr("epsilon", 1e-5);
+  const ops::LayerNormOp layerNorm(c.op);
+  size_t axis = checkedAxis(c, layerNorm.axis(), in.size());
+  double eps = layerNorm.epsilon();
   Shape outer(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(axis));
   Shape trailing(in.begin() + static_cast<std::ptrdiff_t>(axis), in.end());
   for (size_t i = 1; i < c.inShapes.size(); ++i)
@@ -146,9 +149,10 @@ Stmt lowerCumSum(LowerCtx &c) {
     throw LowerError("cumsum: bool input is not supported");
   if (in.empty())
     throw LowerError("cumsum: operand must have rank >= 1");
-  size_t axis = static_cast<size_t>(normalizeAxis(c.op, c.op.intAttr("axis", 0), static_cast<int64_t>(in.size())));
-  bool exclusive = c.op.intAttr("exclusive", 0) != 0;
-  bool reverse = c.op.intAttr("reverse", 0) != 0;
+  const ops::CumSumOp cumSum(c.op);
+  size_t axis = checkedAxis(c, cumSum.axis(), in.size());
+  bool exclusive = cumSum.exclusive();
+  bool reverse = cumSum.reverse();
   int64_t n = in[axis];
   DType at = isFloat(t) ? DType::F64 : t;
   return rowNest(c, in, axis, [&](const auto &idxAt) {
@@ -166,21 +170,6 @@ Stmt lowerCumSum(LowerCtx &c) {
     Expr zero = isFloat(t) ? loop::floatImm(0, at) : loop::intImm(0, at);
     return loop::allocate(run.buf, loop::seq({run.set(zero), scan}));
   });
-}
-
-} // namespace
-
-bool isNormalizeFamily(OpKind k) {
-  return k == OpKind::ArgReduce || k == OpKind::LayerNorm || k == OpKind::CumSum;
-}
-
-Stmt lowerNormalize(LowerCtx &c) {
-  switch (c.op.kind()) {
-  case OpKind::ArgReduce: return lowerArgReduce(c);
-  case OpKind::LayerNorm: return lowerLayerNorm(c);
-  case OpKind::CumSum: return lowerCumSum(c);
-  default: notLowered(c.op);
-  }
 }
 
 } // namespace strata::lower

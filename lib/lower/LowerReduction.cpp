@@ -59,38 +59,38 @@ Stmt reduceNest(LowerCtx &c, const Shape &shape, const std::vector<bool> &reduce
   });
 }
 
+} // namespace
+
 Stmt lowerReduce(LowerCtx &c) {
   const Shape &in = c.inShapes[0];
   DType t = c.inTypes[0];
   int64_t rank = static_cast<int64_t>(in.size());
-  std::string kind = c.op.stringAttr("kind", "");
-  bool keep = c.op.intAttr("keepdims", 1) != 0;
+  const ops::ReduceOp reduce(c.op);
+  const ReduceKind kind = reduce.kind();
+  bool keep = reduce.keepdims();
   std::vector<bool> reduced(in.size(), false);
-  std::vector<int64_t> axes = c.op.intsAttr("axes");
-  if (axes.empty())
-    reduced.assign(in.size(), true);
-  for (int64_t a : axes)
-    reduced[static_cast<size_t>(normalizeAxis(c.op, a, rank))] = true;
+  for (int64_t a : reduce.axes())
+    reduced[checkedAxis(c, a, static_cast<size_t>(rank))] = true;
   int64_t group = 1;
   for (size_t d = 0; d < in.size(); ++d)
     if (reduced[d])
       group *= in[d];
 
   bool fl = isFloat(t), isBool = t == DType::Bool;
-  if (isBool && kind != "max" && kind != "min")
+  if (isBool && kind != ReduceKind::Max && kind != ReduceKind::Min)
     throw LowerError("reduce: only max and min reductions are defined on bool");
   DType at = fl ? DType::F64 : t;
   Expr identity;
-  if (kind == "sum" || kind == "mean")
+  if (kind == ReduceKind::Sum || kind == ReduceKind::Mean)
     identity = fl ? loop::floatImm(0, at) : loop::intImm(0, at);
-  else if (kind == "prod")
+  else if (kind == ReduceKind::Prod)
     identity = fl ? loop::floatImm(1, at) : loop::intImm(1, at);
-  else if (kind == "max")
+  else if (kind == ReduceKind::Max)
     identity = fl ? loop::floatImm(-INFINITY, at) : isBool ? loop::boolImm(false) : loop::intImm(intMin(t), at);
-  else if (kind == "min")
-    identity = fl ? loop::floatImm(INFINITY, at) : isBool ? loop::boolImm(true) : loop::intImm(intMax(t), at);
-  else
-    throw LowerError("reduce: unknown kind '" + kind + "'");
+  else // min
+    identity = fl       ? loop::floatImm(INFINITY, at)
+               : isBool ? loop::boolImm(true)
+                        : loop::intImm(intMax(t), at);
 
   return reduceNest(c, in, reduced, [&](const Exprs &kept, const auto &overReduced) {
     Acc acc = makeAcc(c, "acc", at);
@@ -100,14 +100,14 @@ Stmt lowerReduce(LowerCtx &c) {
         v = loop::cast(at, v);
       Expr a = acc.get();
       Expr next;
-      if (kind == "sum" || kind == "mean")
+      if (kind == ReduceKind::Sum || kind == ReduceKind::Mean)
         next = a + v;
-      else if (kind == "prod")
+      else if (kind == ReduceKind::Prod)
         next = a * v;
       else if (isBool)
-        next = bin(kind == "max" ? ExprKind::Or : ExprKind::And, a, v);
+        next = bin(kind == ReduceKind::Max ? ExprKind::Or : ExprKind::And, a, v);
       else {
-        Expr take = bin(kind == "max" ? ExprKind::GT : ExprKind::LT, v, a);
+        Expr take = bin(kind == ReduceKind::Max ? ExprKind::GT : ExprKind::LT, v, a);
         if (fl) // NaN propagates: a NaN element replaces a non-NaN accumulator
           take = bin(ExprKind::Or, take,
                      bin(ExprKind::And, bin(ExprKind::NE, v, v), bin(ExprKind::EQ, a, a)));
@@ -116,7 +116,7 @@ Stmt lowerReduce(LowerCtx &c) {
       return acc.set(next);
     });
     Expr result = acc.get();
-    if (kind == "mean") {
+    if (kind == ReduceKind::Mean) {
       if (fl)
         result = group ? bin(ExprKind::Div, result, loop::floatImm(static_cast<double>(group), at))
                        : loop::floatImm(NAN, at);
@@ -141,12 +141,13 @@ Stmt lowerReduce(LowerCtx &c) {
 
 // softmax / log_softmax along one axis, max-subtracted, all in f64 like the interpreter:
 //   m = max(x); s = sum(exp(x - m)); y = exp(x - m) / s  or  (x - m) - log(s).
-Stmt lowerSoftmax(LowerCtx &c, bool logarithm) {
+static Stmt lowerSoftmax(LowerCtx &c, bool logarithm) {
   const Shape &in = c.inShapes[0];
   DType t = c.inTypes[0];
   if (!isFloat(t))
     notLowered(c.op, std::string(dtypeName(t)) + " operand");
-  size_t axis = static_cast<size_t>(normalizeAxis(c.op, c.op.intAttr("axis", -1), static_cast<int64_t>(in.size())));
+  size_t axis = checkedAxis(
+      c, logarithm ? ops::LogSoftmaxOp(c.op).axis() : ops::SoftmaxOp(c.op).axis(), in.size());
   std::vector<bool> reduced(in.size(), false);
   reduced[axis] = true;
   const DType f64 = DType::F64;
@@ -172,19 +173,7 @@ Stmt lowerSoftmax(LowerCtx &c, bool logarithm) {
   });
 }
 
-} // namespace
-
-bool isReductionFamily(OpKind k) {
-  return k == OpKind::Reduce || k == OpKind::Softmax || k == OpKind::LogSoftmax;
-}
-
-Stmt lowerReduction(LowerCtx &c) {
-  switch (c.op.kind()) {
-  case OpKind::Reduce: return lowerReduce(c);
-  case OpKind::Softmax: return lowerSoftmax(c, false);
-  case OpKind::LogSoftmax: return lowerSoftmax(c, true);
-  default: notLowered(c.op);
-  }
-}
+Stmt lowerSoftmax(LowerCtx &c) { return lowerSoftmax(c, false); }
+Stmt lowerLogSoftmax(LowerCtx &c) { return lowerSoftmax(c, true); }
 
 } // namespace strata::lower

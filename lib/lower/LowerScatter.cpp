@@ -47,10 +47,12 @@ Exprs tupleCoords(const LowerCtx &c, const Exprs &tuple, int64_t first, int64_t 
   return r;
 }
 
+} // namespace
+
 Stmt lowerGatherNd(LowerCtx &c) {
   requireIndexType(c);
   const Shape &data = c.inShapes[0], &ind = c.inShapes[1];
-  int64_t q = static_cast<int64_t>(ind.size()), b = c.op.intAttr("batch_dims", 0);
+  int64_t q = static_cast<int64_t>(ind.size()), b = ops::GatherNDOp(c.op).batch_dims();
   if (q < 1 || b < 0 || b >= q || b > static_cast<int64_t>(data.size()))
     throw LowerError("gather_nd: bad batch_dims or indices rank");
   int64_t k = ind.back();
@@ -66,13 +68,13 @@ Stmt lowerGatherNd(LowerCtx &c) {
 
 // result = data, then result[target(u)] = combine(result[target(u)], updates[u]) for every
 // updates index u, row-major.
-Stmt scatter(LowerCtx &c, const std::function<Exprs(const Exprs &)> &target) {
+static Stmt scatter(LowerCtx &c, const std::function<Exprs(const Exprs &)> &target) {
   DType t = c.inTypes[0];
   if (c.inTypes[2] != t)
     throw LowerError(std::string(c.op.opName()) + ": updates dtype differs from data dtype");
-  std::string red = c.op.stringAttr("reduction", "none");
-  if (red != "none" && red != "add" && red != "mul" && red != "max" && red != "min")
-    throw LowerError(std::string(c.op.opName()) + ": unknown reduction \"" + red + "\"");
+  const ScatterReduction red = c.op.kind() == OpKind::ScatterND
+                                   ? ops::ScatterNDOp(c.op).reduction()
+                                   : ops::ScatterElementsOp(c.op).reduction();
   const Shape &data = c.inShapes[0];
   Stmt copy = loopNest(c, data, [&](const Exprs &i) {
     return loop::store(c.outs[0], i, loop::load(c.ins[0], i));
@@ -84,12 +86,12 @@ Stmt scatter(LowerCtx &c, const std::function<Exprs(const Exprs &)> &target) {
       inside = bin(ExprKind::And, inside,
                    bin(ExprKind::And, bin(ExprKind::GE, dst[d], imm(0)), bin(ExprKind::LT, dst[d], imm(data[d]))));
     Expr v = loop::load(c.ins[2], u), old = loop::load(c.outs[0], dst);
-    if (red == "add")
+    if (red == ScatterReduction::Add)
       v = t == DType::Bool ? bin(ExprKind::Or, old, v) : old + v;
-    else if (red == "mul")
+    else if (red == ScatterReduction::Mul)
       v = t == DType::Bool ? bin(ExprKind::And, old, v) : old * v;
-    else if (red != "none")
-      v = combineMinMax(red == "max", old, v, t);
+    else if (red != ScatterReduction::None)
+      v = combineMinMax(red == ScatterReduction::Max, old, v, t);
     return loop::ifThenElse(inside, loop::store(c.outs[0], dst, v));
   });
   return loop::seq({copy, updates});
@@ -100,7 +102,7 @@ Stmt lowerScatterElements(LowerCtx &c) {
   const Shape &data = c.inShapes[0];
   if (data.empty() || c.inShapes[1] != c.inShapes[2] || c.inShapes[1].size() != data.size())
     throw LowerError("scatter_elements: indices and updates must match and have data's rank");
-  size_t axis = static_cast<size_t>(normalizeAxis(c.op, c.op.intAttr("axis", 0), static_cast<int64_t>(data.size())));
+  size_t axis = checkedAxis(c, ops::ScatterElementsOp(c.op).axis(), data.size());
   return scatter(c, [&](const Exprs &u) {
     Exprs dst = u;
     dst[axis] = wrapped(loop::load(c.ins[1], u), c.inTypes[1], data[axis]);
@@ -120,21 +122,6 @@ Stmt lowerScatterNd(LowerCtx &c) {
     dst.insert(dst.end(), u.begin() + (q - 1), u.end());
     return dst;
   });
-}
-
-} // namespace
-
-bool isScatterFamily(OpKind k) {
-  return k == OpKind::GatherND || k == OpKind::ScatterElements || k == OpKind::ScatterND;
-}
-
-Stmt lowerScatterFamily(LowerCtx &c) {
-  switch (c.op.kind()) {
-  case OpKind::GatherND: return lowerGatherNd(c);
-  case OpKind::ScatterElements: return lowerScatterElements(c);
-  case OpKind::ScatterND: return lowerScatterNd(c);
-  default: notLowered(c.op);
-  }
 }
 
 } // namespace strata::lower

@@ -75,10 +75,8 @@ std::string notSeparable(const Op &op) {
         return false;
     return true;
   };
-  auto axisIsNotZero = [&](const char *attr, int64_t r) {
-    int64_t a = op.intAttr(attr, 0);
-    return (a < 0 ? a + r : a) != 0;
-  };
+  // Every A_AXIS attribute is named `axis` and is never negative (its normal form).
+  auto axisIsNotZero = [&] { return op.attr("axis").getInt() != 0; };
   const int64_t inRank = op.numOperands() ? op.operand(0)->type().rank() : 0;
 
   if (op.hasTrait(T_ELEMENTWISE))
@@ -96,39 +94,30 @@ std::string notSeparable(const Op &op) {
         return "a weight operand has the symbolic dim";
     return lifted(*op.operand(0)) ? "" : "operand 0 lacks the symbolic dim";
   case OpKind::Transpose: {
-    auto perm = op.intsAttr("perm");
+    const std::vector<int64_t> &perm = ops::TransposeOp(op).perm();
     return !perm.empty() && perm[0] == 0 ? "" : "the transpose moves dim 0";
   }
   case OpKind::Expand:
     return liftedOperandsHaveResultRank() ? "" : "a lifted operand broadcasts across dim 0";
   case OpKind::Slice: {
-    auto axes = op.intsAttr("axes"), starts = op.intsAttr("starts"), ends = op.intsAttr("ends"),
-         steps = op.intsAttr("steps");
-    for (size_t i = axes.size(); axes.size() < starts.size(); ++i) // absent axes: 0, 1, ...
-      axes.push_back(static_cast<int64_t>(i));
-    for (size_t i = 0; i < axes.size(); ++i) {
-      int64_t a = axes[i] < 0 ? axes[i] + inRank : axes[i];
-      bool whole = starts[i] == 0 && ends[i] >= (int64_t(1) << 31) - 1 &&
-                   (steps.empty() || steps[i] == 1);
-      if (a == 0 && !whole)
-        return "the slice cuts dim 0";
-    }
-    return "";
+    const ops::SliceOp slice(op);
+    bool whole = !slice.starts().empty() && slice.starts()[0] == 0 &&
+                 slice.ends()[0] >= (int64_t(1) << 31) - 1 && slice.steps()[0] == 1;
+    return whole ? "" : "the slice cuts dim 0";
   }
   case OpKind::Concat:
-    return axisIsNotZero("axis", rank) && liftedOperandsHaveResultRank() ? ""
-                                                                          : "concat along dim 0";
+    return axisIsNotZero() && liftedOperandsHaveResultRank() ? "" : "concat along dim 0";
   case OpKind::Pad: {
-    auto pads = op.intsAttr("pads");
+    const std::vector<int64_t> &pads = ops::PadOp(op).pads();
     if (pads.size() == 2 * static_cast<size_t>(inRank) && pads[0] == 0 && pads[inRank] == 0 &&
         !lifted(*op.operand(1)))
       return "";
     return "the pad widens dim 0";
   }
   case OpKind::Gather:
-    if (lifted(*op.operand(0)) && !lifted(*op.operand(1)) && axisIsNotZero("axis", inRank))
+    if (lifted(*op.operand(0)) && !lifted(*op.operand(1)) && axisIsNotZero())
       return "";
-    if (!lifted(*op.operand(0)) && lifted(*op.operand(1)) && !axisIsNotZero("axis", inRank))
+    if (!lifted(*op.operand(0)) && lifted(*op.operand(1)) && !axisIsNotZero())
       return ""; // an embedding lookup: row b reads the table at indices[b]
     return "the gather mixes dim 0";
   case OpKind::GatherElements:
@@ -136,9 +125,9 @@ std::string notSeparable(const Op &op) {
     for (const Value *v : op.operands())
       if (!lifted(*v))
         return "an operand lacks the symbolic dim";
-    return axisIsNotZero("axis", inRank) ? "" : "the op indexes along dim 0";
+    return axisIsNotZero() ? "" : "the op indexes along dim 0";
   case OpKind::GatherND:
-    return op.intAttr("batch_dims", 0) >= 1 && lifted(*op.operand(0)) && lifted(*op.operand(1))
+    return ops::GatherNDOp(op).batch_dims() >= 1 && lifted(*op.operand(0)) && lifted(*op.operand(1))
                ? ""
                : "gather_nd without a batch dim";
   case OpKind::MatMul: {
@@ -153,13 +142,8 @@ std::string notSeparable(const Op &op) {
     return "";
   }
   case OpKind::Reduce: {
-    auto axes = op.intsAttr("axes");
-    if (axes.empty())
-      return "the reduction covers every axis";
-    for (int64_t a : axes)
-      if ((a < 0 ? a + inRank : a) == 0)
-        return "the reduction covers dim 0";
-    return "";
+    const std::vector<int64_t> &axes = ops::ReduceOp(op).axes(); // sorted, non-negative
+    return !axes.empty() && axes[0] == 0 ? "the reduction covers dim 0" : "";
   }
   case OpKind::ArgReduce:
   case OpKind::Softmax:
@@ -170,7 +154,7 @@ std::string notSeparable(const Op &op) {
     for (unsigned i = 1; i < op.numOperands(); ++i)
       if (lifted(*op.operand(i)))
         return "a parameter operand has the symbolic dim";
-    return axisIsNotZero("axis", inRank) ? "" : "the op works along dim 0";
+    return axisIsNotZero() ? "" : "the op works along dim 0";
   case OpKind::Kernel:
     for (unsigned r = 0; r < op.numRegions(); ++r)
       for (const Op &inner : op.region(r).ops())

@@ -39,10 +39,10 @@ Stmt lowerTopK(LowerCtx &c) {
     notLowered(c.op, "bool operand");
   if (in.empty())
     throw LowerError("topk: operand must have rank >= 1");
-  size_t axis = static_cast<size_t>(
-      normalizeAxis(c.op, c.op.intAttr("axis", -1), static_cast<int64_t>(in.size())));
+  const ops::TopKOp topK(c.op);
+  size_t axis = checkedAxis(c, topK.axis(), in.size());
   int64_t k = c.outShapes[0][axis], size = in[axis];
-  bool largest = c.op.intAttr("largest", 1) != 0, fl = isFloat(t);
+  bool largest = topK.largest(), fl = isFloat(t);
   if (k == 0)
     return loop::seq({}); // empty results
   Shape rowShape = in;

@@ -123,7 +123,7 @@ TEST(Tensor, ScalarsAndConversions) {
 
 std::string bcast(const std::vector<Dim> &a, const std::vector<Dim> &b) {
   std::string why;
-  auto r = broadcastDims(a, b, &why);
+  auto r = shape::broadcastShapes(a, b, &why);
   return r ? TensorType(DType::F32, *r).str() : "error: " + why;
 }
 

@@ -129,28 +129,26 @@ TEST_F(InferTest, TransposeExpand) {
 
 TEST_F(InferTest, SliceClampsAndNegativeSteps) {
   Value *x = f32({10, 8});
-  AttrMap attrs = {{"starts", Ints{-1, 0}}, {"ends", Ints{kMin, 8}}, {"axes", Ints{0, 1}},
-                   {"steps", Ints{-1, 3}}};
+  AttrMap attrs = {{"starts", Ints{-1, 0}}, {"ends", Ints{kMin, 8}}, {"steps", Ints{-1, 3}}};
   EXPECT_EQ(type(OpKind::Slice, {x}, attrs), "tensor<10x3xf32>");
   EXPECT_EQ(type(OpKind::Slice, {x},
-                 {{"starts", Ints{8}}, {"ends", Ints{2}}, {"axes", Ints{-2}}, {"steps", Ints{-2}}}),
+                 {{"starts", Ints{8, 0}}, {"ends", Ints{2, kMax}}, {"steps", Ints{-2, 1}}}),
             "tensor<3x8xf32>");
   EXPECT_EQ(type(OpKind::Slice, {x},
-                 {{"starts", Ints{-100}}, {"ends", Ints{100}}, {"axes", Ints{1}}, {"steps", Ints{1}}}),
+                 {{"starts", Ints{0, -100}}, {"ends", Ints{kMax, 100}}, {"steps", Ints{1, 1}}}),
             "tensor<10x8xf32>");
   EXPECT_EQ(type(OpKind::Slice, {x},
-                 {{"starts", Ints{5}}, {"ends", Ints{2}}, {"axes", Ints{0}}, {"steps", Ints{1}}}),
+                 {{"starts", Ints{5, 0}}, {"ends", Ints{2, kMax}}, {"steps", Ints{1, 1}}}),
             "tensor<0x8xf32>");
 }
 
 TEST_F(InferTest, SliceSymbolic) {
   Value *x = f32({B, 10});
   EXPECT_EQ(type(OpKind::Slice, {x},
-                 {{"starts", Ints{0, 2}}, {"ends", Ints{kMax, -1}}, {"axes", Ints{0, 1}},
-                  {"steps", Ints{1, 1}}}),
+                 {{"starts", Ints{0, 2}}, {"ends", Ints{kMax, -1}}, {"steps", Ints{1, 1}}}),
             "tensor<?b x7xf32>");
   EXPECT_EQ(error(OpKind::Slice, {x},
-                  {{"starts", Ints{1}}, {"ends", Ints{kMax}}, {"axes", Ints{0}}, {"steps", Ints{1}}}),
+                  {{"starts", Ints{1, 0}}, {"ends", Ints{kMax, kMax}}, {"steps", Ints{1, 1}}}),
             "slice of symbolic dim ?b (axis 0) needs starts=0, ends=INT64_MAX, steps=1; got 1, "
             "9223372036854775807, 1");
 }
@@ -227,9 +225,8 @@ TEST_F(InferTest, ConvTranspose) {
 }
 
 AttrMap poolAttrs(Ints kernel, Ints strides, Ints pads, int ceil) {
-  return {{"kind", "max"},      {"kernel", kernel},    {"strides", strides},
-          {"pads", pads},       {"dilations", Ints{}}, {"ceil_mode", ceil},
-          {"count_include_pad", 0}, {"p", 2}};
+  return {{"kind", "max"},           {"kernel", kernel},  {"strides", strides},     {"pads", pads},
+          {"dilations", Ints{1, 1}}, {"ceil_mode", ceil}, {"count_include_pad", 0}, {"p", 2}};
 }
 
 TEST_F(InferTest, PoolFloorAndCeilMode) {
@@ -243,7 +240,7 @@ TEST_F(InferTest, PoolFloorAndCeilMode) {
   EXPECT_EQ(type(OpKind::Pool, {small}, poolAttrs({1, 1}, {2, 2}, {0, 0, 1, 1}, 1)),
             "tensor<1x1x2x2xf32>");
   EXPECT_EQ(error(OpKind::Pool, {small}, poolAttrs({5, 5}, {1, 1}, {0, 0, 0, 0}, 0)),
-            "window of effective size 5 does not fit padded spatial axis 0 of size 3");
+            "window of effective size 5 does not fit padded size 3 on spatial axis 0");
 }
 
 TEST_F(InferTest, Reductions) {
@@ -252,8 +249,10 @@ TEST_F(InferTest, Reductions) {
             "tensor<2x1x1xf32>");
   EXPECT_EQ(type(OpKind::Reduce, {x}, {{"kind", "mean"}, {"axes", Ints{2}}, {"keepdims", 0}}),
             "tensor<2x?b xf32>");
-  EXPECT_EQ(type(OpKind::Reduce, {x}, {{"kind", "max"}, {"axes", Ints{}}, {"keepdims", 0}}),
+  EXPECT_EQ(type(OpKind::Reduce, {x}, {{"kind", "max"}, {"axes", Ints{0, 1, 2}}, {"keepdims", 0}}),
             "tensor<f32>");
+  EXPECT_EQ(type(OpKind::Reduce, {x}, {{"kind", "max"}, {"axes", Ints{}}, {"keepdims", 0}}),
+            "tensor<2x?b x4xf32>"); // no axes listed: nothing reduced
   EXPECT_EQ(type(OpKind::ArgReduce, {x},
                  {{"kind", "max"}, {"axis", 0}, {"keepdims", 0}, {"select_last_index", 0}}),
             "tensor<?b x4xi64>");
@@ -263,14 +262,23 @@ TEST_F(InferTest, Reductions) {
             "tensor<2x?b x4xf32>");
   EXPECT_EQ(error(OpKind::Reduce, {x}, {{"kind", "avg"}, {"axes", Ints{}}, {"keepdims", 0}}),
             "attribute 'kind' is \"avg\"; expected one of sum, prod, max, min, mean");
-  EXPECT_EQ(error(OpKind::Softmax, {x}, {{"axis", 3}}), "attribute 'axis' 3 is out of range for rank 3");
+  EXPECT_EQ(error(OpKind::Softmax, {x}, {{"axis", 3}}),
+            "attribute 'axis' 3 is not an axis in [0, 3) (the normal form: negative axes are "
+            "resolved at import)");
+  // The normal form: inference sees only non-negative axes, sorted lists; Builder makes them so.
+  EXPECT_EQ(error(OpKind::Softmax, {x}, {{"axis", -1}}),
+            "attribute 'axis' -1 is not an axis in [0, 3) (the normal form: negative axes are "
+            "resolved at import)");
+  EXPECT_EQ(error(OpKind::Reduce, {x}, {{"kind", "sum"}, {"axes", Ints{2, 1}}, {"keepdims", 1}}),
+            "attribute 'axes' [2, 1] must list distinct axes in [0, 3) in increasing order (the "
+            "normal form)");
 }
 
 TEST_F(InferTest, LayerNorm) {
   Value *x = f32({B, S, 8}), *scale = f32({8}), *bias = f32({8});
   EXPECT_EQ(type(OpKind::LayerNorm, {x, scale, bias}, {{"axis", -1}, {"epsilon", 1e-5}}),
             "tensor<?b x?s x8xf32>");
-  EXPECT_EQ(error(OpKind::LayerNorm, {x, f32({4})}, {{"axis", -1}, {"epsilon", 1e-5}}),
+  EXPECT_EQ(error(OpKind::LayerNorm, {x, f32({4})}, {{"axis", 2}, {"epsilon", 1e-5}}),
             "operand 1 (scale) shape [4] does not broadcast to the normalized dims [8]");
 }
 

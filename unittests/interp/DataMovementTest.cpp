@@ -1,6 +1,8 @@
 // Data-movement kernels (reshape ... scatter_nd) against hand-computed expectations.
 #include "KernelTestHelpers.h"
 
+#include "strata/graph/NormalForm.h"
+
 #include <limits>
 
 using namespace strata;
@@ -61,20 +63,23 @@ TEST(Expand, BroadcastsToShape) {
             std::string::npos);
 }
 
-AttrMap sliceAttrs(I starts, I ends, I axes, I steps) {
-  return {{"starts", starts}, {"ends", ends}, {"axes", axes}, {"steps", steps}};
+// ONNX Slice's lists as a slice of `x` in normal form (one entry per dim).
+AttrMap sliceAttrs(const Tensor &x, I starts, I ends, I axes, I steps) {
+  auto attrs = sliceAttributes(x.rank(), starts, ends, axes, steps);
+  EXPECT_TRUE(static_cast<bool>(attrs));
+  return attrs ? *attrs : AttrMap{};
 }
 
 TEST(Slice, PositiveStepsAndClamping) {
   OpRunner r;
   Tensor x = iota({10});
-  EXPECT_EQ(doubles(r.run(OpKind::Slice, {x}, sliceAttrs({1}, {7}, {0}, {2}))),
+  EXPECT_EQ(doubles(r.run(OpKind::Slice, {x}, sliceAttrs(x, {1}, {7}, {0}, {2}))),
             (std::vector<double>{1, 3, 5}));
-  EXPECT_EQ(doubles(r.run(OpKind::Slice, {x}, sliceAttrs({-3}, {kMax}, {0}, {1}))),
+  EXPECT_EQ(doubles(r.run(OpKind::Slice, {x}, sliceAttrs(x, {-3}, {kMax}, {0}, {1}))),
             (std::vector<double>{7, 8, 9}));
-  EXPECT_EQ(r.run(OpKind::Slice, {x}, sliceAttrs({8}, {2}, {0}, {1})).shape(), (Shape{0}));
+  EXPECT_EQ(r.run(OpKind::Slice, {x}, sliceAttrs(x, {8}, {2}, {0}, {1})).shape(), (Shape{0}));
   Tensor m = iota({3, 4});
-  Tensor y = r.run(OpKind::Slice, {m}, sliceAttrs({1, 0}, {kMax, 2}, {-1, 0}, {1, 1}));
+  Tensor y = r.run(OpKind::Slice, {m}, sliceAttrs(m, {1, 0}, {kMax, 2}, {-1, 0}, {1, 1}));
   EXPECT_EQ(y.shape(), (Shape{2, 3}));
   EXPECT_EQ(doubles(y), (std::vector<double>{1, 2, 3, 5, 6, 7}));
 }
@@ -83,18 +88,18 @@ TEST(Slice, NegativeSteps) {
   OpRunner r;
   Tensor x = iota({5});
   // Reverse everything: start clamps to dim-1, INT64_MIN end clamps to -1.
-  EXPECT_EQ(doubles(r.run(OpKind::Slice, {x}, sliceAttrs({-1}, {kMin}, {0}, {-1}))),
+  EXPECT_EQ(doubles(r.run(OpKind::Slice, {x}, sliceAttrs(x, {-1}, {kMin}, {0}, {-1}))),
             (std::vector<double>{4, 3, 2, 1, 0}));
-  EXPECT_EQ(doubles(r.run(OpKind::Slice, {x}, sliceAttrs({kMax}, {0}, {0}, {-2}))),
+  EXPECT_EQ(doubles(r.run(OpKind::Slice, {x}, sliceAttrs(x, {kMax}, {0}, {0}, {-2}))),
             (std::vector<double>{4, 2}));
-  EXPECT_EQ(doubles(r.run(OpKind::Slice, {x}, sliceAttrs({3}, {-5}, {0}, {-1}))),
+  EXPECT_EQ(doubles(r.run(OpKind::Slice, {x}, sliceAttrs(x, {3}, {-5}, {0}, {-1}))),
             (std::vector<double>{3, 2, 1}));
-  EXPECT_EQ(doubles(r.run(OpKind::Slice, {x}, sliceAttrs({1}, {3}, {0}, {-1}))).size(), 0u);
+  EXPECT_EQ(doubles(r.run(OpKind::Slice, {x}, sliceAttrs(x, {1}, {3}, {0}, {-1}))).size(), 0u);
   Tensor m = iota({2, 3});
-  EXPECT_EQ(doubles(r.run(OpKind::Slice, {m}, sliceAttrs({kMax, kMax}, {kMin, kMin}, {0, 1},
-                                                         {-1, -2}))),
+  EXPECT_EQ(doubles(r.run(OpKind::Slice, {m},
+                          sliceAttrs(m, {kMax, kMax}, {kMin, kMin}, {0, 1}, {-1, -2}))),
             (std::vector<double>{5, 3, 2, 0}));
-  EXPECT_NE(r.error(OpKind::Slice, {x}, sliceAttrs({0}, {1}, {0}, {0})).find("step is 0"),
+  EXPECT_NE(r.error(OpKind::Slice, {x}, sliceAttrs(x, {0}, {1}, {0}, {0})).find("step is 0"),
             std::string::npos);
 }
 

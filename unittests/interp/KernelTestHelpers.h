@@ -1,6 +1,7 @@
 // Helpers for the interpreter kernel tests: tensor literals and running one op via evaluateOp.
 #pragma once
 #include "strata/graph/Graph.h"
+#include "strata/graph/NormalForm.h"
 #include "strata/interp/Interpreter.h"
 
 #include <gtest/gtest.h>
@@ -38,6 +39,10 @@ class OpRunner {
 public:
   llvm::Expected<std::vector<Tensor>> tryRun(OpKind kind, const std::vector<Tensor> &operands,
                                              AttrMap attrs = {}) {
+    std::vector<TensorType> types; // negative axes resolved, as the importer does (NormalForm.h)
+    for (const Tensor &t : operands)
+      types.push_back(TensorType::fromShape(t.dtype(), t.shape()));
+    normalizeAttributes(kind, types, attrs);
     Op *op = graph_.createOp(kind, {}, {}, std::move(attrs));
     op->setLocation(location_);
     return evaluateOp(*op, operands);

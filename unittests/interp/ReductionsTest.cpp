@@ -22,11 +22,12 @@ Tensor reduceOne(const Tensor &x, const std::string &kind, std::vector<int64_t> 
 TEST(ReduceKernel, EachKindAxesAndKeepdims) {
   Tensor x = f32({2, 3}, {1, 5, 3, 4, 2, 6});
   expectTensor(reduceOne(x, "sum", {1}, 1), DType::F32, {2, 1}, {9, 12});
-  expectTensor(reduceOne(x, "sum", {}, 0), DType::F32, {}, {21});
+  expectTensor(reduceOne(x, "sum", {0, 1}, 0), DType::F32, {}, {21});
+  expectTensor(reduceOne(x, "sum", {}, 0), DType::F32, {2, 3}, {1, 5, 3, 4, 2, 6}); // nothing
   expectTensor(reduceOne(x, "prod", {0}, 0), DType::F32, {3}, {4, 10, 18});
   expectTensor(reduceOne(x, "max", {-1}, 0), DType::F32, {2}, {5, 6});
   expectTensor(reduceOne(x, "min", {0}, 1), DType::F32, {1, 3}, {1, 2, 3});
-  expectTensor(reduceOne(x, "mean", {}, 1), DType::F32, {1, 1}, {3.5});
+  expectTensor(reduceOne(x, "mean", {0, 1}, 1), DType::F32, {1, 1}, {3.5});
   expectTensor(reduceOne(x, "mean", {0, -1}, 0), DType::F32, {}, {3.5});
 }
 
@@ -47,10 +48,10 @@ TEST(ReduceKernel, EmptyReductionYieldsIdentity) {
 
 TEST(ReduceKernel, IntegersWrapAndMaxMinPropagateNaN) {
   Tensor xi = i32({3}, {std::numeric_limits<int32_t>::max(), 1, 0});
-  Tensor sum = reduceOne(xi, "sum", {}, 0);
+  Tensor sum = reduceOne(xi, "sum", {0}, 0);
   ASSERT_EQ(sum.dtype(), DType::I32);
   EXPECT_EQ(sum.data<int32_t>()[0], std::numeric_limits<int32_t>::min());
-  expectTensor(reduceOne(i32({4}, {7, -2, 5, 2}), "mean", {}, 0), DType::I32, {}, {3});
+  expectTensor(reduceOne(i32({4}, {7, -2, 5, 2}), "mean", {0}, 0), DType::I32, {}, {3});
   Tensor withNaN = f32({2, 3}, {1, std::numeric_limits<float>::quiet_NaN(), 3, 4, 5, 6});
   expectTensor(reduceOne(withNaN, "max", {1}, 0), DType::F32, {2}, {kNaN, 6});
   expectTensor(reduceOne(withNaN, "min", {1}, 0), DType::F32, {2}, {kNaN, 4});

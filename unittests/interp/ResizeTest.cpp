@@ -86,8 +86,13 @@ TEST(ResizeKernel, IntegerNearestAndCropModeRejected) {
   expectTensor(resize(x, {1, 4}, "nearest", "asymmetric"), DType::U8, {1, 4}, {10, 10, 200, 200});
   std::string err = runOpError(OpKind::Resize, {small()},
                                {{"sizes", std::vector<int64_t>{1, 1, 2, 3}},
+                                {"scales", std::vector<double>{}},
                                 {"mode", "linear"},
-                                {"coordinate_transformation_mode", "tf_crop_and_resize"}});
+                                {"coordinate_transformation_mode", "tf_crop_and_resize"},
+                                {"nearest_mode", "floor"},
+                                {"cubic_coeff_a", -0.75},
+                                {"exclude_outside", int64_t{0}},
+                                {"extrapolation_value", 0.0}});
   EXPECT_NE(err.find("tf_crop_and_resize"), std::string::npos) << err;
 }
 

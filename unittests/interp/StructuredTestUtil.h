@@ -1,6 +1,7 @@
 // Helpers for the structured-kernel tests: run one op through evaluateOp and compare results.
 #pragma once
 #include "strata/graph/Graph.h"
+#include "strata/graph/NormalForm.h"
 #include "strata/interp/Interpreter.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,28 @@
 
 namespace strata::testing {
 
+// The attributes of a `kind` op on `operands` in normal form, as the importer writes them:
+// negative axes resolved (NormalForm.h), and a conv/pool window's absent strides, dilations and
+// pads (and group, output_padding) filled with ONNX's defaults. Tests then list only what matters.
+inline AttrMap normalAttrs(OpKind kind, const std::vector<Tensor> &operands, AttrMap attrs) {
+  std::vector<TensorType> types;
+  for (const Tensor &t : operands)
+    types.push_back(TensorType::fromShape(t.dtype(), t.shape()));
+  normalizeAttributes(kind, types, attrs);
+  if ((kind == OpKind::Conv || kind == OpKind::ConvTranspose || kind == OpKind::Pool) &&
+      !operands.empty() && operands[0].rank() >= 2) {
+    size_t spatial = static_cast<size_t>(operands[0].rank() - 2);
+    attrs.emplace("strides", std::vector<int64_t>(spatial, 1));
+    attrs.emplace("dilations", std::vector<int64_t>(spatial, 1));
+    attrs.emplace("pads", std::vector<int64_t>(2 * spatial, 0));
+    if (kind != OpKind::Pool)
+      attrs.emplace("group", int64_t{1});
+    if (kind == OpKind::ConvTranspose)
+      attrs.emplace("output_padding", std::vector<int64_t>(spatial, 0));
+  }
+  return attrs;
+}
+
 // Builds a one-op graph (result types are placeholders: evaluateOp does not read them) and
 // evaluates it. On error, records a test failure and returns no results.
 inline std::vector<Tensor> runOp(OpKind kind, const std::vector<Tensor> &operands,
@@ -21,7 +44,7 @@ inline std::vector<Tensor> runOp(OpKind kind, const std::vector<Tensor> &operand
   for (const Tensor &t : operands)
     values.push_back(g.addInput(TensorType::fromShape(t.dtype(), t.shape())));
   std::vector<TensorType> resultTypes(opInfo(kind).numResults, TensorType(DType::F32, {}));
-  Op *op = g.createOp(kind, values, resultTypes, std::move(attrs));
+  Op *op = g.createOp(kind, values, resultTypes, normalAttrs(kind, operands, std::move(attrs)));
   auto results = evaluateOp(*op, operands);
   if (!results) {
     ADD_FAILURE() << llvm::toString(results.takeError());
@@ -38,7 +61,7 @@ inline std::string runOpError(OpKind kind, const std::vector<Tensor> &operands,
   for (const Tensor &t : operands)
     values.push_back(g.addInput(TensorType::fromShape(t.dtype(), t.shape())));
   std::vector<TensorType> resultTypes(opInfo(kind).numResults, TensorType(DType::F32, {}));
-  Op *op = g.createOp(kind, values, resultTypes, std::move(attrs));
+  Op *op = g.createOp(kind, values, resultTypes, normalAttrs(kind, operands, std::move(attrs)));
   auto results = evaluateOp(*op, operands);
   if (results)
     return "";

@@ -1,5 +1,6 @@
 // Differential tests of data-movement lowering (pure index arithmetic) against the interpreter.
 #include "LowerTestUtil.h"
+#include "strata/graph/NormalForm.h"
 
 using namespace strata;
 using namespace strata::lowertest;
@@ -27,8 +28,10 @@ TEST(LowerDataMovement, Expand) {
 
 TEST(LowerDataMovement, SliceClampsAndNegativeSteps) {
   Tensor x = randomTensor(DType::F32, {5, 6, 7});
-  auto slice = [&](I starts, I ends, I axes, I steps) {
-    checkOp(OpKind::Slice, {x}, {{"starts", starts}, {"ends", ends}, {"axes", axes}, {"steps", steps}});
+  auto slice = [&](I starts, I ends, I axes, I steps) { // ONNX's lists, in normal form
+    auto attrs = sliceAttributes(x.rank(), starts, ends, axes, steps);
+    ASSERT_TRUE(static_cast<bool>(attrs));
+    checkOp(OpKind::Slice, {x}, *attrs);
   };
   slice({1, 0}, {4, 6}, {0, 2}, {1, 2});
   slice({-1}, {-100}, {1}, {-2});

@@ -102,7 +102,7 @@ graph @main(%x: tensor<2x4x3xf32>) -> (y: tensor<2x3x4xf32>) {
   %k = constant {value = dense<[0.5]> : tensor<f32>} : tensor<f32>
   %t = transpose(%x) {perm = [0, 2, 1]} : tensor<2x3x4xf32>
   %s = mul(%t, %k) : tensor<2x3x4xf32>
-  %y = softmax(%s) {axis = -1} : tensor<2x3x4xf32>
+  %y = softmax(%s) {axis = 2} : tensor<2x3x4xf32>
   return %y
 })"),
             1);
@@ -116,7 +116,7 @@ graph @main(%x: tensor<2x6xf32>, %b: tensor<3x4xf32>) -> (y: tensor<4x3xf32>, v:
   %r = reshape(%e) {shape = [3, 4]} : tensor<3x4xf32>
   %s = add(%r, %b) : tensor<3x4xf32>
   %y = transpose(%s) {perm = [1, 0]} : tensor<4x3xf32>
-  %v = slice(%x) {axes = [1], ends = [6], starts = [0], steps = [2]} : tensor<2x3xf32>
+  %v = slice(%x) {ends = [9223372036854775807, 6], starts = [0, 0], steps = [1, 2]} : tensor<2x3xf32>
   return %y, %v
 })"),
             1);

@@ -209,12 +209,13 @@ TEST(CanonicalizeTest, IntegerPowTwoWraps) {
 
 // Data movement that composes: the composed transpose and merged reshape compute the same.
 TEST(CanonicalizeTest, ComposedDataMovementMatches) {
-  auto g = parse(R"(graph @g(%x: tensor<2x3x4xf32>) -> (a: tensor<4x3x2xf32>, b: tensor<3x8xf32>, c: tensor<2x3x4xf32>, d: tensor<1x2x12xf32>) {
+  auto g = parse(
+      R"(graph @g(%x: tensor<2x3x4xf32>) -> (a: tensor<4x3x2xf32>, b: tensor<3x8xf32>, c: tensor<2x3x4xf32>, d: tensor<1x2x12xf32>) {
   %t = transpose(%x) {perm = [1, 2, 0]} : tensor<3x4x2xf32>
   %a = transpose(%t) {perm = [1, 0, 2]} : tensor<4x3x2xf32>
   %r = reshape(%x) {shape = [6, 4]} : tensor<6x4xf32>
   %b = reshape(%r) {shape = [3, -1]} : tensor<3x8xf32>
-  %s = slice(%x) {axes = [1], ends = [3], starts = [-5], steps = [1]} : tensor<2x3x4xf32>
+  %s = slice(%x) {ends = [9223372036854775807, 3, 9223372036854775807], starts = [0, -5, 0], steps = [1, 1, 1]} : tensor<2x3x4xf32>
   %c = expand(%s) {shape = [2, 1, 4]} : tensor<2x3x4xf32>
   %u = reshape(%x) {shape = [2, 1, 12]} : tensor<2x1x12xf32>
   %d = transpose(%u) {perm = [1, 0, 2]} : tensor<1x2x12xf32>

@@ -77,7 +77,7 @@ size_t countOps(const Graph &g, OpKind kind) {
 TEST(ConstantFold, SizeLimitSparesReductionsAndSameSizeOps) {
   auto g = parse(R"(graph @main() -> (r: tensor<f32>, n: tensor<8xf32>, e: tensor<4x8xf32>) {
   %c = constant {value = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>} : tensor<8xf32>
-  %r = reduce(%c) {axes = [], keepdims = 0, kind = "sum"} : tensor<f32>
+  %r = reduce(%c) {axes = [0], keepdims = 0, kind = "sum"} : tensor<f32>
   %n = neg(%c) : tensor<8xf32>
   %e = expand(%c) {shape = [4, 8]} : tensor<4x8xf32>
   return %r, %n, %e

@@ -117,7 +117,7 @@ graph @main(%x: tensor<2x3x8xf32>, %g: tensor<8xf32>) -> (y: tensor<2x3x8xf32>, 
   %mean = reduce(%x) {axes = [2], keepdims = 1, kind = "mean"} : tensor<2x3x1xf32>
   %c = sub(%x, %mean) : tensor<2x3x8xf32>
   %sq = pow(%c, %two) : tensor<2x3x8xf32>
-  %var = reduce(%sq) {axes = [-1], keepdims = 1, kind = "mean"} : tensor<2x3x1xf32>
+  %var = reduce(%sq) {axes = [2], keepdims = 1, kind = "mean"} : tensor<2x3x1xf32>
   %ve = add(%var, %eps) : tensor<2x3x1xf32>
   %sd = sqrt(%ve) : tensor<2x3x1xf32>
   %n = div(%c, %sd) : tensor<2x3x8xf32>
@@ -159,7 +159,7 @@ graph @main(%x: tensor<2x6xf32>, %b: tensor<3x4xf32>) -> (y: tensor<4x3xf32>, v:
   %r = reshape(%e) {shape = [3, 4]} : tensor<3x4xf32>
   %s = add(%r, %b) : tensor<3x4xf32>
   %y = transpose(%s) {perm = [1, 0]} : tensor<4x3xf32>
-  %v = slice(%x) {axes = [1], ends = [6], starts = [0], steps = [2]} : tensor<2x3xf32>
+  %v = slice(%x) {ends = [9223372036854775807, 6], starts = [0, 0], steps = [1, 2]} : tensor<2x3xf32>
   return %y, %v
 })"),
             1u);

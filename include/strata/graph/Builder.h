@@ -21,7 +21,8 @@ public:
   // Location stamped on every op created from now on (e.g. the ONNX node being imported).
   void setLocation(std::string loc) { loc_ = std::move(loc); }
 
-  // Creates `kind` with inferred result types. Throws BuildError on failure.
+  // Creates `kind` with inferred result types, its axis attributes brought into their normal form
+  // (NormalForm.h). Throws BuildError on failure.
   Op *create(OpKind kind, const std::vector<Value *> &operands, AttrMap attrs = {});
   // Single-result convenience.
   Value *value(OpKind kind, const std::vector<Value *> &operands, AttrMap attrs = {}) {

@@ -15,25 +15,55 @@
 
 namespace strata {
 
-// Op kinds come from the single op table.
+// Op kinds come from the op definitions (OpTable.def).
 enum class OpKind : uint16_t {
-#define OP(e, n, lo, hi, res, traits, attrs) e,
+#define OP(e, ...) e,
 #include "strata/graph/OpTable.def"
   NumKinds
 };
 
+// Op groups (OpTable.def explains each); every rung asks these rather than listing ops.
 enum OpTrait : uint32_t {
   T_NONE = 0,
   T_ELEMENTWISE = 1u << 0,
   T_COMMUTATIVE = 1u << 1,
-  T_REDUCTION = 1u << 2,
-  T_STRUCTURED = 1u << 3,
+  T_INDEX_MAP = 1u << 2,
+  T_LAYOUT = 1u << 3,
+  T_ANCHOR = 1u << 4,
+  T_REDUCTION = 1u << 5,
+  T_STRUCTURED = 1u << 6,
+};
+
+// How an elementwise op types its operands and result (OpTable.def); Custom: its shape function.
+enum class DTypeRule : uint8_t {
+  Custom,
+  FloatSame,
+  NumericSame,
+  IntOrBoolSame,
+  IntegerSame,
+  FloatToBool,
+  SameToBool,
+  PowBase,
+  Select,
+  CastTo,
+};
+
+// What an attribute's value must satisfy beyond its kind (the normal form the verifier checks).
+enum class AttrForm : uint8_t {
+  Plain,
+  Flag,   // an int that is 0 or 1
+  Axis,   // an int in [0, rank of operand 0)
+  Axes,   // ints, strictly increasing, in [0, rank of operand 0)
+  Enum,   // a string among `enumTexts`
+  Layout, // a channel layout string (Layout.h)
 };
 
 struct AttrSpec {
   std::string name;
   AttrKind kind;
-  bool optional;
+  AttrForm form = AttrForm::Plain;
+  bool optional = false;
+  std::vector<std::string_view> enumTexts; // AttrForm::Enum
 };
 
 struct OpInfo {
@@ -41,15 +71,19 @@ struct OpInfo {
   std::string_view name;
   int minOperands;
   int maxOperands; // -1: variadic
-  int numResults;
+  int numResults;  // -1: variadic
   uint32_t traits;
+  DTypeRule dtypeRule;
   std::vector<AttrSpec> attrs;
+  std::vector<std::string> onnxOps; // ONNX op types mapping one-to-one onto this op
   const AttrSpec *findAttr(std::string_view n) const;
+  bool has(OpTrait t) const { return (traits & t) != 0; }
 };
 
 const OpInfo &opInfo(OpKind kind);
 const OpInfo *lookupOp(std::string_view name);
 size_t numOpKinds();
+inline bool hasTrait(OpKind kind, OpTrait t) { return opInfo(kind).has(t); }
 
 class Op;
 class Graph;
@@ -98,7 +132,7 @@ public:
   OpKind kind() const { return kind_; }
   const OpInfo &info() const { return opInfo(kind_); }
   std::string_view opName() const { return info().name; }
-  bool hasTrait(OpTrait t) const { return (info().traits & t) != 0; }
+  bool hasTrait(OpTrait t) const { return info().has(t); }
 
   unsigned numOperands() const { return static_cast<unsigned>(operands_.size()); }
   Value *operand(unsigned i) const { return operands_[i]; }
@@ -110,12 +144,9 @@ public:
 
   const AttrMap &attrs() const { return attrs_; }
   bool hasAttr(std::string_view n) const { return attrs_.count(std::string(n)) != 0; }
+  // Generic access, for code that handles every op alike (printer, CSE); an op's own attributes
+  // are read through its typed accessors (Ops.h: ops::SliceOp(op).starts()).
   const Attribute &attr(std::string_view n) const; // throws std::out_of_range if absent
-  int64_t intAttr(std::string_view n, int64_t dflt = 0) const;
-  double floatAttr(std::string_view n, double dflt = 0) const;
-  std::string stringAttr(std::string_view n, std::string dflt = "") const;
-  std::vector<int64_t> intsAttr(std::string_view n) const; // empty if absent
-  std::vector<double> floatsAttr(std::string_view n) const;
   void setAttr(std::string n, Attribute a) { attrs_[std::move(n)] = std::move(a); }
   void removeAttr(std::string_view n) { attrs_.erase(std::string(n)); }
 

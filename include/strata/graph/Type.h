@@ -1,6 +1,7 @@
 // Tensor types of the graph IR: dtype, shape (each dim a constant or a named symbol) and device.
 #pragma once
 #include "strata/support/DType.h"
+#include "strata/support/ShapeMath.h"
 #include "strata/support/Tensor.h"
 
 #include <optional>
@@ -57,8 +58,11 @@ struct TensorType {
   std::string str() const;
 };
 
-// Numpy-style broadcast of two shapes; nullopt with a reason in `why` when incompatible.
-std::optional<std::vector<Dim>> broadcastDims(const std::vector<Dim> &a, const std::vector<Dim> &b,
-                                              std::string *why = nullptr);
-
 } // namespace strata
+
+// Dims in the shape arithmetic of support/ShapeMath.h (broadcastShapes<Dim>).
+template <> struct strata::shape::DimTraits<strata::Dim> {
+  static bool isStatic(const Dim &d) { return d.isStatic(); }
+  static int64_t size(const Dim &d) { return d.size; }
+  static std::string str(const Dim &d) { return d.str(); }
+};

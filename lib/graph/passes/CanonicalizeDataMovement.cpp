@@ -24,7 +24,8 @@ bool isIdentityPermutation(const std::vector<int64_t> &perm) {
 
 // transpose(x, identity) -> x
 bool foldTransposeIdentity(Op &op, PatternRewriter &r) {
-  return isIdentityPermutation(op.intsAttr("perm")) && replaceIfSameType(op, op.operand(0), r);
+  return isIdentityPermutation(ops::TransposeOp(op).perm()) &&
+         replaceIfSameType(op, op.operand(0), r);
 }
 
 // transpose(transpose(x, p), q) -> transpose(x, p∘q), which vanishes when it is the identity:
@@ -33,7 +34,7 @@ bool foldTransposeTranspose(Op &op, PatternRewriter &r) {
   Op *inner = definingOpOfKind(op.operand(0), OpKind::Transpose);
   if (!inner)
     return false;
-  std::vector<int64_t> p = inner->intsAttr("perm"), q = op.intsAttr("perm");
+  std::vector<int64_t> p = ops::TransposeOp(*inner).perm(), q = ops::TransposeOp(op).perm();
   if (p.size() != q.size())
     return false;
   std::vector<int64_t> composed(q.size());
@@ -121,7 +122,7 @@ bool foldReshapeReshape(Op &op, PatternRewriter &r) {
 // transpose(x) that only moves size-1 dims -> reshape(x) to the same result type.
 bool foldTransposeToReshape(Op &op, PatternRewriter &r) {
   const TensorType &x = op.operand(0)->type();
-  if (!movesOnlyUnitDims(x, op.intsAttr("perm")))
+  if (!movesOnlyUnitDims(x, ops::TransposeOp(op).perm()))
     return false;
   std::optional<AttrMap> attrs = reshapeAttrsFor(x, op.result(0)->type());
   return attrs && replaceWithNew(op, OpKind::Reshape, {op.operand(0)}, r, std::move(*attrs));
@@ -136,28 +137,19 @@ bool foldExpandNoop(Op &op, PatternRewriter &r) {
 // clamps to 0 and an end that clamps to the dim (symbolic dims only admit that form).
 bool foldSliceFull(Op &op, PatternRewriter &r) {
   const TensorType &x = op.operand(0)->type();
-  std::vector<int64_t> starts = op.intsAttr("starts"), ends = op.intsAttr("ends");
-  std::vector<int64_t> axes = op.intsAttr("axes"), steps = op.intsAttr("steps");
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i)
-      axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty())
-    steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    return false;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t axis = axes[i] < 0 ? axes[i] + x.rank() : axes[i];
-    if (axis < 0 || axis >= x.rank() || steps[i] != 1)
+  const ops::SliceOp slice(op);
+  const std::vector<int64_t> &starts = slice.starts(), &ends = slice.ends(), &steps = slice.steps();
+  for (size_t d = 0; d < x.dims.size(); ++d) {
+    if (steps[d] != 1)
       return false;
-    const Dim &d = x.dims[axis];
-    if (!d.isStatic()) {
-      if (starts[i] != 0 || ends[i] != std::numeric_limits<int64_t>::max())
+    const Dim &dim = x.dims[d];
+    if (!dim.isStatic()) {
+      if (!shape::isFullSlice(starts[d], ends[d], steps[d]))
         return false;
       continue;
     }
-    bool fromStart = starts[i] == 0 || starts[i] <= -d.size;
-    bool toEnd = ends[i] >= d.size;
-    if (!fromStart || !toEnd)
+    shape::SliceRange range = shape::sliceRange(dim.size, starts[d], ends[d], 1);
+    if (range.start != 0 || range.length != dim.size)
       return false;
   }
   return replaceIfSameType(op, op.operand(0), r);
@@ -170,7 +162,7 @@ bool foldConcatSingle(Op &op, PatternRewriter &r) {
 
 // cast(x) to x's own dtype -> x
 bool foldCastNoop(Op &op, PatternRewriter &r) {
-  return op.attr("to").getDType() == op.operand(0)->type().dtype &&
+  return ops::CastOp(op).to() == op.operand(0)->type().dtype &&
          replaceIfSameType(op, op.operand(0), r);
 }
 
@@ -223,7 +215,7 @@ bool foldCastCast(Op &op, PatternRewriter &r) {
   if (!inner)
     return false;
   Value *x = inner->operand(0);
-  DType a = x->type().dtype, b = inner->attr("to").getDType(), c = op.attr("to").getDType();
+  DType a = x->type().dtype, b = ops::CastOp(*inner).to(), c = ops::CastOp(op).to();
   if (!isLosslessCast(a, b))
     return false;
   bool sameConversion = a == DType::Bool || (isInteger(a) && isInteger(b)) ||

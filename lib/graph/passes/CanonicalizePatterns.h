@@ -1,7 +1,9 @@
 // Internal to the canonicalize pass: the pattern families (one file each) and the small helpers
 // they share. Every pattern is a named function so `--stats` can count it.
 #pragma once
+#include "strata/graph/Ops.h"
 #include "strata/graph/passes/Rewrite.h"
+#include "strata/support/ShapeMath.h"
 
 #include <functional>
 

@@ -2,6 +2,8 @@
 // (see FusionRules.h), iterated to a fixed point.
 #include "FusionRules.h"
 
+#include "strata/graph/Ops.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -9,29 +11,21 @@
 
 namespace strata::fusion {
 
+// The op groups of the op definitions decide the role. A relayout is an index map, but it marks
+// the edge of a blocked region that layout-nchwc placed and stays a kernel of its own; arg_reduce
+// reduces rows but yields indices, not values an epilogue could continue from.
 Role roleOf(const Op &op) {
   if (op.numRegions() != 0 || op.kind() == OpKind::Constant)
     return Role::None;
   if (op.hasTrait(T_ELEMENTWISE))
     return Role::Elementwise;
-  switch (op.kind()) {
-  case OpKind::Reshape:
-  case OpKind::Transpose:
-  case OpKind::Slice:
-  case OpKind::Expand:
+  if (op.hasTrait(T_INDEX_MAP) && !op.hasTrait(T_LAYOUT))
     return Role::Movement;
-  case OpKind::MatMul:
-  case OpKind::Conv:
-  case OpKind::ConvTranspose:
+  if (op.hasTrait(T_ANCHOR))
     return Role::Anchor;
-  case OpKind::Reduce:
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-  case OpKind::LayerNorm:
+  if (op.hasTrait(T_REDUCTION) && op.kind() != OpKind::ArgReduce)
     return Role::Reduction;
-  default:
-    return Role::None;
-  }
+  return Role::None;
 }
 
 namespace {
@@ -62,23 +56,21 @@ RowSignature rowSignature(const Op &op) {
   RowSignature s;
   s.rowDims = op.operand(0)->type().dims;
   const int64_t rank = static_cast<int64_t>(s.rowDims.size());
-  auto norm = [rank](int64_t a) { return a < 0 ? a + rank : a; };
   switch (op.kind()) {
   case OpKind::Reduce: {
-    std::vector<int64_t> axes = op.intsAttr("axes");
-    if (axes.empty()) // empty: all axes
-      for (int64_t a = 0; a < rank; ++a)
-        s.axes.insert(a);
-    for (int64_t a : axes)
-      s.axes.insert(norm(a));
+    const std::vector<int64_t> &axes = ops::ReduceOp(op).axes();
+    s.axes.insert(axes.begin(), axes.end());
     break;
   }
   case OpKind::LayerNorm:
-    for (int64_t a = norm(op.intAttr("axis")); a < rank; ++a)
+    for (int64_t a = ops::LayerNormOp(op).axis(); a < rank; ++a)
       s.axes.insert(a);
     break;
-  default: // softmax, log_softmax
-    s.axes.insert(norm(op.intAttr("axis")));
+  case OpKind::Softmax:
+    s.axes.insert(ops::SoftmaxOp(op).axis());
+    break;
+  default:
+    s.axes.insert(ops::LogSoftmaxOp(op).axis());
     break;
   }
   return s;

@@ -11,6 +11,7 @@
 // is a constant that is a scalar or per-channel ([C,1,1], [1,C,1,1]): then blocking it costs
 // nothing extra, while keeping it plain would need a relayout back and forth.
 #include "strata/graph/Layout.h"
+#include "strata/graph/Ops.h"
 #include "strata/graph/passes/Passes.h"
 #include "strata/graph/passes/Rewrite.h"
 #include "strata/support/Error.h"
@@ -30,10 +31,7 @@ bool isUnused(const Graph &g, const Value *v) {
   return true;
 }
 
-bool isPlainLayout(const Op &op) {
-  std::optional<int64_t> block = parseChannelLayout(op.stringAttr("layout"));
-  return block && *block == 0;
-}
+bool isPlainLayout(const Op &op) { return ops::ConvOp(op).layout() == 0; }
 
 class LayoutNCHWcPass : public Pass {
 public:
@@ -122,7 +120,7 @@ private:
       return false;
     if (!channelsBlockable(x.dims[1]) || !channelsBlockable(y.dims[1]))
       return false;
-    int64_t group = conv.intAttr("group", 1);
+    int64_t group = ops::ConvOp(conv).group();
     int64_t inChannels = x.dims[1].size, outChannels = y.dims[1].size;
     int64_t inBlock;
     if (group == 1)
@@ -213,8 +211,8 @@ private:
         continue;
       Op *inner = op->operand(0)->definingOp();
       if (!inner || inner->kind() != OpKind::Relayout ||
-          inner->stringAttr("from") != op->stringAttr("to") ||
-          inner->stringAttr("to") != op->stringAttr("from"))
+          ops::RelayoutOp(*inner).from() != ops::RelayoutOp(*op).to() ||
+          ops::RelayoutOp(*inner).to() != ops::RelayoutOp(*op).from())
         continue;
       op->result(0)->replaceAllUsesWith(inner->operand(0));
       g.eraseOp(op);

@@ -2,6 +2,8 @@
 // (inline, typed fields and external data) and small shape utilities.
 #include "Converter.h"
 
+#include "strata/support/ShapeMath.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -341,10 +343,13 @@ Tensor takeTensorFromProto(TensorProto &t, const std::string &baseDir) {
 // --- Shapes --------------------------------------------------------------------------------------
 
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1) || (rank == 0 && axis != 0 && axis != -1))
-    throw ConvertError("axis " + std::to_string(axis) + " is out of range for rank " +
-                       std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
+  // A scalar accepts 0 and -1 (ONNX's rank-agnostic defaults); the ops then see no axis at all.
+  if (rank == 0 && (axis == 0 || axis == -1))
+    return axis;
+  if (std::optional<int64_t> a = shape::normalizeAxis(axis, rank))
+    return *a;
+  throw ConvertError("axis " + std::to_string(axis) + " is out of range for rank " +
+                     std::to_string(rank));
 }
 
 Value *reshapeTo(Builder &b, Value *x, const std::vector<Dim> &dims) {

@@ -6,6 +6,7 @@
 // registration function with one line per ONNX op type.
 #pragma once
 #include "strata/graph/Builder.h"
+#include "strata/graph/Ops.h"
 #include "strata/support/Tensor.h"
 
 #include "onnx/onnx_pb.h"

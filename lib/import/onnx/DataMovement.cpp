@@ -158,11 +158,7 @@ Values convertConcat(ImportContext &ctx, const Node &n) {
 }
 
 Value *sliceAxis(Builder &b, Value *x, int64_t axis, int64_t start, int64_t end) {
-  return b.value(OpKind::Slice, {x},
-                 {{"starts", Attribute(std::vector<int64_t>{start})},
-                  {"ends", Attribute(std::vector<int64_t>{end})},
-                  {"axes", Attribute(std::vector<int64_t>{axis})},
-                  {"steps", Attribute(std::vector<int64_t>{1})}});
+  return slice(b, x, {start}, {end}, {axis});
 }
 
 Values convertSplit(ImportContext &ctx, const Node &n) {
@@ -222,24 +218,12 @@ Values convertSlice(ImportContext &ctx, const Node &n) {
   }
   if (starts.size() != ends.size())
     throw ConvertError("starts and ends differ in length");
-  if (axes.empty()) {
-    axes.resize(starts.size());
-    std::iota(axes.begin(), axes.end(), 0);
-  }
-  if (steps.empty())
-    steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size())
-    throw ConvertError("starts, ends, axes and steps differ in length");
   for (int64_t &a : axes)
     a = normalizeAxis(a, rank);
   for (int64_t s : steps)
     if (s == 0)
       throw ConvertError("slice step 0");
-  return {ctx.builder().value(OpKind::Slice, {x},
-                              {{"starts", Attribute(starts)},
-                               {"ends", Attribute(ends)},
-                               {"axes", Attribute(axes)},
-                               {"steps", Attribute(steps)}})};
+  return {slice(ctx.builder(), x, starts, ends, axes, steps)};
 }
 
 // --- Padding and tiling ------------------------------------------------------------------------
@@ -285,7 +269,7 @@ Values convertPad(ImportContext &ctx, const Node &n) {
   if (static_cast<int64_t>(pads.size()) != 2 * rank)
     throw ConvertError("pads has " + std::to_string(pads.size()) + " entries for rank " +
                        std::to_string(rank));
-  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+  if (!parseEnum<PadMode>(mode))
     throw ConvertError("unsupported pad mode '" + mode + "'");
   return {b.value(OpKind::Pad, {x, value}, {{"pads", Attribute(pads)}, {"mode", Attribute(mode)}})};
 }

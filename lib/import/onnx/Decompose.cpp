@@ -1,5 +1,7 @@
 #include "Decompose.h"
 
+#include "strata/graph/NormalForm.h"
+
 #include <algorithm>
 
 namespace strata::onnx_import {
@@ -32,10 +34,18 @@ Value *transpose(Builder &b, Value *x, std::vector<int64_t> perm) {
   return b.value(OpKind::Transpose, {x}, {{"perm", Attribute(std::move(perm))}});
 }
 
-Value *reduce(Builder &b, Value *x, const std::string &kind, std::vector<int64_t> axes,
-              bool keepdims) {
+Value *slice(Builder &b, Value *x, const std::vector<int64_t> &starts,
+             const std::vector<int64_t> &ends, const std::vector<int64_t> &axes,
+             const std::vector<int64_t> &steps) {
+  auto attrs = sliceAttributes(x->type().rank(), starts, ends, axes, steps);
+  if (!attrs)
+    throw ConvertError(llvm::toString(attrs.takeError()));
+  return b.value(OpKind::Slice, {x}, std::move(*attrs));
+}
+
+Value *reduce(Builder &b, Value *x, ReduceKind kind, std::vector<int64_t> axes, bool keepdims) {
   return b.value(OpKind::Reduce, {x},
-                 {{"kind", Attribute(kind)},
+                 {{"kind", ops::enumAttr(kind)},
                   {"axes", Attribute(std::move(axes))},
                   {"keepdims", Attribute(int64_t{keepdims ? 1 : 0})}});
 }

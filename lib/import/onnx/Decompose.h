@@ -26,9 +26,12 @@ Value *scalarLike(Builder &b, Value *like, double v);
 Value *castTo(Builder &b, Value *x, DType dtype);
 Value *reshape(Builder &b, Value *x, std::vector<int64_t> shape);
 Value *transpose(Builder &b, Value *x, std::vector<int64_t> perm);
+// ONNX Slice's lists (axes empty: the leading axes; steps empty: 1) as a slice in normal form.
+Value *slice(Builder &b, Value *x, const std::vector<int64_t> &starts,
+             const std::vector<int64_t> &ends, const std::vector<int64_t> &axes,
+             const std::vector<int64_t> &steps = {});
 // reduce op; `kind` is sum | prod | max | min | mean; axes must be normalized (non-negative).
-Value *reduce(Builder &b, Value *x, const std::string &kind, std::vector<int64_t> axes,
-              bool keepdims);
+Value *reduce(Builder &b, Value *x, ReduceKind kind, std::vector<int64_t> axes, bool keepdims);
 
 // Reshapes a per-channel vector [C] to [C, 1, ..., 1] so that it broadcasts against a tensor of
 // `rank` laid out as [N, C, spatial...] (channel at axis 1).

@@ -8,12 +8,6 @@
 namespace strata::onnx_import {
 namespace {
 
-ConvertFn unaryOp(OpKind kind) {
-  return [kind](ImportContext &ctx, const onnx::NodeProto &node) -> std::vector<Value *> {
-    return {unary(ctx.builder(), kind, requiredInput(ctx, node, 0, "X"))};
-  };
-}
-
 ConvertFn binaryOp(OpKind kind, bool swapOperands = false) {
   return [kind, swapOperands](ImportContext &ctx,
                               const onnx::NodeProto &node) -> std::vector<Value *> {
@@ -196,52 +190,37 @@ std::vector<Value *> convertClip(ImportContext &ctx, const onnx::NodeProto &node
   return {y};
 }
 
+// An ONNX op that maps one-to-one onto graph op `kind`: its inputs are the operands, in order.
+ConvertFn oneToOne(OpKind kind) {
+  return [kind](ImportContext &ctx, const onnx::NodeProto &node) -> std::vector<Value *> {
+    const OpInfo &info = opInfo(kind);
+    std::vector<Value *> operands;
+    for (int i = 0; i < info.minOperands; ++i)
+      operands.push_back(requiredInput(ctx, node, i, "operand"));
+    return {ctx.builder().value(kind, operands)};
+  };
+}
+
 } // namespace
 
 void registerElementwiseConverters(ConverterTable &t) {
-  t["Add"] = binaryOp(OpKind::Add);
-  t["Sub"] = binaryOp(OpKind::Sub);
-  t["Mul"] = binaryOp(OpKind::Mul);
-  t["Div"] = binaryOp(OpKind::Div);
+  // The one-to-one ops come from the op definitions (OpTable.def's onnx column).
+  for (size_t k = 0; k < numOpKinds(); ++k)
+    for (const std::string &onnxOp : opInfo(static_cast<OpKind>(k)).onnxOps)
+      t[onnxOp] = oneToOne(static_cast<OpKind>(k));
   t["Mod"] = convertMod;
   t["Pow"] = convertPow;
-  t["Neg"] = unaryOp(OpKind::Neg);
-  t["Abs"] = unaryOp(OpKind::Abs);
-  t["Sign"] = unaryOp(OpKind::Sign);
-  t["Exp"] = unaryOp(OpKind::Exp);
-  t["Log"] = unaryOp(OpKind::Log);
-  t["Sqrt"] = unaryOp(OpKind::Sqrt);
   t["Reciprocal"] = convertReciprocal;
-  t["Sin"] = unaryOp(OpKind::Sin);
-  t["Cos"] = unaryOp(OpKind::Cos);
   t["Tan"] = convertTan;
   t["Asin"] = convertAsin;
   t["Acos"] = convertAcos;
-  t["Atan"] = unaryOp(OpKind::Atan);
   t["Sinh"] = convertSinh;
   t["Cosh"] = convertCosh;
   t["Asinh"] = convertAsinh;
   t["Acosh"] = convertAcosh;
   t["Atanh"] = convertAtanh;
-  t["Tanh"] = unaryOp(OpKind::Tanh);
-  t["Erf"] = unaryOp(OpKind::Erf);
-  t["Floor"] = unaryOp(OpKind::Floor);
-  t["Ceil"] = unaryOp(OpKind::Ceil);
-  t["Round"] = unaryOp(OpKind::Round);
-  t["IsNaN"] = unaryOp(OpKind::IsNaN);
   t["IsInf"] = convertIsInf;
-  t["Not"] = unaryOp(OpKind::Not);
-  t["And"] = binaryOp(OpKind::And);
-  t["Or"] = binaryOp(OpKind::Or);
-  t["Xor"] = binaryOp(OpKind::Xor);
-  t["BitwiseAnd"] = binaryOp(OpKind::And);
-  t["BitwiseOr"] = binaryOp(OpKind::Or);
-  t["BitwiseXor"] = binaryOp(OpKind::Xor);
-  t["BitwiseNot"] = unaryOp(OpKind::Not);
   t["BitShift"] = convertBitShift;
-  t["Equal"] = binaryOp(OpKind::Eq);
-  t["Less"] = binaryOp(OpKind::Lt);
-  t["LessOrEqual"] = binaryOp(OpKind::Le);
   t["Greater"] = binaryOp(OpKind::Lt, /*swapOperands=*/true);
   t["GreaterOrEqual"] = binaryOp(OpKind::Le, /*swapOperands=*/true);
   t["Max"] = variadicOp(OpKind::Max);

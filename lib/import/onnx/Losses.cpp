@@ -55,10 +55,11 @@ Value *negativeLogLikelihood(ImportContext &ctx, const onnx::NodeProto &node, Va
   if (reduction == "none")
     return loss;
   if (reduction == "sum")
-    return reduce(b, loss, "sum", all, false);
+    return reduce(b, loss, ReduceKind::Sum, all, false);
   if (!weights)
-    return reduce(b, loss, "mean", all, false);
-  return div(b, reduce(b, loss, "sum", all, false), reduce(b, weights, "sum", all, false));
+    return reduce(b, loss, ReduceKind::Mean, all, false);
+  return div(b, reduce(b, loss, ReduceKind::Sum, all, false),
+             reduce(b, weights, ReduceKind::Sum, all, false));
 }
 
 std::vector<Value *> convertNLL(ImportContext &ctx, const onnx::NodeProto &node) {

@@ -165,11 +165,7 @@ Values convertOneHot(ImportContext &ctx, const Node &n) {
   Value *hot = b.value(OpKind::Eq, {idx, iotaAlong(b, depth, axis, outRank)});
   Value *flat = reshapeTo(b, values, {Dim(2)});
   auto element = [&](int64_t i) {
-    Value *s = b.value(OpKind::Slice, {flat},
-                       {{"starts", Attribute(std::vector<int64_t>{i})},
-                        {"ends", Attribute(std::vector<int64_t>{i + 1})},
-                        {"axes", Attribute(std::vector<int64_t>{0})},
-                        {"steps", Attribute(std::vector<int64_t>{1})}});
+    Value *s = slice(b, flat, {i}, {i + 1}, {0});
     return reshapeTo(b, s, {});
   };
   return {b.value(OpKind::Select, {hot, element(1), element(0)})};
@@ -249,19 +245,13 @@ Values convertEinsum(ImportContext &ctx, const Node &n) {
   return {ctx.builder().value(OpKind::Einsum, inputs, {{"equation", Attribute(eq)}})};
 }
 
-Values convertWhere(ImportContext &ctx, const Node &n) {
-  return {ctx.builder().value(OpKind::Select, {requiredInput(ctx, n, 0, "condition"),
-                                               requiredInput(ctx, n, 1, "X"),
-                                               requiredInput(ctx, n, 2, "Y")})};
-}
-
 // One-hot of the first maximum along `axis` (the axis must be static).
 Value *hardmaxAlong(Builder &b, Value *x, int64_t axis) {
   const Dim &d = x->type().dims[axis];
   if (!d.isStatic())
     throw ConvertError("Hardmax along symbolic dim " + d.str() + " is unsupported");
   Value *arg = b.value(OpKind::ArgReduce, {x},
-                       {{"kind", Attribute("max")},
+                       {{"kind", ops::enumAttr(ArgKind::Max)},
                         {"axis", Attribute(axis)},
                         {"keepdims", Attribute(int64_t{1})},
                         {"select_last_index", Attribute(int64_t{0})}});
@@ -444,7 +434,6 @@ void registerMiscConverters(ConverterTable &t) {
   t["TopK"] = convertTopK;
   t["CumSum"] = convertCumSum;
   t["Einsum"] = convertEinsum;
-  t["Where"] = convertWhere;
   t["Hardmax"] = convertHardmax;
   t["Resize"] = convertResize;
   t["Upsample"] = convertUpsample;

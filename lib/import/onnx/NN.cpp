@@ -132,12 +132,12 @@ std::vector<Value *> convertConvTranspose(ImportContext &ctx, const onnx::NodePr
                    {"output_padding", Attribute(outputPadding)}})};
 }
 
-Value *pool(Builder &b, Value *x, const std::string &kind, const std::vector<int64_t> &kernel,
+Value *pool(Builder &b, Value *x, PoolKind kind, const std::vector<int64_t> &kernel,
             const std::vector<int64_t> &strides, const std::vector<int64_t> &pads,
             const std::vector<int64_t> &dilations, int64_t ceilMode, int64_t countIncludePad,
             int64_t p) {
   return b.value(OpKind::Pool, {x},
-                 {{"kind", Attribute(kind)},
+                 {{"kind", ops::enumAttr(kind)},
                   {"kernel", Attribute(kernel)},
                   {"strides", Attribute(strides)},
                   {"pads", Attribute(pads)},
@@ -147,12 +147,11 @@ Value *pool(Builder &b, Value *x, const std::string &kind, const std::vector<int
                   {"p", Attribute(p)}});
 }
 
-ConvertFn convertPool(const char *kindName) {
-  std::string kind = kindName;
+ConvertFn convertPool(PoolKind kind) {
   return [kind](ImportContext &ctx, const onnx::NodeProto &node) -> std::vector<Value *> {
     Value *x = requiredInput(ctx, node, 0, "X");
     requireRank(x, 3, "pool input");
-    if (kind == "max" && outputRequested(node, 1))
+    if (kind == PoolKind::Max && outputRequested(node, 1))
       throw ConvertError("MaxPool's Indices output is not supported");
     size_t n = static_cast<size_t>(x->type().rank() - 2);
     if (!hasAttr(node, "kernel_shape"))
@@ -161,7 +160,7 @@ ConvertFn convertPool(const char *kindName) {
     std::vector<int64_t> strides = spatialAttr(node, "strides", n, 1);
     std::vector<int64_t> dilations = spatialAttr(node, "dilations", n, 1);
     std::vector<int64_t> pads = resolveWindowPads(node, x, kernel, strides, dilations);
-    int64_t p = kind == "lp" ? attrInt(node, "p", 2) : 2;
+    int64_t p = kind == PoolKind::Lp ? attrInt(node, "p", 2) : 2;
     return {pool(ctx.builder(), x, kind, kernel, strides, pads, dilations,
                  attrInt(node, "ceil_mode", 0), attrInt(node, "count_include_pad", 0), p)};
   };
@@ -170,25 +169,26 @@ ConvertFn convertPool(const char *kindName) {
 // (sum |x|^p)^(1/p) over `axes` (keepdims), with the common p = 1, 2 special-cased.
 Value *lpNorm(Builder &b, Value *x, int64_t p, const std::vector<int64_t> &axes) {
   if (p == 1)
-    return reduce(b, unary(b, OpKind::Abs, x), "sum", axes, true);
+    return reduce(b, unary(b, OpKind::Abs, x), ReduceKind::Sum, axes, true);
   if (p == 2)
-    return unary(b, OpKind::Sqrt, reduce(b, mul(b, x, x), "sum", axes, true));
+    return unary(b, OpKind::Sqrt, reduce(b, mul(b, x, x), ReduceKind::Sum, axes, true));
   if (p <= 0)
     throw ConvertError("p must be positive, got " + std::to_string(p));
   Value *powered = b.value(OpKind::Pow, {unary(b, OpKind::Abs, x), scalarLike(b, x, double(p))});
-  return b.value(OpKind::Pow,
-                 {reduce(b, powered, "sum", axes, true), scalarLike(b, x, 1.0 / double(p))});
+  return b.value(OpKind::Pow, {reduce(b, powered, ReduceKind::Sum, axes, true),
+                               scalarLike(b, x, 1.0 / double(p))});
 }
 
-ConvertFn convertGlobalPool(const char *kindName) {
-  std::string kind = kindName;
-  return [kind](ImportContext &ctx, const onnx::NodeProto &node) -> std::vector<Value *> {
+// GlobalMaxPool / GlobalAveragePool are reductions over the spatial dims, GlobalLpPool
+// (reduction = nullopt) an Lp norm over them.
+ConvertFn convertGlobalPool(std::optional<ReduceKind> reduction) {
+  return [reduction](ImportContext &ctx, const onnx::NodeProto &node) -> std::vector<Value *> {
     Value *x = requiredInput(ctx, node, 0, "X");
     requireRank(x, 3, "global pool input");
     std::vector<int64_t> axes = iota(2, x->type().rank());
-    if (kind == "lp")
+    if (!reduction)
       return {lpNorm(ctx.builder(), x, attrInt(node, "p", 2), axes)};
-    return {reduce(ctx.builder(), x, kind, axes, true)};
+    return {reduce(ctx.builder(), x, *reduction, axes, true)};
   };
 }
 
@@ -221,8 +221,8 @@ std::vector<Value *> convertBatchNorm(ImportContext &ctx, const onnx::NodeProto 
 // (x - mean) and var = mean((x - mean)^2) over `axes` (kept), shared by the normalizations.
 std::pair<Value *, Value *> centeredAndVariance(Builder &b, Value *x,
                                                 const std::vector<int64_t> &axes) {
-  Value *centered = sub(b, x, reduce(b, x, "mean", axes, true));
-  Value *var = reduce(b, mul(b, centered, centered), "mean", axes, true);
+  Value *centered = sub(b, x, reduce(b, x, ReduceKind::Mean, axes, true));
+  Value *var = reduce(b, mul(b, centered, centered), ReduceKind::Mean, axes, true);
   return {centered, var};
 }
 
@@ -258,9 +258,9 @@ std::vector<Value *> convertLayerNorm(ImportContext &ctx, const onnx::NodeProto 
     if (!stash)
       throw ConvertError("unsupported LayerNormalization stash_type");
     std::vector<int64_t> axes = iota(axis, rank);
-    Value *mean = reduce(b, x, "mean", axes, true);
+    Value *mean = reduce(b, x, ReduceKind::Mean, axes, true);
     Value *centered = sub(b, x, mean);
-    Value *var = reduce(b, mul(b, centered, centered), "mean", axes, true);
+    Value *var = reduce(b, mul(b, centered, centered), ReduceKind::Mean, axes, true);
     Value *invStdDev = div(b, scalarLike(b, var, 1.0),
                            unary(b, OpKind::Sqrt, add(b, var, scalarLike(b, var, eps))));
     results.push_back(outputRequested(node, 1) ? castTo(b, mean, *stash) : nullptr);
@@ -291,7 +291,7 @@ std::vector<Value *> convertLRN(ImportContext &ctx, const onnx::NodeProto &node)
   Value *squared = mul(b, x, x);
   Value *grid = reshape(b, squared, {0, 1, channels, -1});
   int64_t before = (size - 1) / 2, after = size - 1 - before;
-  Value *windowSum = pool(b, grid, "lp", {size, 1}, {1, 1}, {before, 0, after, 0}, {1, 1},
+  Value *windowSum = pool(b, grid, PoolKind::Lp, {size, 1}, {1, 1}, {before, 0, after, 0}, {1, 1},
                           /*ceilMode=*/0, /*countIncludePad=*/0, /*p=*/1);
   windowSum = reshape(b, windowSum, restoreShape);
   Value *base = add(b, scalarLike(b, x, bias),
@@ -329,12 +329,12 @@ void registerNNConverters(ConverterTable &t) {
   t["Gemm"] = convertGemm;
   t["Conv"] = convertConv;
   t["ConvTranspose"] = convertConvTranspose;
-  t["MaxPool"] = convertPool("max");
-  t["AveragePool"] = convertPool("avg");
-  t["LpPool"] = convertPool("lp");
-  t["GlobalAveragePool"] = convertGlobalPool("mean");
-  t["GlobalMaxPool"] = convertGlobalPool("max");
-  t["GlobalLpPool"] = convertGlobalPool("lp");
+  t["MaxPool"] = convertPool(PoolKind::Max);
+  t["AveragePool"] = convertPool(PoolKind::Avg);
+  t["LpPool"] = convertPool(PoolKind::Lp);
+  t["GlobalAveragePool"] = convertGlobalPool(ReduceKind::Mean);
+  t["GlobalMaxPool"] = convertGlobalPool(ReduceKind::Max);
+  t["GlobalLpPool"] = convertGlobalPool(std::nullopt);
   t["BatchNormalization"] = convertBatchNorm;
   t["InstanceNormalization"] = convertInstanceNorm;
   t["LayerNormalization"] = convertLayerNorm;

@@ -32,6 +32,9 @@ ReduceSpec readReduceSpec(ImportContext &ctx, const onnx::NodeProto &node, Value
   std::set<int64_t> unique;
   for (int64_t a : axes)
     unique.insert(normalizeAxis(a, x->type().rank()));
+  if (axes.empty()) // ONNX: no axes reduce every axis (unless noop_with_empty_axes)
+    for (int64_t a = 0; a < x->type().rank(); ++a)
+      unique.insert(a);
   spec.axes.assign(unique.begin(), unique.end());
   return spec;
 }
@@ -39,15 +42,14 @@ ReduceSpec readReduceSpec(ImportContext &ctx, const onnx::NodeProto &node, Value
 // ReduceSum takes its axes as an input from opset 13, the other reductions from opset 18.
 int axesInputSince(const std::string &opType) { return opType == "ReduceSum" ? 13 : 18; }
 
-Value *applyReduce(Builder &b, Value *x, const std::string &kind, const ReduceSpec &spec) {
+Value *applyReduce(Builder &b, Value *x, ReduceKind kind, const ReduceSpec &spec) {
   if (spec.noop)
     return x;
   return reduce(b, x, kind, spec.axes, spec.keepdims);
 }
 
 // Reduce{Sum,Mean,Max,Min,Prod}: one reduce op.
-ConvertFn plainReduce(const char *kind) {
-  std::string k = kind;
+ConvertFn plainReduce(ReduceKind k) {
   return [k](ImportContext &ctx, const onnx::NodeProto &node) -> std::vector<Value *> {
     Value *x = requiredInput(ctx, node, 0, "data");
     ReduceSpec spec = readReduceSpec(ctx, node, x, axesInputSince(node.op_type()));
@@ -59,28 +61,28 @@ std::vector<Value *> convertReduceL1(ImportContext &ctx, const onnx::NodeProto &
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, node, 0, "data");
   ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
-  return {applyReduce(b, unary(b, OpKind::Abs, x), "sum", spec)};
+  return {applyReduce(b, unary(b, OpKind::Abs, x), ReduceKind::Sum, spec)};
 }
 
 std::vector<Value *> convertReduceL2(ImportContext &ctx, const onnx::NodeProto &node) {
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, node, 0, "data");
   ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
-  return {unary(b, OpKind::Sqrt, applyReduce(b, mul(b, x, x), "sum", spec))};
+  return {unary(b, OpKind::Sqrt, applyReduce(b, mul(b, x, x), ReduceKind::Sum, spec))};
 }
 
 std::vector<Value *> convertReduceSumSquare(ImportContext &ctx, const onnx::NodeProto &node) {
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, node, 0, "data");
   ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
-  return {applyReduce(b, mul(b, x, x), "sum", spec)};
+  return {applyReduce(b, mul(b, x, x), ReduceKind::Sum, spec)};
 }
 
 std::vector<Value *> convertReduceLogSum(ImportContext &ctx, const onnx::NodeProto &node) {
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, node, 0, "data");
   ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
-  return {unary(b, OpKind::Log, applyReduce(b, x, "sum", spec))};
+  return {unary(b, OpKind::Log, applyReduce(b, x, ReduceKind::Sum, spec))};
 }
 
 // An infinite max (an all -inf or +inf slice) would make x - max NaN; shift by 0 there instead.
@@ -99,22 +101,21 @@ std::vector<Value *> convertReduceLogSumExp(ImportContext &ctx, const onnx::Node
   ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
   if (spec.noop)
     return {x};
-  Value *maxKept = finiteOrZero(b, reduce(b, x, "max", spec.axes, true));
-  Value *sumExp =
-      reduce(b, unary(b, OpKind::Exp, sub(b, x, maxKept)), "sum", spec.axes, spec.keepdims);
+  Value *maxKept = finiteOrZero(b, reduce(b, x, ReduceKind::Max, spec.axes, true));
+  Value *sumExp = reduce(b, unary(b, OpKind::Exp, sub(b, x, maxKept)), ReduceKind::Sum, spec.axes,
+                         spec.keepdims);
   Value *shift =
-      spec.keepdims ? maxKept : finiteOrZero(b, reduce(b, x, "max", spec.axes, false));
+      spec.keepdims ? maxKept : finiteOrZero(b, reduce(b, x, ReduceKind::Max, spec.axes, false));
   return {add(b, unary(b, OpKind::Log, sumExp), shift)};
 }
 
-ConvertFn argReduce(const char *kind) {
-  std::string k = kind;
+ConvertFn argReduce(ArgKind k) {
   return [k](ImportContext &ctx, const onnx::NodeProto &node) -> std::vector<Value *> {
     Value *x = requiredInput(ctx, node, 0, "data");
     int64_t axis = normalizeAxis(attrInt(node, "axis", 0), x->type().rank());
     return {ctx.builder().value(
         OpKind::ArgReduce, {x},
-        {{"kind", Attribute(k)},
+        {{"kind", ops::enumAttr(k)},
          {"axis", Attribute(axis)},
          {"keepdims", Attribute(attrInt(node, "keepdims", 1))},
          {"select_last_index", Attribute(attrInt(node, "select_last_index", 0))}})};
@@ -125,8 +126,8 @@ ConvertFn argReduce(const char *kind) {
 // when shapes are not static enough to reshape.
 Value *softmaxOverTrailingDims(Builder &b, Value *x, int64_t axis, bool logarithmic) {
   std::vector<int64_t> axes = iota(axis, x->type().rank());
-  Value *shifted = sub(b, x, reduce(b, x, "max", axes, true));
-  Value *sumExp = reduce(b, unary(b, OpKind::Exp, shifted), "sum", axes, true);
+  Value *shifted = sub(b, x, reduce(b, x, ReduceKind::Max, axes, true));
+  Value *sumExp = reduce(b, unary(b, OpKind::Exp, shifted), ReduceKind::Sum, axes, true);
   if (logarithmic)
     return sub(b, shifted, unary(b, OpKind::Log, sumExp));
   return div(b, unary(b, OpKind::Exp, shifted), sumExp);
@@ -161,18 +162,18 @@ ConvertFn softmaxLike(OpKind kind) {
 } // namespace
 
 void registerReductionConverters(ConverterTable &t) {
-  t["ReduceSum"] = plainReduce("sum");
-  t["ReduceMean"] = plainReduce("mean");
-  t["ReduceMax"] = plainReduce("max");
-  t["ReduceMin"] = plainReduce("min");
-  t["ReduceProd"] = plainReduce("prod");
+  t["ReduceSum"] = plainReduce(ReduceKind::Sum);
+  t["ReduceMean"] = plainReduce(ReduceKind::Mean);
+  t["ReduceMax"] = plainReduce(ReduceKind::Max);
+  t["ReduceMin"] = plainReduce(ReduceKind::Min);
+  t["ReduceProd"] = plainReduce(ReduceKind::Prod);
   t["ReduceL1"] = convertReduceL1;
   t["ReduceL2"] = convertReduceL2;
   t["ReduceLogSum"] = convertReduceLogSum;
   t["ReduceLogSumExp"] = convertReduceLogSumExp;
   t["ReduceSumSquare"] = convertReduceSumSquare;
-  t["ArgMax"] = argReduce("max");
-  t["ArgMin"] = argReduce("min");
+  t["ArgMax"] = argReduce(ArgKind::Max);
+  t["ArgMin"] = argReduce(ArgKind::Min);
   t["Softmax"] = softmaxLike(OpKind::Softmax);
   t["LogSoftmax"] = softmaxLike(OpKind::LogSoftmax);
 }

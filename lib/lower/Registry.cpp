@@ -1,0 +1,84 @@
+// The lowering registry: which lowering produces each op. The op groups of the op definitions
+// (OpTable.def) come first, then one line per op; an op without a line has no lowering yet.
+#include "LowerImpl.h"
+
+#include <array>
+
+namespace strata::lower {
+
+namespace {
+
+Lowering loweringFor(OpKind k) {
+  // Elementwise ops widen f16/bf16 to f32 and round into the result; index maps only copy.
+  if (hasTrait(k, T_ELEMENTWISE))
+    return {lowerElementwise, true};
+  if (hasTrait(k, T_INDEX_MAP))
+    return {lowerIndexMap, true};
+  switch (k) {
+  case OpKind::Concat:
+    return {lowerConcat};
+  case OpKind::Pad:
+    return {lowerPad};
+  case OpKind::Gather:
+    return {lowerGather};
+  case OpKind::GatherElements:
+    return {lowerGatherElements};
+  case OpKind::GatherND:
+    return {lowerGatherNd};
+  case OpKind::ScatterElements:
+    return {lowerScatterElements};
+  case OpKind::ScatterND:
+    return {lowerScatterNd};
+  case OpKind::MatMul:
+    return {lowerMatMul};
+  case OpKind::Conv:
+    return {lowerConv};
+  case OpKind::ConvTranspose:
+    return {lowerConvTranspose};
+  case OpKind::Pool:
+    return {lowerPool};
+  case OpKind::Reduce:
+    return {lowerReduce};
+  case OpKind::ArgReduce:
+    return {lowerArgReduce};
+  case OpKind::Softmax:
+    return {lowerSoftmax};
+  case OpKind::LogSoftmax:
+    return {lowerLogSoftmax};
+  case OpKind::LayerNorm:
+    return {lowerLayerNorm};
+  case OpKind::CumSum:
+    return {lowerCumSum};
+  case OpKind::TopK:
+    return {lowerTopK, true}; // compares elements: exact in any width
+  case OpKind::Resize:
+    return {lowerResize};
+  case OpKind::Einsum:
+    return {lowerEinsum};
+  case OpKind::Kernel:
+    return {lowerKernelBody};
+  default:
+    return {};
+  }
+}
+
+} // namespace
+
+const Lowering &loweringOf(OpKind k) {
+  static const auto table = [] {
+    std::array<Lowering, static_cast<size_t>(OpKind::NumKinds)> t{};
+    for (size_t i = 0; i < t.size(); ++i)
+      t[i] = loweringFor(static_cast<OpKind>(i));
+    return t;
+  }();
+  return table[static_cast<size_t>(k)];
+}
+
+Stmt lowerBody(LowerCtx &c) {
+  const Lowering &l = loweringOf(c.op.kind());
+  if (!l.lower)
+    notLowered(c.op);
+  return l.lower(c);
+}
+
+} // namespace strata::lower
