@@ -5,6 +5,7 @@
 
 #include "strata/graph/passes/PassManager.h"
 #include "strata/loop/Verifier.h"
+#include "strata/lower/Capabilities.h"
 #include "strata/lower/Lower.h"
 
 #include <cstring>
@@ -66,7 +67,7 @@ public:
     if (!opts_.pipeline.empty()) {
       PassManager pm;
       PassContext ctx;
-      ctx.options.vectorWidth = f32Lanes(opts_.scheduleTarget); // layout-nchwc's block
+      ctx.options = passOptionsFor(opts_.scheduleTarget);
       llvm::Error err = pm.parsePipeline(opts_.pipeline);
       if (!err)
         err = pm.run(g_, ctx);
@@ -225,49 +226,9 @@ private:
     if (f && !symbolic)
       if (llvm::Error err = schedule(*f))
         return withContext(std::move(err), diagnose(op, ""));
-    if (f)
-      return addStep(op, std::move(*f));
-    std::string msg = llvm::toString(f.takeError());
-    // A fused kernel whose region lowering cannot inline yet runs unfused: each region op
-    // becomes its own native kernel, region temporaries living in plan buffers.
-    if (op.kind() == OpKind::Kernel && op.numRegions() == 1)
-      return compileRegion(op);
-    return makeError(diagnose(op, msg));
-  }
-
-  llvm::Error compileRegion(Op &kernel) {
-    Graph &region = kernel.region(0);
-    if (region.numInputs() != kernel.numOperands() || region.numOutputs() != kernel.numResults())
-      return makeError(diagnose(kernel, "region interface mismatch"));
-    for (unsigned i = 0; i < region.numInputs(); ++i)
-      slots_[region.input(i)] = slotOf(kernel.operand(i));
-    std::unordered_map<const Value *, unsigned> regionOutput;
-    for (unsigned i = 0; i < region.numOutputs(); ++i)
-      if (!regionOutput.emplace(region.output(i), i).second)
-        return makeError(diagnose(kernel, "region returns one value twice; not supported yet"));
-    for (unsigned i = 0; i < region.numOutputs(); ++i) {
-      const Value *out = region.output(i);
-      if (out->isGraphInput() || out->definingOp()->kind() == OpKind::Constant)
-        return makeError(
-            diagnose(kernel, "region output passes through an input; not supported yet"));
-    }
-    for (Op &op : region.ops()) {
-      if (op.kind() != OpKind::Constant)
-        for (unsigned r = 0; r < op.numResults(); ++r) {
-          Value *v = op.result(r);
-          if (auto it = regionOutput.find(v); it != regionOutput.end()) {
-            if (!slots_.count(kernel.result(it->second)))
-              if (auto err = addBuffer(kernel.result(it->second)))
-                return err;
-            slots_[v] = slotOf(kernel.result(it->second));
-          } else if (auto err = addBuffer(v)) {
-            return err;
-          }
-        }
-      if (auto err = compileTopLevel(op))
-        return err;
-    }
-    return llvm::Error::success();
+    if (!f) // fusion asked the lowering first (PassOptions::fusesIntoKernel): no kernel is undone
+      return withContext(f.takeError(), diagnose(op, ""));
+    return addStep(op, std::move(*f));
   }
 
   PlanArg slotOf(const Value *v) const {
@@ -367,6 +328,13 @@ llvm::Expected<Program> buildProgram(Graph &g, const ProgramOptions &opts) {
 }
 
 int64_t f32Lanes(const loop::ScheduleTarget &t) { return std::max<int64_t>(8, t.vectorBytes / 4); }
+
+PassOptions passOptionsFor(const loop::ScheduleTarget &t) {
+  PassOptions o;
+  o.vectorWidth = f32Lanes(t); // layout-nchwc's block
+  o.fusesIntoKernel = [](const Op &op) { return lower::lowersInKernel(op); };
+  return o;
+}
 
 loop::ScheduleTarget scheduleTargetFor(const std::string &cpu, const std::string &feats) {
   // SIMD width: 64 bytes with AVX-512, 32 with AVX2, else SSE's 16. The portable levels imply

@@ -2,6 +2,7 @@
 // recursively through regions. Stops at the first problem and reports it as one line:
 //   verifier: op 'add' (node "Add_3"): operand 1 has dtype i64 but operand 0 has f32
 #include "strata/graph/Verifier.h"
+#include "strata/graph/Kernel.h"
 #include "strata/support/Error.h"
 
 #include "TypeInferenceImpl.h"
@@ -137,13 +138,15 @@ private:
   }
 
   // kernel: one region whose inputs take the operand types and whose outputs give the result
-  // types; `kind` is its only attribute.
+  // types; its attributes record a consistent fusion decision (Kernel.h).
   void verifyKernel(const Op &op, const std::vector<TensorType> &operandTypes) {
     if (llvm::Error err = checkAttributes(op.kind(), op.attrs()))
       opError(op, llvm::toString(std::move(err)));
     if (op.numRegions() != 1)
       opError(op, "has " + std::to_string(op.numRegions()) + " regions; a kernel has exactly one");
     const Graph &region = op.region(0);
+    if (auto plan = kernelPlan(op); !plan)
+      opError(op, "fusion decision: " + llvm::toString(plan.takeError()));
     if (region.numInputs() != operandTypes.size())
       opError(op, "has " + std::to_string(operandTypes.size()) + " operands but its region has " +
                       std::to_string(region.numInputs()) + " inputs");

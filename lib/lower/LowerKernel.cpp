@@ -1,20 +1,20 @@
-// Fused kernels. Elementwise ops, scalar constants and index maps (reshape, transpose, expand,
-// slice, relayout) are inlined as expressions at the index they are read at; every other op of
-// the region (the kernel's anchors: conv, matmul, reduce, softmax, pool, ...) is lowered by its
-// own family into a buffer: the kernel result it produces directly when it is one, otherwise a
-// temporary allocated around the kernel. Operands of an anchor that are computed in the region
-// (a producer chain) are first materialized by a nest of their own. Then one nest per result
-// shape computes the remaining results (the epilogue chain reading the anchor's buffer).
+// Fused kernels, lowered as the fusion decision recorded on the kernel op says (graph/Kernel.h).
+// Elementwise ops, scalar constants and index maps (reshape, transpose, expand, slice, relayout)
+// are inlined as expressions at the index they are read at; every other op of the region (the
+// anchor of an epilogue kernel, the reductions of a reduction kernel) is lowered by its own
+// lowering into a buffer: the kernel result it produces directly when it is one, otherwise a
+// temporary allocated around the kernel. Operands of such an op that are computed in the region
+// (the prologue) are first materialized by a nest of their own. Then one nest per result shape
+// computes the remaining results (the epilogue reading the anchor's buffer).
 #include "LowerImpl.h"
+
+#include "strata/graph/Kernel.h"
 
 #include <map>
 #include <set>
 
 namespace strata::lower {
 namespace {
-
-// Constants of up to this many elements become a temporary filled by stores.
-constexpr int64_t kMaxInlineConstant = 4096;
 
 struct KernelLowering {
   LowerCtx &c;
@@ -58,8 +58,10 @@ struct KernelLowering {
 
   // A non-scalar constant: a temporary filled element by element.
   loop::Buffer constantBuffer(const Value *v, const Tensor &t) {
-    if (t.numElements() > kMaxInlineConstant)
-      notLowered(c.op, "constant of " + std::to_string(t.numElements()) + " elements in the region");
+    if (t.numElements() > kMaxKernelConstantElements) // fusion never clones one this large
+      throw LowerError("kernel: constant of " + std::to_string(t.numElements()) +
+                       " elements in the region (at most " +
+                       std::to_string(kMaxKernelConstantElements) + ")");
     loop::Buffer b = newTemp(v, "cst");
     Shape shape = shapeOf(v);
     std::vector<Stmt> fill;
@@ -171,47 +173,36 @@ struct KernelLowering {
   }
 };
 
-// Epilogue fusion: a region whose only anchor is a conv or matmul taking a register-tiled
-// micro-kernel, followed by elementwise ops on results of the anchor's shape (bias, residual add,
-// relu, clip, ...). The micro-kernel then stores each accumulator vector through the epilogue
-// straight into the kernel's results: no temporary, no second pass over memory.
-bool fuseEpilogue(KernelLowering &k) {
+// The register epilogue of an epilogue kernel: when its anchor is a conv or matmul taking a
+// register-tiled micro-kernel, it has no prologue, and its epilogue is elementwise on results of
+// the anchor's shape (bias, residual add, relu, clip, ...), the micro-kernel stores each
+// accumulator vector through the epilogue straight into the kernel's results: no temporary, no
+// second pass over memory. Otherwise the kernel takes the general path (anchor into a buffer,
+// epilogue nests reading it).
+bool fuseEpilogue(KernelLowering &k, const KernelPlan &plan) {
   const Graph &region = k.region;
-  const Op *anchor = nullptr;
-  for (const Op &op : region.ops()) {
-    if (KernelLowering::isAnchor(op)) {
-      if (anchor || op.numResults() != 1 ||
-          (op.kind() != OpKind::Conv && op.kind() != OpKind::MatMul))
-        return false;
-      anchor = &op;
-    } else if (op.kind() != OpKind::Constant && !op.hasTrait(T_ELEMENTWISE)) {
-      return false;
-    }
-  }
-  if (!anchor)
+  const Op *anchor = plan.anchor;
+  if (plan.kind != KernelKind::Epilogue || !anchor || !plan.prologue.empty() ||
+      anchor->numResults() != 1 ||
+      (anchor->kind() != OpKind::Conv && anchor->kind() != OpKind::MatMul))
     return false;
+  for (const Op *op : plan.epilogue)
+    if (!op->hasTrait(T_ELEMENTWISE))
+      return false;
   const Value *a = anchor->result(0);
   if (!a->type().isStatic())
     return false;
   const Shape shape = a->type().staticShape();
-  // Everything computed from the anchor keeps its shape, so the epilogue reads it only at the
-  // index the micro-kernel stores.
+  // The epilogue keeps the anchor's shape, so it reads the anchor only at the index the
+  // micro-kernel stores.
   std::set<const Value *> fromAnchor{a};
-  for (const Op &op : region.ops()) {
-    if (&op == anchor || op.kind() == OpKind::Constant)
-      continue;
-    bool uses = false;
-    for (const Value *v : op.operands())
-      if (fromAnchor.count(v)) {
-        uses = true;
-        if (!v->type().isStatic() || v->type().staticShape() != shape)
-          return false;
-      }
-    if (uses) {
-      if (op.result(0)->type().staticShape() != shape)
+  for (const Op *op : plan.epilogue) {
+    for (const Value *v : op->operands())
+      if (fromAnchor.count(v) && (!v->type().isStatic() || v->type().staticShape() != shape))
         return false;
-      fromAnchor.insert(op.result(0));
-    }
+    if (!op->result(0)->type().isStatic() || op->result(0)->type().staticShape() != shape)
+      return false;
+    fromAnchor.insert(op->result(0));
   }
   for (unsigned j = 0; j < region.numOutputs(); ++j)
     if (!fromAnchor.count(region.output(j)) || k.c.outShapes[j] != shape)
@@ -282,8 +273,11 @@ Stmt lowerKernelBody(LowerCtx &c) {
   const Graph &region = c.op.region(0);
   if (region.numInputs() != c.ins.size() || region.numOutputs() != c.outs.size())
     throw LowerError("kernel: region signature does not match the operands and results");
+  auto plan = kernelPlan(c.op);
+  if (!plan)
+    throw LowerError("kernel: " + llvm::toString(plan.takeError()));
   KernelLowering k{c, region, {}, {}, std::vector<bool>(c.outs.size(), false), {}, {}};
-  if (fuseEpilogue(k)) {
+  if (fuseEpilogue(k, *plan)) {
     Stmt body = loop::seq(k.stmts);
     for (size_t t = k.temps.size(); t-- > 0;)
       body = loop::allocate(k.temps[t], body);

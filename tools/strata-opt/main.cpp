@@ -13,6 +13,7 @@
 #include "strata/graph/Verifier.h"
 #include "strata/graph/passes/MemoryPlan.h"
 #include "strata/graph/passes/PassManager.h"
+#include "strata/lower/Capabilities.h"
 #include "strata/support/Error.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -108,6 +109,10 @@ llvm::Error transform(strata::Graph &graph, const Options &opts) {
   strata::PassManager pm(pmOpts);
   strata::PassContext ctx;
   ctx.options = opts.passOptions;
+  // The fuse pass forms only kernels the lowering can compute, as in the compiler.
+  ctx.options.fusesIntoKernel = [](const strata::Op &op) {
+    return strata::lower::lowersInKernel(op);
+  };
   llvm::Error err = pm.parsePipeline(opts.passes);
   if (!err)
     err = pm.run(graph, ctx);

@@ -6,12 +6,13 @@
 #include "Commands.h"
 #include "strata/support/Error.h"
 
+#include "strata/driver/Aot.h"
+#include "strata/driver/CompiledModel.h"
 #include "strata/graph/Printer.h"
 #include "strata/graph/passes/MemoryPlan.h"
 #include "strata/graph/passes/PassManager.h"
 #include "strata/loop/Printer.h"
-#include "strata/driver/Aot.h"
-#include "strata/driver/CompiledModel.h"
+#include "strata/lower/Capabilities.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
@@ -187,7 +188,6 @@ int compileModel(const CompileOpts &o) {
   size_t opsImported = graph->numOpsRecursive();
 
   PassContext ctx;
-  ctx.options.fastMath = o.fastMath;
   if (emit != "graph") {
     // Code for a target: block convolutions by its SIMD width, as the JIT does. The graph
     // output stays at the portable default (8) so it reads the same on every machine.
@@ -198,8 +198,11 @@ int compileModel(const CompileOpts &o) {
       std::cerr << "error: " << llvm::toString(po.takeError()) << "\n";
       return 1;
     }
-    ctx.options.vectorWidth = driver::f32Lanes(po->scheduleTarget);
+    ctx.options = driver::passOptionsFor(po->scheduleTarget);
+  } else {
+    ctx.options.fusesIntoKernel = [](const Op &op) { return lower::lowersInKernel(op); };
   }
+  ctx.options.fastMath = o.fastMath;
   if (llvm::Error err = pm.run(*graph, ctx)) {
     std::cerr << "error: " << o.model << ": " << llvm::toString(std::move(err)) << "\n";
     return 1;

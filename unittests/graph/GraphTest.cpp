@@ -3,6 +3,7 @@
 #include "strata/graph/Builder.h"
 #include "strata/graph/Ops.h"
 #include "strata/graph/Verifier.h"
+#include "strata/graph/Walk.h"
 
 #include <gtest/gtest.h>
 
@@ -136,3 +137,33 @@ TEST_F(GraphTest, LocationsAndAttributes) {
 }
 
 } // namespace
+
+// The nested-graph walks: inner graphs before the graph holding them, kernel regions skipped by
+// rewriting walks (sealed) and visited by read-only ones.
+TEST(GraphWalk, VisitsNestedGraphsInnerFirstAndSkipsKernelsWhenAsked) {
+  Graph g;
+  Builder b(g);
+  Value *x = g.addInput(TensorType::fromShape(DType::F32, {2}), "x");
+  Op *k = g.createOp(OpKind::Kernel, {x}, {x->type()}, {{"kind", "elementwise"}});
+  Graph &region = k->addRegion();
+  region.setName("inner");
+  Builder rb(region);
+  region.addOutput(rb.value(OpKind::Neg, {region.addInput(x->type(), "p")}), "r");
+  g.addOutput(b.value(OpKind::Exp, {k->result(0)}), "y");
+
+  std::vector<std::string> graphs;
+  forEachGraph(
+      g, [&](Graph &sub) { graphs.push_back(sub.name()); }, KernelRegions::Visit);
+  EXPECT_EQ(graphs, (std::vector<std::string>{"inner", "main"}));
+  graphs.clear();
+  forEachGraph(g, [&](Graph &sub) { graphs.push_back(sub.name()); });
+  EXPECT_EQ(graphs, (std::vector<std::string>{"main"}));
+
+  std::vector<std::string_view> ops;
+  forEachOp(g, [&](const Op &op) { ops.push_back(op.opName()); });
+  EXPECT_EQ(ops, (std::vector<std::string_view>{"kernel", "neg", "exp"}));
+  ops.clear();
+  forEachOp(
+      g, [&](const Op &op) { ops.push_back(op.opName()); }, KernelRegions::Skip);
+  EXPECT_EQ(ops, (std::vector<std::string_view>{"kernel", "exp"}));
+}

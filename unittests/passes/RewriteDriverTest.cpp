@@ -169,7 +169,9 @@ TEST(RewriteDriverTest, ErasesDeadOpsWithoutPatterns) {
   expectVerifies(*g);
 }
 
-TEST(RewriteDriverTest, RewritesInsideRegions) {
+// A fused kernel's body is sealed (graph/Kernel.h: its decision names region ops by position):
+// patterns never rewrite inside it.
+TEST(RewriteDriverTest, LeavesKernelBodiesSealed) {
   auto g = parse(R"(graph @g(%x: tensor<4xf32>) -> (y: tensor<4xf32>) {
   %y = kernel(%x) {kind = "elementwise"} : tensor<4xf32> {
     graph @region(%p: tensor<4xf32>) -> (r: tensor<4xf32>) {
@@ -188,11 +190,8 @@ TEST(RewriteDriverTest, RewritesInsideRegions) {
   PassContext ctx;
   auto changed = applyPatternsGreedily(*g, patterns, ctx, "test");
   ASSERT_TRUE(static_cast<bool>(changed)) << llvm::toString(changed.takeError());
-  EXPECT_TRUE(*changed);
-  Graph &region = g->ops().begin()->region(0);
-  ASSERT_EQ(region.numOps(), 1u) << printGraph(*g);
-  EXPECT_EQ(region.ops().begin()->kind(), OpKind::Tanh);
-  EXPECT_EQ(region.ops().begin()->operand(0), region.input(0));
+  EXPECT_FALSE(*changed);
+  EXPECT_EQ(g->ops().begin()->region(0).numOps(), 4u) << printGraph(*g);
   expectVerifies(*g);
 }
 

@@ -4,6 +4,7 @@
 // compiles them into a shared library with the plan and weights inside.
 #pragma once
 #include "strata/graph/Graph.h"
+#include "strata/graph/passes/Pass.h"
 #include "strata/loop/IR.h"
 #include "strata/loop/Schedule.h"
 #include "strata/runtime/Plan.h"
@@ -34,14 +35,18 @@ struct Program {
   int64_t graphOps = 0;
 };
 
-// Optimizes `g` in place with `opts.pipeline`, lowers every top-level op (a fused kernel whose
-// region cannot be lowered as one runs its region ops as separate kernels) and schedules the
-// functions. Errors name the op and node: "op 'topk' (node n3): lowering of op ...".
+// Optimizes `g` in place with `opts.pipeline`, lowers every top-level op (fused kernels included:
+// fusion formed only kernels that lower) and schedules the functions. Errors name the op and
+// node: "op 'topk' (node \"n3\"): lowering of op ...".
 llvm::Expected<Program> buildProgram(Graph &g, const ProgramOptions &opts);
 
 // f32 lanes of the micro-kernels' vectors and layout-nchwc's block for `t`: the SIMD width,
 // at least 8 (AVX-512: 16).
 int64_t f32Lanes(const loop::ScheduleTarget &t);
+
+// The pass options code for `t` is optimized with: layout-nchwc blocks by its SIMD width, and the
+// fuse pass forms only kernels the lowering can compute (lower::lowersInKernel).
+PassOptions passOptionsFor(const loop::ScheduleTarget &t);
 
 // The schedule target (SIMD width) for a CPU name and feature string ("x86-64-v3", "";
 // "znver3", "+avx2,+fma,...").

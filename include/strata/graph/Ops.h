@@ -39,6 +39,11 @@ protected:
   const std::vector<int64_t> &intsOf(const char *n) const {
     return get(n, AttrKind::Ints).getInts();
   }
+  const std::vector<int64_t> &intsOr(const char *n) const {
+    static const std::vector<int64_t> empty;
+    const Attribute *a = find(n, AttrKind::Ints);
+    return a ? a->getInts() : empty;
+  }
   const std::vector<double> &floatsOf(const char *n) const {
     return get(n, AttrKind::Floats).getFloats();
   }
@@ -70,6 +75,8 @@ private:
   const std::string &n() const { return stringOf(#n); }
 #define A_INTS(n)                                                                                  \
   const std::vector<int64_t> &n() const { return intsOf(#n); }
+#define A_INTS_OR(n)                                                                               \
+  const std::vector<int64_t> &n() const { return intsOr(#n); }
 #define A_FLOATS(n)                                                                                \
   const std::vector<double> &n() const { return floatsOf(#n); }
 #define A_TENSOR(n)                                                                                \

@@ -1,6 +1,7 @@
 // cse: merges ops that compute the same thing: same kind, operands, attributes and result
 // types. Every op is pure, so the later one is replaced by the earlier (which dominates it in
 // the topological order). Constants compare by content, so equal weights become one constant.
+#include "strata/graph/Walk.h"
 #include "strata/graph/passes/Passes.h"
 
 #include <algorithm>
@@ -95,12 +96,8 @@ int64_t mergeInGraph(Graph &g) {
   int64_t merged = 0;
   std::unordered_map<size_t, std::vector<Op *>> seen; // hash -> earlier distinct ops
   for (Op *op : g.opList()) {
-    if (op->numRegions() != 0) {
-      // Regions are numbered on their own; region ops themselves are never merged.
-      for (unsigned r = 0; r < op->numRegions(); ++r)
-        merged += mergeInGraph(op->region(r));
-      continue;
-    }
+    if (op->numRegions() != 0)
+      continue; // region ops are never merged; their regions are graphs of their own
     std::vector<Op *> &bucket = seen[hashOp(*op)];
     Op *earlier = nullptr;
     for (Op *candidate : bucket)
@@ -128,7 +125,8 @@ class CSEPass final : public Pass {
 public:
   std::string_view name() const override { return "cse"; }
   llvm::Expected<bool> run(Graph &g, PassContext &ctx) override {
-    int64_t merged = mergeInGraph(g);
+    int64_t merged = 0;
+    forEachGraph(g, [&](Graph &graph) { merged += mergeInGraph(graph); });
     if (merged)
       ctx.stats.add("cse.merged", merged);
     return merged > 0;

@@ -1,7 +1,8 @@
 // constant-fold: an op whose operands are all constants is evaluated by the reference
 // interpreter (the one definition of every op) and replaced by constants holding its results.
-#include "strata/graph/passes/Passes.h"
 #include "strata/graph/Builder.h"
+#include "strata/graph/Walk.h"
+#include "strata/graph/passes/Passes.h"
 #include "strata/graph/passes/Rewrite.h"
 #include "strata/interp/Interpreter.h"
 
@@ -21,14 +22,12 @@ public:
 private:
   // One forward walk folds whole constant subgraphs: a folded op becomes a constant before its
   // users are visited.
-  static int64_t foldGraph(Graph &g, const PassOptions &options) {
+  static int64_t foldGraph(Graph &root, const PassOptions &options) {
     int64_t folded = 0;
-    for (Op *op : g.opList()) {
-      for (unsigned r = 0; r < op->numRegions(); ++r)
-        folded += foldGraph(op->region(r), options);
-      if (tryFold(g, *op, options))
-        ++folded;
-    }
+    forEachGraph(root, [&](Graph &g) {
+      for (Op *op : g.opList())
+        folded += tryFold(g, *op, options);
+    });
     return folded;
   }
 

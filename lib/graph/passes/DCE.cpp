@@ -1,5 +1,6 @@
 // dce: erases ops none of whose results is used by an op or a graph output. Every op is pure,
 // so an unused result is dead; regions are cleaned the same way (their outputs stay live).
+#include "strata/graph/Walk.h"
 #include "strata/graph/passes/Passes.h"
 
 #include <unordered_set>
@@ -8,7 +9,8 @@ namespace strata {
 namespace {
 
 // One reverse walk erases whole dead chains: an op's users come after it in topological order,
-// so by the time it is visited they are already gone. Returns the number of ops erased.
+// so by the time it is visited they are already gone. Returns the number of ops erased. Nested
+// graphs are cleaned by the caller's walk (a kernel's region is sealed and stays as formed).
 int64_t eraseDeadOps(Graph &g) {
   std::unordered_set<const Value *> outputs;
   for (unsigned i = 0; i < g.numOutputs(); ++i)
@@ -20,11 +22,8 @@ int64_t eraseDeadOps(Graph &g) {
     bool live = false;
     for (unsigned r = 0; r < op->numResults() && !live; ++r)
       live = op->result(r)->hasUses() || outputs.count(op->result(r));
-    if (live) {
-      for (unsigned r = 0; r < op->numRegions(); ++r)
-        erased += eraseDeadOps(op->region(r));
+    if (live)
       continue;
-    }
     g.eraseOp(op);
     ++erased;
   }
@@ -37,8 +36,11 @@ public:
   llvm::Expected<bool> run(Graph &g, PassContext &ctx) override {
     int64_t total = 0;
     // A region's dead ops can keep outer values alive, so repeat until nothing more dies.
-    while (int64_t erased = eraseDeadOps(g))
+    for (int64_t erased = 1; erased;) {
+      erased = 0;
+      forEachGraph(g, [&](Graph &graph) { erased += eraseDeadOps(graph); });
       total += erased;
+    }
     if (total)
       ctx.stats.add("dce.erased", total);
     return total > 0;

@@ -7,6 +7,7 @@
 // by about 1 ulp per product (w*s summed vs the sum times s), as in every inference compiler.
 #include "BiasFolding.h"
 
+#include "strata/graph/Walk.h"
 #include "strata/graph/passes/Passes.h"
 
 namespace strata {
@@ -80,16 +81,14 @@ bool tryFold(Graph &g, Op &user) {
                                     : foldShift(g, user, *m, *axis);
 }
 
-int64_t foldInGraph(Graph &g) {
+int64_t foldInGraph(Graph &root) {
   int64_t folded = 0;
   // Forward order folds a whole sub -> mul -> add chain in one walk: each rewrite leaves a new
   // producer that the next op of the chain matches.
-  for (Op *op : g.opList()) {
-    for (unsigned r = 0; r < op->numRegions(); ++r)
-      folded += foldInGraph(op->region(r));
-    if (tryFold(g, *op))
-      ++folded;
-  }
+  forEachGraph(root, [&](Graph &g) {
+    for (Op *op : g.opList())
+      folded += tryFold(g, *op);
+  });
   return folded;
 }
 

@@ -1,7 +1,8 @@
 // Fusion: replaces each planned group of ops (FusionRules.cpp) by one `kernel` op whose region
-// holds copies of those ops. Kernels are closed: every value a region op reads from outside comes
-// in as a kernel operand, except constants of at most kCloneLimit elements, which are cloned
-// into the region (scalars such as a relu's 0 belong to the kernel's code, not its arguments).
+// holds copies of those ops and whose attributes record the decision (kind, anchor, epilogue,
+// prologue: graph/Kernel.h). Kernels are closed: every value a region op reads from outside comes
+// in as a kernel operand, except constants of at most kMaxKernelConstantElements elements, which
+// are cloned into the region (scalars such as a relu's 0 belong to the kernel's code).
 #include "FusionRules.h"
 
 #include "strata/graph/passes/Passes.h"
@@ -15,14 +16,12 @@
 namespace strata {
 namespace {
 
-constexpr int64_t kCloneLimit = 16;
-
 bool isSmallConstant(const Value *v) {
   const Op *def = v->definingOp();
   if (!def || def->kind() != OpKind::Constant)
     return false;
   std::optional<int64_t> n = v->type().staticNumElements();
-  return n && *n <= kCloneLimit;
+  return n && *n <= kMaxKernelConstantElements;
 }
 
 // Reorders the top-level ops topologically, keeping the current order wherever it is already
@@ -73,12 +72,12 @@ public:
 
   llvm::Expected<bool> run(Graph &g, PassContext &ctx) override {
     ctx.stats.add("fuse.ops_before", static_cast<int64_t>(g.numOps()));
-    std::vector<fusion::PlannedKernel> plan = fusion::planKernels(g);
+    std::vector<fusion::PlannedKernel> plan = fusion::planKernels(g, ctx.options);
     std::set<Op *> clonedConstants;
     for (const fusion::PlannedKernel &k : plan) {
       formKernel(g, k, clonedConstants);
       ctx.stats.add("fuse.kernels");
-      ctx.stats.add("fuse.kernels." + k.kind);
+      ctx.stats.add("fuse.kernels." + std::string(enumName(k.kind)));
       ctx.stats.add("fuse.ops_fused", static_cast<int64_t>(k.ops.size()));
     }
     if (!plan.empty()) {
@@ -121,12 +120,12 @@ private:
     std::vector<TensorType> resultTypes;
     for (const Value *v : exported)
       resultTypes.push_back(v->type());
-    Op *kernel = g.createOp(OpKind::Kernel, operands, resultTypes,
-                            {{"kind", Attribute(k.kind)}}, k.ops.back());
+    Op *kernel = g.createOp(OpKind::Kernel, operands, resultTypes, {}, k.ops.back());
     kernel->setLocation(k.ops.back()->location());
 
     Graph &region = kernel->addRegion();
-    region.setName(k.kind);
+    region.setName(std::string(enumName(k.kind)));
+    std::unordered_map<const Op *, const Op *> copyOf; // group op -> its copy in the region
     std::unordered_map<const Value *, Value *> mapped;
     for (Value *v : operands) {
       Value *in = region.addInput(v->type(), v->name());
@@ -150,6 +149,7 @@ private:
         types.push_back(op->result(r)->type());
       Op *copy = region.createOp(op->kind(), regionOperands, types, op->attrs());
       copy->setLocation(op->location());
+      copyOf[op] = copy;
       for (unsigned r = 0; r < op->numResults(); ++r) {
         copy->result(r)->setName(op->result(r)->name());
         mapped[op->result(r)] = copy->result(r);
@@ -159,6 +159,19 @@ private:
       const std::string &name = exported[i]->name();
       region.addOutput(mapped.at(exported[i]), name.empty() ? "r" + std::to_string(i) : name);
     }
+    // The decision, naming the copies by their position in the region.
+    KernelPlan decision;
+    decision.kind = k.kind;
+    decision.anchor = k.anchor ? copyOf.at(k.anchor) : nullptr;
+    for (const Op *op : k.epilogue)
+      decision.epilogue.push_back(copyOf.at(op));
+    for (const Op *op : k.prologue)
+      decision.prologue.push_back(copyOf.at(op));
+    std::vector<const Op *> regionOps;
+    for (const Op &op : region.ops())
+      regionOps.push_back(&op);
+    for (auto &[name, attr] : kernelAttributes(decision, regionOps))
+      kernel->setAttr(name, attr);
 
     // The kernel's results take over the exported values' uses and names.
     for (size_t i = 0; i < exported.size(); ++i) {

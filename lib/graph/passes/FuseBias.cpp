@@ -4,6 +4,7 @@
 // interpreter adds the bias after accumulating (y = acc + bias), so the result is bit-exact.
 #include "BiasFolding.h"
 
+#include "strata/graph/Walk.h"
 #include "strata/graph/passes/Passes.h"
 
 namespace strata {
@@ -40,14 +41,12 @@ bool tryFuse(Graph &g, Op &user) {
   return rebuildProducer(g, user, *m->producer, std::nullopt, bias);
 }
 
-int64_t fuseInGraph(Graph &g) {
+int64_t fuseInGraph(Graph &root) {
   int64_t merged = 0;
-  for (Op *op : g.opList()) {
-    for (unsigned r = 0; r < op->numRegions(); ++r)
-      merged += fuseInGraph(op->region(r));
-    if (tryFuse(g, *op))
-      ++merged;
-  }
+  forEachGraph(root, [&](Graph &g) {
+    for (Op *op : g.opList())
+      merged += tryFuse(g, *op);
+  });
   return merged;
 }
 

@@ -14,8 +14,10 @@ namespace strata::fusion {
 // The op groups of the op definitions decide the role. A relayout is an index map, but it marks
 // the edge of a blocked region that layout-nchwc placed and stays a kernel of its own; arg_reduce
 // reduces rows but yields indices, not values an epilogue could continue from.
-Role roleOf(const Op &op) {
+Role roleOf(const Op &op, const PassOptions &options) {
   if (op.numRegions() != 0 || op.kind() == OpKind::Constant)
+    return Role::None;
+  if (options.fusesIntoKernel && !options.fusesIntoKernel(op))
     return Role::None;
   if (op.hasTrait(T_ELEMENTWISE))
     return Role::Elementwise;
@@ -78,11 +80,11 @@ RowSignature rowSignature(const Op &op) {
 
 class Planner {
 public:
-  explicit Planner(const Graph &g) : g_(g) {
+  Planner(const Graph &g, const PassOptions &options) : g_(g) {
     for (Op *op : g.opList()) {
       index_[op] = static_cast<int>(ops_.size());
       ops_.push_back(op);
-      roles_.push_back(roleOf(*op));
+      roles_.push_back(roleOf(*op, options));
     }
     for (unsigned i = 0; i < g.numOutputs(); ++i)
       graphOutputs_.insert(g.output(i));
@@ -136,9 +138,13 @@ public:
       if (compute < 2)
         continue; // a lone op (with or without index maps) stays a plain op
       PlannedKernel k;
-      k.kind = anchors ? "epilogue" : reductions ? "reduction" : "elementwise";
+      k.kind = anchors      ? KernelKind::Epilogue
+               : reductions ? KernelKind::Reduction
+                            : KernelKind::Elementwise;
       for (int i : m)
         k.ops.push_back(ops_[i]);
+      if (anchors)
+        recordEpilogue(m, k);
       out.push_back(std::move(k));
     }
     std::sort(out.begin(), out.end(), [&](const PlannedKernel &x, const PlannedKernel &y) {
@@ -288,8 +294,10 @@ private:
   }
 
   // Epilogue: everything downstream of the anchor (within the group) keeps its element count;
-  // anything else is an index map on an operand.
-  bool epilogueFits(const std::vector<int> &merged) const {
+  // anything else is an index map on an operand (the prologue). Fills `epilogue`/`prologue`
+  // (graph indices) when given.
+  bool epilogueFits(const std::vector<int> &merged, std::vector<int> *epilogue = nullptr,
+                    std::vector<int> *prologue = nullptr) const {
     int anchor = *std::find_if(merged.begin(), merged.end(),
                                [&](int i) { return roles_[i] == Role::Anchor; });
     const TensorType &anchorType = ops_[anchor]->result(0)->type();
@@ -306,11 +314,28 @@ private:
         downstream.insert(i);
         if (!sameElementCount(ops_[i]->result(0)->type(), anchorType))
           return false;
+        if (epilogue)
+          epilogue->push_back(i);
       } else if (roles_[i] != Role::Movement) {
         return false; // prologue compute is not part of an epilogue
+      } else if (prologue) {
+        prologue->push_back(i);
       }
     }
     return true;
+  }
+
+  // The decision of an anchored group: its anchor, epilogue and prologue ops.
+  void recordEpilogue(const std::vector<int> &members, PlannedKernel &k) const {
+    for (int i : members)
+      if (roles_[i] == Role::Anchor)
+        k.anchor = ops_[i];
+    std::vector<int> epilogue, prologue;
+    epilogueFits(members, &epilogue, &prologue);
+    for (int i : epilogue)
+      k.epilogue.push_back(ops_[i]);
+    for (int i : prologue)
+      k.prologue.push_back(ops_[i]);
   }
 
   // Reduction: one row space; elementwise ops produce row-shaped or reduced-shaped values.
@@ -343,8 +368,8 @@ private:
 
 } // namespace
 
-std::vector<PlannedKernel> planKernels(const Graph &g) {
-  Planner p(g);
+std::vector<PlannedKernel> planKernels(const Graph &g, const PassOptions &options) {
+  Planner p(g, options);
   p.run();
   return p.kernels();
 }

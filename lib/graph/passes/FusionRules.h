@@ -10,23 +10,29 @@
 //     group (they never become a kernel's output);
 //   - a merge never leaves a path producer -> outside op -> consumer (acyclicity).
 #pragma once
-#include "strata/graph/Graph.h"
+#include "strata/graph/Kernel.h"
+#include "strata/graph/passes/Pass.h"
 
 #include <string>
 #include <vector>
 
 namespace strata::fusion {
 
-// What part an op can play in a kernel.
+// What part an op can play in a kernel: decided by its op groups (OpTable.def), and None for an
+// op the code generator cannot compute inside a kernel (PassOptions::fusesIntoKernel).
 enum class Role { None, Elementwise, Movement, Anchor, Reduction };
-Role roleOf(const Op &op);
+Role roleOf(const Op &op, const PassOptions &options);
 
+// A planned kernel: its ops in graph order and the decision its kernel op records.
 struct PlannedKernel {
-  std::string kind;      // elementwise | epilogue | reduction
-  std::vector<Op *> ops; // in graph order
+  std::vector<Op *> ops;
+  KernelKind kind = KernelKind::Elementwise;
+  const Op *anchor = nullptr;       // epilogue kernels: the matmul/conv
+  std::vector<const Op *> epilogue; // ops computing on the anchor's result
+  std::vector<const Op *> prologue; // index maps feeding the anchor
 };
 
 // Groups worth a kernel: at least two compute (non-movement) ops. Ops in no group stay plain.
-std::vector<PlannedKernel> planKernels(const Graph &g);
+std::vector<PlannedKernel> planKernels(const Graph &g, const PassOptions &options);
 
 } // namespace strata::fusion

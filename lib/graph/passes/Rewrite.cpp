@@ -3,6 +3,7 @@
 // kind. Whatever a rewrite touches goes back on the worklist, so the loop ends at a fixed point
 // (or at the rewrite cap, which is reported as a likely cycle).
 #include "strata/graph/passes/Rewrite.h"
+#include "strata/graph/Walk.h"
 #include "strata/support/Error.h"
 
 #include <algorithm>
@@ -145,12 +146,10 @@ public:
   }
 
 private:
+  // The ops patterns may rewrite: a kernel's region is sealed (graph/Kernel.h).
   static void collect(Graph &g, std::vector<Op *> &out) {
-    for (Op &op : g.ops()) {
-      out.push_back(&op);
-      for (unsigned r = 0; r < op.numRegions(); ++r)
-        collect(op.region(r), out);
-    }
+    forEachOp(
+        g, [&](const Op &op) { out.push_back(const_cast<Op *>(&op)); }, KernelRegions::Skip);
   }
 
   // Drops `op` and everything in its regions from the live set (they are about to be erased).
@@ -179,7 +178,7 @@ private:
       --created;
       std::vector<Op *> fresh;
       fresh.push_back(&o);
-      for (unsigned r = 0; r < o.numRegions(); ++r)
+      for (unsigned r = 0; r < o.numRegions() && o.kind() != OpKind::Kernel; ++r)
         collect(o.region(r), fresh);
       for (Op *f : fresh) {
         live_.insert(f);
