@@ -3,7 +3,8 @@
 interpreter's outputs against torch's (max |diff| <= 1e-4 * max |reference|), and the same for
 the graph optimized by the default pipeline (also run under --verify-semantics), the JIT engine
 and an AOT library (`strata compile -o model.so`, run through its C API; a dynamic-batch model's
-one library at batch 1 and 8).
+one library at batch 1 and 8). The arena `strata compile --stats` reports must be the one the
+library's executor allocates (`strata run` prints it).
 Unfolded exports must optimize to the same op and kernel counts as their folded twins."""
 import argparse
 import glob
@@ -57,15 +58,21 @@ def check_model(args, onnx_path):
     runs = [(onnx_path, "", "interp"), (optimized, "opt", "interp"), (onnx_path, "jit", "jit")]
     library = os.path.join(work, "model.so")
     compile_start = time.time()
-    run([strata, "compile", onnx_path, "-o", library])
+    lib_stats_text = run([strata, "compile", onnx_path, "-o", library, "--stats"])
+    lib_stats = dict(line.split(": ", 1) for line in lib_stats_text.splitlines() if ": " in line)
     report.append(f"aot compile {time.time() - compile_start:.1f} s")
     runs.append((library, "aot", "aot"))
     for (tag, inp, outp), (model, kind, engine) in [(c, r) for c in cases for r in runs]:
         tag = "-".join(t for t in (tag or "b1", kind) if t)
         out_dir = os.path.join(work, tag)
         engine_args = [] if engine == "aot" else ["--engine", engine]
-        run([strata, "run", model, *engine_args, "--input",
-             "input=" + os.path.join(args.zoo, inp), "--output-dir", out_dir])
+        run_out = run([strata, "run", model, *engine_args, "--input",
+                       "input=" + os.path.join(args.zoo, inp), "--output-dir", out_dir])
+        if engine == "aot" and tag == "b1-aot":
+            ran = [line.split()[1] for line in run_out.splitlines() if line.startswith("arena:")]
+            if ran != [lib_stats["arena_peak_bytes"]]:
+                raise RuntimeError(f"{name}: --stats reports arena {lib_stats['arena_peak_bytes']} "
+                                   f"but the executor allocated {ran}")
         got = np.load(os.path.join(out_dir, "output.npy"))
         want = np.load(os.path.join(args.zoo, outp))
         if got.shape != want.shape:

@@ -1,7 +1,7 @@
 // The plan executor: input checking, symbol binding, arena placement and the kernel loop.
 #include "strata/runtime/Executor.h"
 
-#include "strata/support/LiveRanges.h"
+#include "strata/runtime/Arena.h"
 #include "strata/support/ThreadPool.h"
 
 #include <chrono>
@@ -11,9 +11,6 @@
 namespace strata::runtime {
 
 namespace {
-
-constexpr int64_t kArenaAlign = 64;
-constexpr int64_t kMaxBytes = int64_t(1) << 50; // larger tensors are an error, not a request
 
 std::string shapeText(const std::vector<int64_t> &s) {
   std::string r = "[";
@@ -111,17 +108,10 @@ Status Executor::bind(const std::vector<DType> &dtypes,
 }
 
 Status Executor::placeBuffers() {
-  std::vector<LiveRange> ranges;
-  for (const PlanBuffer &b : plan_.buffers) {
-    int64_t bytes = b.size.bytes;
-    for (int s : b.size.symbols)
-      bytes = bytes < 0 ? -1 : checkedMul(bytes, symbolValues_[s]);
-    if (bytes < 0 || bytes > kMaxBytes)
-      return Status::error("intermediate buffer too large for the bound dims");
-    ranges.push_back({bytes, b.first, b.last});
-  }
-  int64_t peak = 0;
-  std::vector<int64_t> offsets = placeLiveRanges(ranges, kArenaAlign, &peak);
+  ArenaLayout layout;
+  if (Status s = layoutArena(plan_, symbolValues_, layout))
+    return s;
+  const int64_t peak = layout.bytes;
   if (peak > arenaCapacity_ || !arena_) {
     size_t bytes = static_cast<size_t>(std::max<int64_t>(peak, kArenaAlign));
     auto *mem = static_cast<uint8_t *>(std::aligned_alloc(kArenaAlign, bytes));
@@ -131,7 +121,7 @@ Status Executor::placeBuffers() {
     arenaCapacity_ = peak;
     ++arenaAllocations_;
   }
-  bufferOffsets_ = std::move(offsets);
+  bufferOffsets_ = std::move(layout.offsets);
   arenaBytes_ = peak;
   placedFor_ = symbolValues_;
   placed_ = true;

@@ -13,6 +13,7 @@
 #include "strata/graph/passes/PassManager.h"
 #include "strata/loop/Printer.h"
 #include "strata/lower/Capabilities.h"
+#include "strata/runtime/Arena.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
@@ -49,64 +50,6 @@ std::string emitKind(const CompileOpts &o) {
     if (endsWith(o.output, ext))
       return kind;
   return "graph";
-}
-
-// The rungs below the graph: build the program (lowering, schedules) and emit it.
-int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
-                std::chrono::steady_clock::time_point start) {
-  driver::CompileOptions co;
-  co.pipeline = ""; // the graph is already optimized
-  co.target = o.target;
-  auto po = driver::programOptions(co);
-  if (!po) {
-    std::cerr << "error: " << llvm::toString(po.takeError()) << "\n";
-    return 1;
-  }
-  auto prog = driver::buildProgram(graph, *po);
-  if (!prog) {
-    std::cerr << "error: " << o.model << ": " << llvm::toString(prog.takeError()) << "\n";
-    return 1;
-  }
-  if (emit == "loop") {
-    std::string text;
-    for (const loop::LoopFunction &f : prog->kernels)
-      text += loop::printFunction(f) + "\n";
-    return writeTextOutput(o.output, text) ? 0 : 1;
-  }
-  bool binary = emit == "obj" || emit == "so";
-  if (binary && (o.output.empty() || o.output == "-")) {
-    std::cerr << "error: --emit=" << emit << " needs an output file (-o)\n";
-    return 1;
-  }
-  driver::AotOptions ao;
-  ao.target = o.target;
-  ao.optLevel = o.optLevel;
-  driver::AotOutput kind = emit == "llvm"  ? driver::AotOutput::LLVM
-                            : emit == "asm" ? driver::AotOutput::Asm
-                            : emit == "obj" ? driver::AotOutput::Object
-                                            : driver::AotOutput::SharedLibrary;
-  std::string path = o.output.empty() ? "-" : o.output;
-  if (llvm::Error err = driver::writeAot(*prog, ao, kind, path)) {
-    std::cerr << "error: " << o.model << ": " << llvm::toString(std::move(err)) << "\n";
-    return 1;
-  }
-  if (kind != driver::AotOutput::SharedLibrary)
-    return 0;
-  // The header next to the library: model.so -> model.h.
-  llvm::SmallString<256> header(path);
-  llvm::sys::path::replace_extension(header, ".h");
-  if (!writeTextOutput(std::string(header),
-                       driver::aotHeader(prog->plan, llvm::sys::path::filename(path).str()))) {
-    std::remove(path.c_str());
-    return 1;
-  }
-  double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  std::cout << "wrote " << path << " and " << header.str().str() << ": "
-            << prog->plan.steps.size() << " kernels, " << prog->plan.weightsBytes
-            << " weight bytes, " << prog->plan.symbols.size() << " symbolic dims; compile time "
-            << static_cast<int64_t>(ms) << " ms\n";
-  return 0;
 }
 
 size_t countKernels(const Graph &g) {
@@ -153,6 +96,115 @@ llvm::Expected<MemoryPlanOptions> memoryPlanOptions(const Graph &g,
     for (unsigned r = 0; r < op.numResults(); ++r)
       bindAll(op.result(r)->type());
   return opts;
+}
+
+// What --stats prints (stderr when the output goes to stdout, so either stays machine-readable):
+// the graph's counts after the pipeline, and the plan that runs, with the arena the executor
+// places for the bound symbols (--dim NAME=SIZE, else 1) by the same layout (runtime/Arena.h).
+struct GraphCounts {
+  size_t opsImported = 0;
+  const PassContext *ctx = nullptr;
+};
+
+int printStats(const CompileOpts &o, const std::string &emit, const Graph &graph,
+               const GraphCounts &counts, const driver::Program &prog) {
+  auto planOpts = memoryPlanOptions(graph, o.dims);
+  if (!planOpts) {
+    std::cerr << "error: " << llvm::toString(planOpts.takeError()) << "\n";
+    return 1;
+  }
+  auto graphPlan = planMemory(graph, *planOpts);
+  if (!graphPlan) {
+    std::cerr << "error: " << o.model
+              << ": memory planning failed: " << llvm::toString(graphPlan.takeError()) << "\n";
+    return 1;
+  }
+  std::vector<int64_t> symbolValues;
+  for (const std::string &sym : prog.plan.symbols)
+    symbolValues.push_back(planOpts->symbolSizes.count(sym) ? planOpts->symbolSizes.at(sym) : 1);
+  runtime::ArenaLayout arena;
+  if (Status st = runtime::layoutArena(prog.plan, symbolValues, arena)) {
+    std::cerr << "error: " << o.model << ": " << st.message() << "\n";
+    return 1;
+  }
+  bool toStdout = emit == "obj" || emit == "so" || (!o.output.empty() && o.output != "-");
+  std::ostream &os = toStdout ? std::cout : std::cerr;
+  os << "ops_imported: " << counts.opsImported << "\n";
+  os << "ops_optimized: " << graph.numOps() << "\n";
+  os << "ops_optimized_inner: " << countOpsInKernels(graph) << "\n";
+  os << "kernels: " << countKernels(graph) << "\n";
+  os << "plan_steps: " << prog.plan.steps.size() << "\n";
+  os << "plan_buffers: " << prog.plan.buffers.size() << "\n";
+  os << "in_place: " << graphPlan->inPlaceCount << "\n";
+  os << "arena_peak_bytes: " << arena.bytes << "\n";
+  os << "intermediate_total_bytes: " << graphPlan->intermediateTotalBytes << "\n";
+  os << "weights_bytes: " << prog.plan.weightsBytes << "\n";
+  for (const auto &[key, count] : counts.ctx->stats.all())
+    os << key << ": " << count << "\n";
+  return 0;
+}
+
+// The program for `graph` (already optimized): lowering and schedules for --target.
+llvm::Expected<driver::Program> buildFor(const CompileOpts &o, Graph &graph) {
+  driver::CompileOptions co;
+  co.pipeline = ""; // the graph is already optimized
+  co.target = o.target;
+  auto po = driver::programOptions(co);
+  if (!po)
+    return po.takeError();
+  return withContext(driver::buildProgram(graph, *po), inFile(o.model));
+}
+
+// The rungs below the graph: build the program (lowering, schedules) and emit it.
+int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
+                std::chrono::steady_clock::time_point start, const GraphCounts &counts) {
+  auto prog = buildFor(o, graph);
+  if (!prog) {
+    std::cerr << "error: " << llvm::toString(prog.takeError()) << "\n";
+    return 1;
+  }
+  if (o.stats && printStats(o, emit, graph, counts, *prog) != 0)
+    return 1;
+  if (emit == "loop") {
+    std::string text;
+    for (const loop::LoopFunction &f : prog->kernels)
+      text += loop::printFunction(f) + "\n";
+    return writeTextOutput(o.output, text) ? 0 : 1;
+  }
+  bool binary = emit == "obj" || emit == "so";
+  if (binary && (o.output.empty() || o.output == "-")) {
+    std::cerr << "error: --emit=" << emit << " needs an output file (-o)\n";
+    return 1;
+  }
+  driver::AotOptions ao;
+  ao.target = o.target;
+  ao.optLevel = o.optLevel;
+  driver::AotOutput kind = emit == "llvm"  ? driver::AotOutput::LLVM
+                            : emit == "asm" ? driver::AotOutput::Asm
+                            : emit == "obj" ? driver::AotOutput::Object
+                                            : driver::AotOutput::SharedLibrary;
+  std::string path = o.output.empty() ? "-" : o.output;
+  if (llvm::Error err = driver::writeAot(*prog, ao, kind, path)) {
+    std::cerr << "error: " << o.model << ": " << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  }
+  if (kind != driver::AotOutput::SharedLibrary)
+    return 0;
+  // The header next to the library: model.so -> model.h.
+  llvm::SmallString<256> header(path);
+  llvm::sys::path::replace_extension(header, ".h");
+  if (!writeTextOutput(std::string(header),
+                       driver::aotHeader(prog->plan, llvm::sys::path::filename(path).str()))) {
+    std::remove(path.c_str());
+    return 1;
+  }
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "wrote " << path << " and " << header.str().str() << ": "
+            << prog->plan.steps.size() << " kernels, " << prog->plan.weightsBytes
+            << " weight bytes, " << prog->plan.symbols.size() << " symbolic dims; compile time "
+            << static_cast<int64_t>(ms) << " ms\n";
+  return 0;
 }
 
 int compileModel(const CompileOpts &o) {
@@ -208,37 +260,22 @@ int compileModel(const CompileOpts &o) {
     return 1;
   }
 
+  const GraphCounts counts{opsImported, &ctx};
   if (emit != "graph")
-    return emitProgram(o, emit, *graph, start);
+    return emitProgram(o, emit, *graph, start, counts);
   PrintOptions po;
   po.emitBlobs = o.emitBlobs;
   if (!writeTextOutput(o.output, printGraph(*graph, po)))
     return 1;
-
-  if (o.stats) {
-    auto planOpts = memoryPlanOptions(*graph, o.dims);
-    if (!planOpts) {
-      std::cerr << "error: " << llvm::toString(planOpts.takeError()) << "\n";
-      return 1;
-    }
-    auto plan = planMemory(*graph, *planOpts);
-    if (!plan) {
-      std::cerr << "error: " << o.model << ": memory planning failed: "
-                << llvm::toString(plan.takeError()) << "\n";
-      return 1;
-    }
-    // Statistics go to stderr when the IR goes to stdout, so either stays machine-readable.
-    std::ostream &os = o.output.empty() || o.output == "-" ? std::cerr : std::cout;
-    os << "ops_imported: " << opsImported << "\n";
-    os << "ops_optimized: " << graph->numOps() << "\n";
-    os << "ops_optimized_inner: " << countOpsInKernels(*graph) << "\n";
-    os << "kernels: " << countKernels(*graph) << "\n";
-    os << "arena_peak_bytes: " << plan->arenaPeakBytes << "\n";
-    os << "intermediate_total_bytes: " << plan->intermediateTotalBytes << "\n";
-    for (const auto &[key, count] : ctx.stats.all())
-      os << key << ": " << count << "\n";
+  if (!o.stats)
+    return 0;
+  // The program of this graph (blocked for the portable width, like the graph printed).
+  auto prog = buildFor(o, *graph);
+  if (!prog) {
+    std::cerr << "error: " << llvm::toString(prog.takeError()) << "\n";
+    return 1;
   }
-  return 0;
+  return printStats(o, emit, *graph, counts, *prog);
 }
 
 } // namespace
@@ -263,10 +300,10 @@ Action addCompileCommand(CLI::App &app) {
   cmd->add_flag("--emit-blobs", o->emitBlobs,
                 "Append the data of large constants so the IR re-parses into a runnable graph");
   cmd->add_flag("--stats", o->stats,
-                "Print op, kernel, memory and pass statistics as `key: value` lines (stderr "
-                "when the IR goes to stdout, else stdout)");
+                "Print op, kernel, plan, arena and pass statistics as `key: value` lines (stderr "
+                "when the output goes to stdout, else stdout), for every --emit");
   cmd->add_option("--dim,--dims", o->dims,
-                  "Size of a symbolic dim for the memory plan: NAME=SIZE (default 1)");
+                  "Size of a symbolic dim for --stats' arena: NAME=SIZE (default 1)");
   cmd->add_flag("--verify-each", o->pm.verifyEach, "Verify the graph after every pass");
   cmd->add_flag("--verify-semantics", o->pm.verifySemantics,
                 "Interpret the graph on seeded random inputs before the pipeline and after each "

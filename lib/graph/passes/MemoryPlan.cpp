@@ -1,6 +1,6 @@
-// Memory planning: liveness over the top-level op order, in-place reuse for elementwise ops,
-// then "greedy by size" placement (largest buffer first, each into the tightest gap left by
-// the already placed buffers whose lifetimes overlap it).
+// Memory planning: liveness over the top-level op order and in-place reuse for elementwise ops
+// (planBufferSharing), then "greedy by size" placement (largest buffer first, each into the
+// tightest gap left by the already placed buffers whose lifetimes overlap it).
 #include "strata/graph/passes/MemoryPlan.h"
 #include "strata/support/Error.h"
 
@@ -74,14 +74,14 @@ bool regionIsElementwiseFrom(const Graph &region, const Value *in, unsigned outI
   return true;
 }
 
-// Whether `op` may write its single result over operand `k`.
+// Whether `op` may write its single result over operand `k`: the same dims and dtype (so the
+// same size for any binding of the symbols), and result element j reads only element j of it.
 bool mayOverwriteOperand(const Op &op, unsigned k) {
   if (op.numResults() != 1)
     return false;
   const Value *operand = op.operand(k);
   const TensorType &resultType = op.result(0)->type();
-  if (!sameDims(operand->type(), resultType) ||
-      dtypeSize(operand->type().dtype) != dtypeSize(resultType.dtype))
+  if (!sameDims(operand->type(), resultType) || operand->type().dtype != resultType.dtype)
     return false;
   if (op.kind() == OpKind::Kernel) {
     if (op.numRegions() != 1)
@@ -94,7 +94,7 @@ bool mayOverwriteOperand(const Op &op, unsigned k) {
   return op.hasTrait(T_ELEMENTWISE) && op.numRegions() == 0;
 }
 
-// A set of values sharing one buffer through in-place chains.
+// One buffer of the plan: the values of one sharing group.
 struct BufferGroup {
   int64_t bytes = 0;
   int64_t padded = 0;
@@ -103,23 +103,25 @@ struct BufferGroup {
 
 } // namespace
 
-llvm::Expected<MemoryPlan> planMemory(const Graph &g, const MemoryPlanOptions &opts) {
-  if (opts.alignment <= 0)
-    return planError("alignment must be positive");
+const SharedBuffer *BufferSharing::find(const Value *v) const {
+  for (const SharedBuffer &b : values)
+    if (b.value == v)
+      return &b;
+  return nullptr;
+}
+
+BufferSharing planBufferSharing(const Graph &g, bool inPlace) {
   std::unordered_set<const Value *> outputs;
   for (unsigned i = 0; i < g.numOutputs(); ++i)
     outputs.insert(g.output(i));
-
   std::unordered_map<const Op *, int64_t> position;
   int64_t index = 0;
   for (const Op &op : g.ops())
     position[&op] = index++;
 
-  MemoryPlan plan;
-  std::unordered_map<const Value *, size_t> bufferOf; // value -> index in plan.buffers
-  std::vector<size_t> groupOf;                         // buffer index -> group index
-  std::vector<BufferGroup> groups;
-
+  BufferSharing sharing;
+  std::unordered_map<const Value *, size_t> entryOf; // value -> index in sharing.values
+  std::vector<int64_t> groupLast;                    // group -> last use of its chain so far
   for (const Op &op : g.ops()) {
     const int64_t at = position[&op];
     if (op.kind() == OpKind::Constant)
@@ -128,39 +130,24 @@ llvm::Expected<MemoryPlan> planMemory(const Graph &g, const MemoryPlanOptions &o
       const Value *v = op.result(r);
       if (outputs.count(v))
         continue;
-      auto bytes = byteSize(*v, opts.symbolSizes);
-      if (!bytes)
-        return bytes.takeError();
-      BufferAssignment b;
+      SharedBuffer b;
       b.value = v;
-      b.bytes = *bytes;
       b.firstUse = b.lastUse = at;
       for (const Use &u : v->uses())
         if (const Op *user = topLevelAncestor(u.user, g))
           b.lastUse = std::max(b.lastUse, position[user]);
-      bufferOf[v] = plan.buffers.size();
-      plan.buffers.push_back(b);
-      plan.intermediateTotalBytes += b.bytes;
-    }
-  }
-
-  // In-place: an op may take over the buffer of an operand that dies at this op. The buffer is
-  // then shared (one group) and its lifetime is the union of both values' lifetimes.
-  for (size_t i = 0; i < plan.buffers.size(); ++i) {
-    BufferAssignment &b = plan.buffers[i];
-    const Op &op = *b.value->definingOp();
-    size_t group = groups.size();
-    if (opts.inPlace) {
-      for (unsigned k = 0; k < op.numOperands(); ++k) {
+      b.group = -1;
+      // In place: take over the buffer of an operand that dies at this op. Every read of the
+      // operand at this op must be one of its operands (not a value the kernel's region
+      // captures directly, which could be read after the write).
+      for (unsigned k = 0; inPlace && k < op.numOperands() && b.group < 0; ++k) {
         const Value *operand = op.operand(k);
-        auto it = bufferOf.find(operand);
-        if (it == bufferOf.end())
+        auto it = entryOf.find(operand);
+        if (it == entryOf.end())
           continue; // graph input, constant or graph output: not ours to overwrite
-        const BufferAssignment &src = plan.buffers[it->second];
-        if (src.lastUse != b.firstUse || src.bytes != b.bytes || !mayOverwriteOperand(op, k))
+        const SharedBuffer &src = sharing.values[it->second];
+        if (groupLast[src.group] != at || src.lastUse != at || !mayOverwriteOperand(op, k))
           continue;
-        // Every read of the operand at this op must be one of its operands (not a value the
-        // kernel's region captures directly, which could be read after the write).
         bool onlyDirect = std::all_of(operand->uses().begin(), operand->uses().end(),
                                       [&](const Use &u) {
                                         return topLevelAncestor(u.user, g) != &op || u.user == &op;
@@ -168,22 +155,51 @@ llvm::Expected<MemoryPlan> planMemory(const Graph &g, const MemoryPlanOptions &o
         if (!onlyDirect)
           continue;
         b.reusedFrom = operand;
-        group = groupOf[it->second];
-        ++plan.inPlaceCount;
-        break;
+        b.group = src.group;
       }
+      if (b.group < 0) {
+        b.group = sharing.numGroups++;
+        groupLast.push_back(b.lastUse);
+      } else {
+        groupLast[b.group] = std::max(groupLast[b.group], b.lastUse);
+      }
+      entryOf[v] = sharing.values.size();
+      sharing.values.push_back(b);
     }
-    if (group == groups.size()) {
-      BufferGroup fresh;
-      fresh.bytes = b.bytes;
-      fresh.first = b.firstUse;
-      fresh.last = b.lastUse;
-      groups.push_back(fresh);
+  }
+  return sharing;
+}
+
+llvm::Expected<MemoryPlan> planMemory(const Graph &g, const MemoryPlanOptions &opts) {
+  if (opts.alignment <= 0)
+    return planError("alignment must be positive");
+  BufferSharing sharing = planBufferSharing(g, opts.inPlace);
+  MemoryPlan plan;
+  std::vector<BufferGroup> groups(static_cast<size_t>(sharing.numGroups));
+  std::vector<bool> seen(groups.size(), false);
+  for (const SharedBuffer &s : sharing.values) {
+    auto bytes = byteSize(*s.value, opts.symbolSizes);
+    if (!bytes)
+      return bytes.takeError();
+    BufferAssignment b;
+    b.value = s.value;
+    b.bytes = *bytes;
+    b.firstUse = s.firstUse;
+    b.lastUse = s.lastUse;
+    b.reusedFrom = s.reusedFrom;
+    plan.intermediateTotalBytes += b.bytes;
+    plan.inPlaceCount += s.reusedFrom != nullptr;
+    BufferGroup &grp = groups[s.group];
+    if (!seen[s.group]) {
+      seen[s.group] = true;
+      grp.bytes = b.bytes;
+      grp.first = b.firstUse;
+      grp.last = b.lastUse;
     } else {
-      groups[group].bytes = std::max(groups[group].bytes, b.bytes);
-      groups[group].last = std::max(groups[group].last, b.lastUse);
+      grp.bytes = std::max(grp.bytes, b.bytes);
+      grp.last = std::max(grp.last, b.lastUse);
     }
-    groupOf.push_back(group);
+    plan.buffers.push_back(b);
   }
 
   // Lower bound: the most bytes live at any one op (sweep over interval starts and ends).
@@ -205,7 +221,7 @@ llvm::Expected<MemoryPlan> planMemory(const Graph &g, const MemoryPlanOptions &o
     ranges.push_back({grp.bytes, grp.first, grp.last});
   std::vector<int64_t> offsets = placeLiveRanges(ranges, opts.alignment, &plan.arenaPeakBytes);
   for (size_t i = 0; i < plan.buffers.size(); ++i)
-    plan.buffers[i].offset = offsets[groupOf[i]];
+    plan.buffers[i].offset = offsets[sharing.values[i].group];
 
   // The invariant check is a sort plus a sweep: cheap enough to run on every plan.
   if (llvm::Error err = checkMemoryPlan(plan, opts.alignment))

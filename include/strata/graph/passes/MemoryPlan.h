@@ -1,6 +1,12 @@
-// Memory planning: places every intermediate tensor of a (fused) top-level graph at an offset in
-// one arena, reusing memory between buffers whose lifetimes do not overlap and letting an
-// elementwise op (or elementwise kernel) write its result over an operand that dies there.
+// Memory planning, in two steps that every consumer shares (docs/passes.md, "Memory planning"):
+//   1. planBufferSharing decides, without sizes, the live range of every intermediate tensor of a
+//      (fused) top-level graph and which of them share one buffer: an elementwise op (or
+//      elementwise kernel) writes its result over an operand that dies there (in place);
+//   2. placement (support/LiveRanges.h) puts the buffers at offsets in one arena, reusing memory
+//      between buffers whose lifetimes do not overlap.
+// The compiled program's plan takes its buffers from step 1 and the runtime places them at bind
+// time with the same placement, so the arena `strata compile --stats` reports is the one that
+// runs. planMemory does both steps on the graph alone (strata-opt --print-memory-plan).
 //
 // Intermediates are the results of top-level ops that are neither constants (they live in the
 // weights section) nor graph outputs (they live in memory the caller provides). Kernels are
@@ -36,6 +42,22 @@ struct MemoryPlan {
   // The largest total size of intermediates live at one op: a lower bound for any placement.
   int64_t peakLiveBytes = 0;
 };
+
+// Step 1: which intermediates share a buffer. Values of one group are an in-place chain: each
+// overwrites the one before it (`reusedFrom`) at the op where that one dies; equal dims and dtype
+// make their sizes equal for any binding of the symbols.
+struct SharedBuffer {
+  const Value *value = nullptr;
+  int64_t group = 0;                 // buffer index: values of one group share it
+  int64_t firstUse = 0, lastUse = 0; // top-level op indices (defining op, last reader)
+  const Value *reusedFrom = nullptr; // the operand this value overwrites in place, or null
+};
+struct BufferSharing {
+  std::vector<SharedBuffer> values; // every intermediate, in definition order
+  int64_t numGroups = 0;
+  const SharedBuffer *find(const Value *v) const;
+};
+BufferSharing planBufferSharing(const Graph &g, bool inPlace = true);
 
 struct MemoryPlanOptions {
   // Sizes for symbolic dims (e.g. {"batch", 1}); a symbol missing here is an error.
