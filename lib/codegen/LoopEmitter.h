@@ -7,6 +7,7 @@
 // interpreter. Memory ("storage types") holds bool as i8, f16 as half, bf16 as i16.
 #pragma once
 #include "strata/codegen/LoopToLLVM.h"
+#include "strata/loop/Visitor.h"
 
 #include "llvm/IR/IRBuilder.h"
 
@@ -15,15 +16,18 @@
 
 namespace strata::codegen {
 
-class LoopEmitter {
+// Expressions become values at the builder's insert point; statements, the control flow and
+// memory operations that run them.
+class LoopEmitter : loop::ExprFunctor<llvm::Value *(const loop::Expr &, int lane)>,
+                    loop::StmtFunctor<void(const loop::Stmt &)> {
 public:
   LoopEmitter(llvm::Module &m, llvm::Function *fn, const CodegenOptions &opts)
       : m_(m), ctx_(m.getContext()), b_(ctx_), fn_(fn), opts_(opts) {}
 
   // Whole value of `e` (a vector when it has lanes > 1), or with lane >= 0 the scalar value of
   // that lane alone (used where lanes must be evaluated separately, e.g. guarded selects).
-  llvm::Value *expr(const loop::Expr &e, int lane = -1);
-  void stmt(const loop::Stmt &s);
+  llvm::Value *expr(const loop::Expr &e, int lane = -1) { return visit(e, lane); }
+  void stmt(const loop::Stmt &s) { visit(s); }
 
   llvm::Type *storageType(DType t);
   llvm::Type *regType(DType t);
@@ -49,6 +53,25 @@ private:
   llvm::Function *fn_;
   CodegenOptions opts_;
   std::unordered_map<const loop::BufferNode *, BufInfo> bufs_;
+
+  using ExprFunctor::visit;
+  using StmtFunctor::visit;
+  llvm::Value *visitIntImm(const loop::Expr &e, int lane) override;
+  llvm::Value *visitFloatImm(const loop::Expr &e, int lane) override;
+  llvm::Value *visitVar(const loop::Expr &e, int lane) override;
+  llvm::Value *visitLoad(const loop::Expr &e, int lane) override { return load(e, lane); }
+  llvm::Value *visitBinary(const loop::Expr &e, int lane) override;
+  llvm::Value *visitNot(const loop::Expr &e, int lane) override;
+  llvm::Value *visitSelect(const loop::Expr &e, int lane) override;
+  llvm::Value *visitCast(const loop::Expr &e, int lane) override;
+  llvm::Value *visitCall(const loop::Expr &e, int lane) override;
+  llvm::Value *visitRamp(const loop::Expr &e, int lane) override;
+  llvm::Value *visitBroadcast(const loop::Expr &e, int lane) override;
+  void visitFor(const loop::Stmt &s) override { forLoop(*s); }
+  void visitStore(const loop::Stmt &s) override { store(*s); }
+  void visitAllocate(const loop::Stmt &s) override { allocate(*s); }
+  void visitIfThenElse(const loop::Stmt &s) override { ifThenElse(*s); }
+  void visitSeq(const loop::Stmt &s) override;
 
   llvm::Value *roundTo(llvm::Value *v, DType t); // f16/bf16 rounding of an f32 register value
   llvm::Value *binary(const loop::Expr &e, llvm::Value *a, llvm::Value *b);

@@ -345,17 +345,9 @@ void LoopEmitter::ifThenElse(const loop::StmtNode &s) {
   b_.SetInsertPoint(merge);
 }
 
-void LoopEmitter::stmt(const loop::Stmt &s) {
-  switch (s->kind) {
-  case StmtKind::For: return forLoop(*s);
-  case StmtKind::Store: return store(*s);
-  case StmtKind::Allocate: return allocate(*s);
-  case StmtKind::IfThenElse: return ifThenElse(*s);
-  case StmtKind::Seq:
-    for (const loop::Stmt &c : s->stmts)
-      stmt(c);
-    return;
-  }
+void LoopEmitter::visitSeq(const loop::Stmt &s) {
+  for (const loop::Stmt &c : s->stmts)
+    stmt(c);
 }
 
 llvm::Expected<llvm::Function *> emitLoopFunction(const loop::LoopFunction &f, llvm::Module &m,

@@ -92,72 +92,86 @@ llvm::Value *LoopEmitter::toI64(llvm::Value *v, DType t) {
   return isSigned(t) ? b_.CreateSExtOrTrunc(v, ty) : b_.CreateZExtOrTrunc(v, ty);
 }
 
+// Evaluating `e` could fault: it loads, or divides integers.
 static bool mayTrap(const Expr &e) {
-  if (e.kind() == ExprKind::Load)
-    return true;
-  bool division = e.kind() == ExprKind::Div || e.kind() == ExprKind::Mod ||
-                  e.kind() == ExprKind::FloorDiv || e.kind() == ExprKind::FloorMod;
-  if (division && !isFloat(e.type().dtype))
-    return true;
-  for (const Expr &o : e->operands)
-    if (mayTrap(o))
+  return loop::anyExpr(e, [](const Expr &x) {
+    if (x.kind() == ExprKind::Load)
       return true;
-  return false;
+    bool division = x.kind() == ExprKind::Div || x.kind() == ExprKind::Mod ||
+                    x.kind() == ExprKind::FloorDiv || x.kind() == ExprKind::FloorMod;
+    return division && !isFloat(x.type().dtype);
+  });
 }
 
-llvm::Value *LoopEmitter::expr(const Expr &e, int lane) {
-  const loop::ExprNode &n = *e;
-  const auto &ops = n.operands;
-  loop::Type type = lane >= 0 ? n.type.element() : n.type;
-  llvm::Type *ty = regType(type);
-  switch (n.kind) {
-  case ExprKind::IntImm: {
-    auto *ity = llvm::cast<llvm::IntegerType>(regType(n.type.dtype));
-    return isSigned(n.type.dtype) ? llvm::ConstantInt::getSigned(ity, n.intValue)
-                                  : llvm::ConstantInt::get(ity, static_cast<uint64_t>(n.intValue));
+// The type of e's value: the element type when one lane is asked for.
+static loop::Type valueType(const Expr &e, int lane) {
+  return lane >= 0 ? e.type().element() : e.type();
+}
+
+llvm::Value *LoopEmitter::visitIntImm(const Expr &e, int) {
+  auto *ity = llvm::cast<llvm::IntegerType>(regType(e.type().dtype));
+  return isSigned(e.type().dtype) ? llvm::ConstantInt::getSigned(ity, e->intValue)
+                                  : llvm::ConstantInt::get(ity, static_cast<uint64_t>(e->intValue));
+}
+
+llvm::Value *LoopEmitter::visitFloatImm(const Expr &e, int) {
+  return llvm::ConstantFP::get(regType(e.type().dtype), e->floatValue);
+}
+
+llvm::Value *LoopEmitter::visitVar(const Expr &e, int lane) {
+  auto it = vars.find(e->var.get());
+  if (it == vars.end()) {
+    error = "variable %" + e->var->name + " is not bound";
+    return llvm::UndefValue::get(regType(valueType(e, lane)));
   }
-  case ExprKind::FloatImm: return llvm::ConstantFP::get(regType(n.type.dtype), n.floatValue);
-  case ExprKind::Var: {
-    auto it = vars.find(n.var.get());
-    if (it == vars.end()) {
-      error = "variable %" + n.var->name + " is not bound";
-      return llvm::UndefValue::get(ty);
-    }
-    return it->second;
-  }
-  case ExprKind::Load: return load(e, lane);
-  case ExprKind::Ramp: {
-    llvm::Value *base = expr(ops[0]), *stride = expr(ops[1]);
-    if (lane >= 0)
-      return b_.CreateAdd(base, b_.CreateMul(stride, llvm::ConstantInt::get(base->getType(), lane)));
-    std::vector<llvm::Constant *> idx;
-    for (int l = 0; l < n.type.lanes; ++l)
-      idx.push_back(llvm::ConstantInt::get(base->getType(), l));
-    llvm::Value *steps = b_.CreateMul(b_.CreateVectorSplat(n.type.lanes, stride),
-                                      llvm::ConstantVector::get(idx));
-    return b_.CreateAdd(b_.CreateVectorSplat(n.type.lanes, base), steps);
-  }
-  case ExprKind::Broadcast: {
-    llvm::Value *v = expr(ops[0]);
-    return lane >= 0 ? v : b_.CreateVectorSplat(n.type.lanes, v);
-  }
-  case ExprKind::Not: return b_.CreateNot(expr(ops[0], lane));
-  case ExprKind::Select: {
-    if (mayTrap(ops[1]) || mayTrap(ops[2]))
-      return guardedSelect(e, lane);
-    llvm::Value *c = expr(ops[0], lane), *t = expr(ops[1], lane), *f = expr(ops[2], lane);
-    return b_.CreateSelect(c, t, f);
-  }
-  case ExprKind::Cast: return castValue(expr(ops[0], lane), ops[0].type().dtype, n.type.dtype);
-  case ExprKind::Call: {
-    std::vector<llvm::Value *> args;
-    for (const Expr &o : ops)
-      args.push_back(expr(o, lane));
-    return call(e, std::move(args));
-  }
-  default: break;
-  }
-  llvm::Value *a = expr(ops[0], lane), *b = expr(ops[1], lane);
+  return it->second;
+}
+
+llvm::Value *LoopEmitter::visitRamp(const Expr &e, int lane) {
+  const auto &ops = e->operands;
+  int lanes = e.type().lanes;
+  llvm::Value *base = expr(ops[0]), *stride = expr(ops[1]);
+  if (lane >= 0)
+    return b_.CreateAdd(base, b_.CreateMul(stride, llvm::ConstantInt::get(base->getType(), lane)));
+  std::vector<llvm::Constant *> idx;
+  for (int l = 0; l < lanes; ++l)
+    idx.push_back(llvm::ConstantInt::get(base->getType(), l));
+  llvm::Value *steps =
+      b_.CreateMul(b_.CreateVectorSplat(lanes, stride), llvm::ConstantVector::get(idx));
+  return b_.CreateAdd(b_.CreateVectorSplat(lanes, base), steps);
+}
+
+llvm::Value *LoopEmitter::visitBroadcast(const Expr &e, int lane) {
+  llvm::Value *v = expr(e->operands[0]);
+  return lane >= 0 ? v : b_.CreateVectorSplat(e.type().lanes, v);
+}
+
+llvm::Value *LoopEmitter::visitNot(const Expr &e, int lane) {
+  return b_.CreateNot(expr(e->operands[0], lane));
+}
+
+llvm::Value *LoopEmitter::visitSelect(const Expr &e, int lane) {
+  const auto &ops = e->operands;
+  if (mayTrap(ops[1]) || mayTrap(ops[2]))
+    return guardedSelect(e, lane);
+  llvm::Value *c = expr(ops[0], lane), *t = expr(ops[1], lane), *f = expr(ops[2], lane);
+  return b_.CreateSelect(c, t, f);
+}
+
+llvm::Value *LoopEmitter::visitCast(const Expr &e, int lane) {
+  const Expr &x = e->operands[0];
+  return castValue(expr(x, lane), x.type().dtype, e.type().dtype);
+}
+
+llvm::Value *LoopEmitter::visitCall(const Expr &e, int lane) {
+  std::vector<llvm::Value *> args;
+  for (const Expr &o : e->operands)
+    args.push_back(expr(o, lane));
+  return call(e, std::move(args));
+}
+
+llvm::Value *LoopEmitter::visitBinary(const Expr &e, int lane) {
+  llvm::Value *a = expr(e->operands[0], lane), *b = expr(e->operands[1], lane);
   return binary(e, a, b);
 }
 

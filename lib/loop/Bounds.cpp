@@ -9,6 +9,7 @@
 
 #include "strata/loop/Printer.h"
 #include "strata/loop/Simplify.h"
+#include "strata/loop/Visitor.h"
 
 namespace strata::loop {
 
@@ -183,6 +184,10 @@ Expr fold(ExprKind kind, const Expr &a, const Expr &b) {
     return Expr();
   return simplify(binary(kind, a, b));
 }
+// fold(kind, a, b), or whichever of a and b is bounded (min of an upper bound, max of a lower).
+Expr foldEither(ExprKind kind, const Expr &a, const Expr &b) {
+  return a && b ? fold(kind, a, b) : a ? a : b;
+}
 
 } // namespace
 
@@ -195,22 +200,38 @@ std::optional<int64_t> constantValue(const Expr &e) {
   return std::nullopt;
 }
 
-Interval boundsOf(const Expr &e, const BoundsScope &scope) {
-  const ExprNode &n = *e;
-  if (n.kind == ExprKind::IntImm)
-    return {e, e};
-  if (!isInteger(n.type.dtype))
-    return {};
-  if (n.kind == ExprKind::Var) {
-    auto it = scope.find(n.var.get());
-    return it != scope.end() ? it->second : Interval{e, e};
+namespace {
+
+// Symbolic bounds of integer expressions; anything else (floats, bools, loads, calls) is
+// unbounded, except integer and bool constants, which bound themselves.
+class BoundsOf : public ExprFunctor<Interval(const Expr &)> {
+public:
+  explicit BoundsOf(const BoundsScope &scope) : scope_(scope) {}
+
+  Interval visit(const Expr &e) override {
+    if (e.kind() != ExprKind::IntImm && !isInteger(e.type().dtype))
+      return {};
+    return ExprFunctor::visit(e);
   }
-  if (n.kind == ExprKind::Broadcast)
-    return boundsOf(n.operands[0], scope);
-  if (n.kind == ExprKind::Cast)
-    return isInteger(n.operands[0].type().dtype) ? boundsOf(n.operands[0], scope) : Interval{};
-  if (n.kind == ExprKind::Ramp) {
-    Interval base = boundsOf(n.operands[0], scope);
+
+protected:
+  Interval visitIntImm(const Expr &e) override { return {e, e}; }
+  Interval visitFloatImm(const Expr &) override { return {}; }
+  Interval visitVar(const Expr &e) override {
+    auto it = scope_.find(e->var.get());
+    return it != scope_.end() ? it->second : Interval{e, e};
+  }
+  Interval visitLoad(const Expr &) override { return {}; }
+  Interval visitNot(const Expr &) override { return {}; }
+  Interval visitCall(const Expr &) override { return {}; }
+  Interval visitBroadcast(const Expr &e) override { return visit(e->operands[0]); }
+  Interval visitCast(const Expr &e) override {
+    const Expr &x = e->operands[0];
+    return isInteger(x.type().dtype) ? visit(x) : Interval{};
+  }
+  Interval visitRamp(const Expr &e) override {
+    const ExprNode &n = *e;
+    Interval base = visit(n.operands[0]);
     auto s = constantValue(n.operands[1]);
     if (!s)
       return {};
@@ -218,59 +239,70 @@ Interval boundsOf(const Expr &e, const BoundsScope &scope) {
     return *s >= 0 ? Interval{base.min, fold(ExprKind::Add, base.max, span)}
                    : Interval{fold(ExprKind::Add, base.min, span), base.max};
   }
-  if (n.kind == ExprKind::Select) {
-    Interval t = boundsOf(n.operands[1], scope), f = boundsOf(n.operands[2], scope);
+  Interval visitSelect(const Expr &e) override {
+    Interval t = visit(e->operands[1]), f = visit(e->operands[2]);
     return {fold(ExprKind::Min, t.min, f.min), fold(ExprKind::Max, t.max, f.max)};
   }
-  if (n.operands.size() != 2 || !isBinaryArith(n.kind))
-    return {};
-  const Expr &x = n.operands[0], &y = n.operands[1];
-  Interval a = boundsOf(x, scope), b = boundsOf(y, scope);
-  auto c = constantValue(y);
-  switch (n.kind) {
-  case ExprKind::Add: return {fold(ExprKind::Add, a.min, b.min), fold(ExprKind::Add, a.max, b.max)};
-  case ExprKind::Sub: return {fold(ExprKind::Sub, a.min, b.max), fold(ExprKind::Sub, a.max, b.min)};
-  case ExprKind::Mul: {
-    auto cx = constantValue(x);
-    if (cx) {
-      std::swap(a, b);
-      c = cx;
-    }
-    if (c) {
-      Expr kc = k(*c, x);
-      Interval r{fold(ExprKind::Mul, a.min, kc), fold(ExprKind::Mul, a.max, kc)};
-      if (*c < 0)
-        std::swap(r.min, r.max);
-      return r;
-    }
-    Expr zero = k(0, x);
-    if (a.bounded() && b.bounded() && proveLE(zero, a.min) && proveLE(zero, b.min))
-      return {fold(ExprKind::Mul, a.min, b.min), fold(ExprKind::Mul, a.max, b.max)};
-    return {};
-  }
-  case ExprKind::Div:
-  case ExprKind::FloorDiv:
-    // Truncating division agrees with floor division on a non-negative dividend.
-    if (c && *c > 0 && (n.kind == ExprKind::FloorDiv || (a.min && proveLE(k(0, x), a.min))))
-      return {fold(ExprKind::FloorDiv, a.min, y), fold(ExprKind::FloorDiv, a.max, y)};
-    return {};
-  case ExprKind::Mod:
-  case ExprKind::FloorMod:
-    if (!c || *c <= 0 || (n.kind == ExprKind::Mod && !(a.min && proveLE(k(0, x), a.min))))
+  Interval visitBinary(const Expr &e) override {
+    const ExprNode &n = *e;
+    if (!isBinaryArith(n.kind))
       return {};
-    // Already within [0, c): the remainder is the dividend itself.
-    if (a.bounded() && proveLE(k(0, x), a.min) && proveLE(a.max, k(*c - 1, x)))
-      return a;
-    return {k(0, x), k(*c - 1, x)};
-  case ExprKind::Min:
-    return {fold(ExprKind::Min, a.min, b.min),
-            a.max && b.max ? fold(ExprKind::Min, a.max, b.max) : a.max ? a.max : b.max};
-  case ExprKind::Max:
-    return {a.min && b.min ? fold(ExprKind::Max, a.min, b.min) : a.min ? a.min : b.min,
-            fold(ExprKind::Max, a.max, b.max)};
-  default: return {};
+    const Expr &x = n.operands[0], &y = n.operands[1];
+    Interval a = visit(x), b = visit(y);
+    auto c = constantValue(y);
+    switch (n.kind) {
+    case ExprKind::Add:
+      return {fold(ExprKind::Add, a.min, b.min), fold(ExprKind::Add, a.max, b.max)};
+    case ExprKind::Sub:
+      return {fold(ExprKind::Sub, a.min, b.max), fold(ExprKind::Sub, a.max, b.min)};
+    case ExprKind::Mul: {
+      auto cx = constantValue(x);
+      if (cx) {
+        std::swap(a, b);
+        c = cx;
+      }
+      if (c) {
+        Expr kc = k(*c, x);
+        Interval r{fold(ExprKind::Mul, a.min, kc), fold(ExprKind::Mul, a.max, kc)};
+        if (*c < 0)
+          std::swap(r.min, r.max);
+        return r;
+      }
+      Expr zero = k(0, x);
+      if (a.bounded() && b.bounded() && proveLE(zero, a.min) && proveLE(zero, b.min))
+        return {fold(ExprKind::Mul, a.min, b.min), fold(ExprKind::Mul, a.max, b.max)};
+      return {};
+    }
+    case ExprKind::Div:
+    case ExprKind::FloorDiv:
+      // Truncating division agrees with floor division on a non-negative dividend.
+      if (c && *c > 0 && (n.kind == ExprKind::FloorDiv || (a.min && proveLE(k(0, x), a.min))))
+        return {fold(ExprKind::FloorDiv, a.min, y), fold(ExprKind::FloorDiv, a.max, y)};
+      return {};
+    case ExprKind::Mod:
+    case ExprKind::FloorMod:
+      if (!c || *c <= 0 || (n.kind == ExprKind::Mod && !(a.min && proveLE(k(0, x), a.min))))
+        return {};
+      // Already within [0, c): the remainder is the dividend itself.
+      if (a.bounded() && proveLE(k(0, x), a.min) && proveLE(a.max, k(*c - 1, x)))
+        return a;
+      return {k(0, x), k(*c - 1, x)};
+    case ExprKind::Min:
+      return {fold(ExprKind::Min, a.min, b.min), foldEither(ExprKind::Min, a.max, b.max)};
+    case ExprKind::Max:
+      return {foldEither(ExprKind::Max, a.min, b.min), fold(ExprKind::Max, a.max, b.max)};
+    default:
+      return {};
+    }
   }
-}
+
+private:
+  const BoundsScope &scope_;
+};
+
+} // namespace
+
+Interval boundsOf(const Expr &e, const BoundsScope &scope) { return BoundsOf(scope).visit(e); }
 
 Interval loopBounds(const Expr &min, const Expr &extent, const BoundsScope &scope) {
   Interval m = boundsOf(min, scope), e = boundsOf(extent, scope);
@@ -305,79 +337,67 @@ void collectFacts(const Expr &c, std::vector<Fact> &facts) {
   }
 }
 
-class BoundsChecker {
+// Checks every access of a function, in the order the printed text shows them (a store's
+// indices before its value, the operands of a load before the load).
+class BoundsChecker : public IRVisitor {
 public:
   std::vector<std::string> messages;
 
-  void stmt(const Stmt &s) {
+protected:
+  void visitFor(const Stmt &s) override {
+    visit(s->min);
+    visit(s->extent);
+    scope_[s->var.get()] = loopBounds(s->min, s->extent, scope_);
+    visit(s->body);
+    scope_.erase(s->var.get());
+  }
+  void visitStore(const Stmt &s) override {
+    for (const Expr &i : s->indices)
+      visit(i);
+    visit(s->value);
+    access("store", s->buffer, s->indices);
+  }
+  void visitIfThenElse(const Stmt &s) override {
     const StmtNode &n = *s;
-    switch (n.kind) {
-    case StmtKind::For: {
-      exprs(n.min);
-      exprs(n.extent);
-      scope_[n.var.get()] = loopBounds(n.min, n.extent, scope_);
-      stmt(n.body);
-      scope_.erase(n.var.get());
-      return;
-    }
-    case StmtKind::Store:
-      for (const Expr &i : n.indices)
-        exprs(i);
-      exprs(n.value);
-      access("store", n.buffer, n.indices);
-      return;
-    case StmtKind::Allocate: stmt(n.body); return;
-    case StmtKind::IfThenElse: {
-      exprs(n.value);
-      size_t mark = facts_.size();
-      BoundsScope saved = scope_;
-      collectFacts(n.value, facts_);
-      for (size_t i = mark; i < facts_.size(); ++i) { // tighten loop variables the facts bound
-        const Fact &f = facts_[i];
-        if (f.lhs.kind() == ExprKind::Var && scope_.count(f.lhs->var.get())) {
-          Interval &iv = scope_[f.lhs->var.get()];
-          iv.max = iv.max ? simplify(min(iv.max, f.rhs)) : f.rhs;
-        }
-        if (f.rhs.kind() == ExprKind::Var && scope_.count(f.rhs->var.get())) {
-          Interval &iv = scope_[f.rhs->var.get()];
-          iv.min = iv.min ? simplify(max(iv.min, f.lhs)) : f.lhs;
-        }
+    visit(n.value);
+    size_t mark = facts_.size();
+    BoundsScope saved = scope_;
+    collectFacts(n.value, facts_);
+    for (size_t i = mark; i < facts_.size(); ++i) { // tighten loop variables the facts bound
+      const Fact &f = facts_[i];
+      if (f.lhs.kind() == ExprKind::Var && scope_.count(f.lhs->var.get())) {
+        Interval &iv = scope_[f.lhs->var.get()];
+        iv.max = iv.max ? simplify(min(iv.max, f.rhs)) : f.rhs;
       }
-      stmt(n.body);
-      facts_.resize(mark);
-      scope_ = std::move(saved);
-      if (n.elseBody)
-        stmt(n.elseBody);
-      return;
+      if (f.rhs.kind() == ExprKind::Var && scope_.count(f.rhs->var.get())) {
+        Interval &iv = scope_[f.rhs->var.get()];
+        iv.min = iv.min ? simplify(max(iv.min, f.lhs)) : f.lhs;
+      }
     }
-    case StmtKind::Seq:
-      for (const Stmt &c : n.stmts)
-        stmt(c);
-      return;
-    }
+    visit(n.body);
+    facts_.resize(mark);
+    scope_ = std::move(saved);
+    visit(n.elseBody);
+  }
+  void visitLoad(const Expr &e) override {
+    IRVisitor::visitLoad(e);
+    access("load", e->buffer, e->operands);
   }
 
 private:
   BoundsScope scope_;
   std::vector<Fact> facts_;
 
-  // Checks every load inside e.
-  void exprs(const Expr &e) {
-    for (const Expr &o : e->operands)
-      exprs(o);
-    if (e.kind() == ExprKind::Load)
-      access("load", e->buffer, e->operands);
-  }
+  // Replaces every occurrence of `pat` in an expression by `with`.
+  class Replace : public IRMutator {
+  public:
+    Replace(Expr pat, Expr with) : pat_(std::move(pat)), with_(std::move(with)) {}
+    using IRMutator::mutate;
+    Expr mutate(const Expr &e) override { return equal(e, pat_) ? with_ : IRMutator::mutate(e); }
 
-  // Replaces every occurrence of `pat` in `e` by `with`.
-  static Expr replace(const Expr &e, const Expr &pat, const Expr &with) {
-    if (equal(e, pat))
-      return with;
-    std::vector<Expr> ops;
-    for (const Expr &o : e->operands)
-      ops.push_back(replace(o, pat, with));
-    return withOperands(e, std::move(ops));
-  }
+  private:
+    Expr pat_, with_;
+  };
 
   // Sound intervals of idx: the plain one, and one per fact `l <= r` whose side occurs in idx,
   // with that side abstracted into a fresh variable bounded by the fact.
@@ -387,7 +407,7 @@ private:
       for (bool upper : {true, false}) {
         const Expr &side = upper ? f.lhs : f.rhs;
         Var t = makeVar("fact", side.type().dtype);
-        Expr abstracted = replace(idx, side, var(t));
+        Expr abstracted = Replace(side, var(t)).mutate(idx);
         if (abstracted.same(idx))
           continue;
         Interval sb = boundsOf(side, scope_);
@@ -427,8 +447,7 @@ private:
 
 std::vector<std::string> checkBounds(const LoopFunction &f) {
   BoundsChecker c;
-  if (f.body)
-    c.stmt(f.body);
+  c.visit(f.body);
   return std::move(c.messages);
 }
 

@@ -6,6 +6,7 @@
 
 #include "Arith.h"
 #include "strata/loop/Printer.h"
+#include "strata/loop/Visitor.h"
 
 #include <list>
 #include <map>
@@ -71,7 +72,9 @@ struct View {
   std::vector<int64_t> shape, strides;
 };
 
-class Interpreter {
+// Statements run for their effect on the bound buffers; expressions evaluate one lane.
+class Interpreter : public StmtFunctor<void(const Stmt &)>,
+                    public ExprFunctor<Scalar(const Expr &, int lane)> {
 public:
   void bind(const LoopFunction &f, std::vector<Tensor> &args) {
     if (args.size() != f.params.size())
@@ -109,60 +112,59 @@ public:
     }
   }
 
-  void stmt(const Stmt &s) {
+  using ExprFunctor::visit;
+  using StmtFunctor::visit;
+
+protected:
+  void visitFor(const Stmt &s) override {
     const StmtNode &n = *s;
-    switch (n.kind) {
-    case StmtKind::For: {
-      int64_t lo = eval(n.min, 0).i, ext = eval(n.extent, 0).i;
-      for (int64_t i = 0; i < ext; ++i) {
-        vars_[n.var.get()].i = arith::wrap(static_cast<uint64_t>(lo) + static_cast<uint64_t>(i),
-                                           n.var->dtype);
-        stmt(n.body);
-      }
-      vars_.erase(n.var.get());
-      return;
+    int64_t lo = eval(n.min, 0).i, ext = eval(n.extent, 0).i;
+    for (int64_t i = 0; i < ext; ++i) {
+      vars_[n.var.get()].i =
+          arith::wrap(static_cast<uint64_t>(lo) + static_cast<uint64_t>(i), n.var->dtype);
+      visit(n.body);
     }
-    case StmtKind::Store: {
-      int lanes = n.value.type().lanes;
-      std::vector<std::pair<uint8_t *, Scalar>> writes;
-      for (int l = 0; l < lanes; ++l)
-        writes.push_back({address(n.buffer, n.indices, l), eval(n.value, l)});
-      for (auto &[p, v] : writes)
-        writeElement(n.buffer->dtype, p, v);
-      return;
+    vars_.erase(n.var.get());
+  }
+  void visitStore(const Stmt &s) override {
+    const StmtNode &n = *s;
+    int lanes = n.value.type().lanes;
+    std::vector<std::pair<uint8_t *, Scalar>> writes;
+    for (int l = 0; l < lanes; ++l)
+      writes.push_back({address(n.buffer, n.indices, l), eval(n.value, l)});
+    for (auto &[p, v] : writes)
+      writeElement(n.buffer->dtype, p, v);
+  }
+  void visitAllocate(const Stmt &s) override {
+    const StmtNode &n = *s;
+    View v = view(*n.buffer);
+    int64_t last = 0; // highest element offset the view can address
+    for (size_t d = 0; d < v.shape.size(); ++d) {
+      if (v.shape[d] <= 0)
+        last = -1;
+      if (last >= 0)
+        last += (v.shape[d] - 1) * std::max<int64_t>(v.strides[d], 0);
     }
-    case StmtKind::Allocate: {
-      View v = view(*n.buffer);
-      int64_t last = 0; // highest element offset the view can address
-      for (size_t d = 0; d < v.shape.size(); ++d) {
-        if (v.shape[d] <= 0)
-          last = -1;
-        if (last >= 0)
-          last += (v.shape[d] - 1) * std::max<int64_t>(v.strides[d], 0);
-      }
-      if (last >= (int64_t(1) << 32))
-        throw InterpError("allocation of %" + n.buffer->name + " is too large");
-      auto &storage = allocations_.emplace_back(
-          static_cast<size_t>(last + 1) * dtypeSize(n.buffer->dtype), uint8_t(0));
-      v.data = storage.data();
-      v.elements = last + 1;
-      buffers_[n.buffer.get()] = std::move(v);
-      stmt(n.body);
-      buffers_.erase(n.buffer.get());
-      allocations_.pop_back();
-      return;
-    }
-    case StmtKind::IfThenElse:
-      if (eval(n.value, 0).i)
-        stmt(n.body);
-      else if (n.elseBody)
-        stmt(n.elseBody);
-      return;
-    case StmtKind::Seq:
-      for (const Stmt &c : n.stmts)
-        stmt(c);
-      return;
-    }
+    if (last >= (int64_t(1) << 32))
+      throw InterpError("allocation of %" + n.buffer->name + " is too large");
+    auto &storage = allocations_.emplace_back(
+        static_cast<size_t>(last + 1) * dtypeSize(n.buffer->dtype), uint8_t(0));
+    v.data = storage.data();
+    v.elements = last + 1;
+    buffers_[n.buffer.get()] = std::move(v);
+    visit(n.body);
+    buffers_.erase(n.buffer.get());
+    allocations_.pop_back();
+  }
+  void visitIfThenElse(const Stmt &s) override {
+    if (eval(s->value, 0).i)
+      visit(s->body);
+    else if (s->elseBody)
+      visit(s->elseBody);
+  }
+  void visitSeq(const Stmt &s) override {
+    for (const Stmt &c : s->stmts)
+      visit(c);
   }
 
 private:
@@ -199,49 +201,58 @@ private:
     return v.data + offset * static_cast<int64_t>(dtypeSize(b->dtype));
   }
 
-  Scalar eval(const Expr &e, int lane) {
+  // The value of lane `lane` of e.
+  Scalar eval(const Expr &e, int lane) { return visit(e, lane); }
+
+  Scalar visitIntImm(const Expr &e, int) override { return {e->intValue, 0}; }
+  Scalar visitFloatImm(const Expr &e, int) override { return {0, e->floatValue}; }
+  Scalar visitVar(const Expr &e, int) override {
+    auto it = vars_.find(e->var.get());
+    if (it == vars_.end())
+      throw InterpError("variable %" + e->var->name + " is not bound");
+    return it->second;
+  }
+  Scalar visitLoad(const Expr &e, int lane) override {
+    return readElement(e->buffer->dtype, address(e->buffer, e->operands, lane));
+  }
+  Scalar visitNot(const Expr &e, int lane) override { return {!eval(e->operands[0], lane).i, 0}; }
+  Scalar visitSelect(const Expr &e, int lane) override {
+    const std::vector<Expr> &ops = e->operands;
+    return eval(eval(ops[0], lane).i ? ops[1] : ops[2], lane);
+  }
+  Scalar visitCast(const Expr &e, int lane) override {
+    const Expr &x = e->operands[0];
+    return arith::castScalar(eval(x, lane), x.type().dtype, e.type().dtype);
+  }
+  Scalar visitCall(const Expr &e, int lane) override {
     const ExprNode &n = *e;
     const std::vector<Expr> &ops = n.operands;
-    switch (n.kind) {
-    case ExprKind::IntImm: return {n.intValue, 0};
-    case ExprKind::FloatImm: return {0, n.floatValue};
-    case ExprKind::Var: {
-      auto it = vars_.find(n.var.get());
-      if (it == vars_.end())
-        throw InterpError("variable %" + n.var->name + " is not bound");
-      return it->second;
+    double a[3] = {0, 0, 0};
+    for (size_t i = 0; i < ops.size() && i < 3; ++i)
+      a[i] = eval(ops[i], lane).f;
+    if (!isFloat(n.type.dtype)) { // abs of an integer
+      int64_t v = eval(ops[0], lane).i;
+      return {
+          arith::wrap(static_cast<uint64_t>(v < 0 ? -static_cast<uint64_t>(v) : v), n.type.dtype),
+          0};
     }
-    case ExprKind::Load: return readElement(n.buffer->dtype, address(n.buffer, ops, lane));
-    case ExprKind::Not: return {!eval(ops[0], lane).i, 0};
-    case ExprKind::Select: return eval(eval(ops[0], lane).i ? ops[1] : ops[2], lane);
-    case ExprKind::Cast: return arith::castScalar(eval(ops[0], lane), ops[0].type().dtype, n.type.dtype);
-    case ExprKind::Call: {
-      double a[3] = {0, 0, 0};
-      for (size_t i = 0; i < ops.size() && i < 3; ++i)
-        a[i] = eval(ops[i], lane).f;
-      if (!isFloat(n.type.dtype)) { // abs of an integer
-        int64_t v = eval(ops[0], lane).i;
-        return {arith::wrap(static_cast<uint64_t>(v < 0 ? -static_cast<uint64_t>(v) : v),
-                            n.type.dtype),
-                0};
-      }
-      return {0, arith::intrinsic(n.intrinsic, a, n.type.dtype)};
-    }
-    case ExprKind::Ramp: {
-      uint64_t base = static_cast<uint64_t>(eval(ops[0], 0).i);
-      uint64_t stride = static_cast<uint64_t>(eval(ops[1], 0).i);
-      return {arith::wrap(base + stride * static_cast<uint64_t>(lane), n.type.dtype), 0};
-    }
-    case ExprKind::Broadcast: return eval(ops[0], 0);
-    default: break;
-    }
+    return {0, arith::intrinsic(n.intrinsic, a, n.type.dtype)};
+  }
+  Scalar visitRamp(const Expr &e, int lane) override {
+    uint64_t base = static_cast<uint64_t>(eval(e->operands[0], 0).i);
+    uint64_t stride = static_cast<uint64_t>(eval(e->operands[1], 0).i);
+    return {arith::wrap(base + stride * static_cast<uint64_t>(lane), e.type().dtype), 0};
+  }
+  Scalar visitBroadcast(const Expr &e, int) override { return eval(e->operands[0], 0); }
+  Scalar visitBinary(const Expr &e, int lane) override {
+    const std::vector<Expr> &ops = e->operands;
     Scalar a = eval(ops[0], lane), b = eval(ops[1], lane);
     DType t = ops[0].type().dtype;
     if (isFloat(t)) {
-      double r = arith::floatBinary(n.kind, a.f, b.f, t);
-      return isComparison(n.kind) ? Scalar{r != 0, 0} : Scalar{0, r};
+      double r = arith::floatBinary(e.kind(), a.f, b.f, t);
+      return isComparison(e.kind()) ? Scalar{r != 0, 0} : Scalar{0, r};
     }
-    std::optional<int64_t> r = arith::intBinary(n.kind, a.i, b.i, t);
+    std::optional<int64_t> r = arith::intBinary(e.kind(), a.i, b.i, t);
     if (!r)
       throw InterpError("integer division by zero or overflow in " + printExpr(e));
     return {*r, 0};
@@ -255,7 +266,7 @@ llvm::Error evaluate(const LoopFunction &f, std::vector<Tensor> &args) {
     Interpreter in;
     in.bind(f, args);
     if (f.body)
-      in.stmt(f.body);
+      in.visit(f.body);
     return llvm::Error::success();
   } catch (const InterpError &e) {
     return makeError("@" + f.name + ": " + e.what());

@@ -2,6 +2,7 @@
 // precedence allows; everything else prints as a call, so the parser has one production per node
 // kind and the round trip is exact.
 #include "strata/loop/Printer.h"
+#include "strata/loop/Visitor.h"
 
 #include <charconv>
 #include <cmath>
@@ -61,72 +62,16 @@ std::string floatText(double v, DType t) {
   return s;
 }
 
-class Printer {
+class Printer : public ExprFunctor<void(const Expr &)>,
+                public StmtFunctor<void(const Stmt &, int level)> {
 public:
   std::string out;
 
   void expr(const Expr &e) {
-    if (!e) {
+    if (!e)
       out += "<null>";
-      return;
-    }
-    const ExprNode &n = *e;
-    if (const char *op = infixOp(n.kind)) {
-      int p = precOf(e);
-      // Left-associative: the right operand needs strictly tighter precedence; comparisons do not
-      // chain, so both of their operands must be tighter.
-      operand(n.operands[0], p == PCmp ? p + 1 : p);
-      out += ' ';
-      out += op;
-      out += ' ';
-      operand(n.operands[1], p + 1);
-      return;
-    }
-    switch (n.kind) {
-    case ExprKind::IntImm:
-      if (n.type.dtype == DType::Bool) {
-        out += n.intValue ? "true" : "false";
-      } else {
-        out += std::to_string(n.intValue);
-        if (n.type.dtype != DType::I64)
-          out += dtypeName(n.type.dtype);
-      }
-      return;
-    case ExprKind::FloatImm:
-      out += floatText(n.floatValue, n.type.dtype);
-      if (n.type.dtype != DType::F32)
-        out += dtypeName(n.type.dtype);
-      return;
-    case ExprKind::Var: out += "%" + n.var->name; return;
-    case ExprKind::Load:
-      out += "%" + n.buffer->name;
-      list("[", n.operands, "]");
-      return;
-    case ExprKind::Not:
-      out += '!';
-      operand(n.operands[0], PUnary);
-      return;
-    case ExprKind::Cast:
-      out += "cast<";
-      out += dtypeName(n.type.dtype);
-      out += ">";
-      list("(", n.operands, ")");
-      return;
-    case ExprKind::Call:
-      out += intrinsicName(n.intrinsic);
-      list("(", n.operands, ")");
-      return;
-    case ExprKind::Ramp:
-    case ExprKind::Broadcast:
-      out += exprKindName(n.kind);
-      list("(", n.operands, "");
-      out += ", " + std::to_string(n.type.lanes) + ")";
-      return;
-    default: // min, max, floordiv, floormod, bitand, bitor, bitxor, shl, shr, select
-      out += exprKindName(n.kind);
-      list("(", n.operands, ")");
-      return;
-    }
+    else
+      visit(e);
   }
 
   void operand(const Expr &e, int minPrec) {
@@ -177,60 +122,10 @@ public:
 
   // Prints one statement without leading indentation or trailing newline.
   void ifChain(const Stmt &s, int level) {
-    if (!s) {
+    if (!s)
       out += "<null>";
-      return;
-    }
-    const StmtNode &n = *s;
-    switch (n.kind) {
-    case StmtKind::For:
-      out += "for %" + n.var->name;
-      if (n.min.asInt() == 0 && n.min.type() == n.extent.type()) {
-        out += " in [0, ";
-        expr(n.extent);
-        out += ") ";
-      } else {
-        out += " from ";
-        expr(n.min);
-        out += " extent ";
-        expr(n.extent);
-        out += ' ';
-      }
-      out += forKindName(n.forKind);
-      out += ' ';
-      block(n.body, level);
-      return;
-    case StmtKind::Store:
-      out += "%" + n.buffer->name;
-      list("[", n.indices, "]");
-      out += " = ";
-      expr(n.value);
-      return;
-    case StmtKind::Allocate:
-      out += "allocate %" + n.buffer->name + ": ";
-      bufferType(*n.buffer);
-      out += ' ';
-      out += memoryScopeName(n.buffer->scope);
-      out += ' ';
-      block(n.body, level);
-      return;
-    case StmtKind::IfThenElse:
-      out += "if ";
-      expr(n.value);
-      out += ' ';
-      block(n.body, level);
-      if (n.elseBody) {
-        out += " else ";
-        if (n.elseBody->kind == StmtKind::IfThenElse)
-          ifChain(n.elseBody, level);
-        else
-          block(n.elseBody, level);
-      }
-      return;
-    case StmtKind::Seq: // only reached for a sequence nested where a single statement goes
-      block(s, level);
-      return;
-    }
+    else
+      visit(s, level);
   }
 
   void function(const LoopFunction &f) {
@@ -251,6 +146,121 @@ public:
     block(f.body, 0);
     out += '\n';
   }
+
+private:
+  using ExprFunctor::visit;
+  using StmtFunctor::visit;
+
+  void visitBinary(const Expr &e) override {
+    const char *op = infixOp(e.kind());
+    if (!op) // min, max, floordiv, floormod, bitand, bitor, bitxor, shl, shr
+      return callForm(e);
+    int p = precOf(e);
+    // Left-associative: the right operand needs strictly tighter precedence; comparisons do not
+    // chain, so both of their operands must be tighter.
+    operand(e->operands[0], p == PCmp ? p + 1 : p);
+    out += ' ';
+    out += op;
+    out += ' ';
+    operand(e->operands[1], p + 1);
+  }
+  void visitIntImm(const Expr &e) override {
+    const ExprNode &n = *e;
+    if (n.type.dtype == DType::Bool) {
+      out += n.intValue ? "true" : "false";
+    } else {
+      out += std::to_string(n.intValue);
+      if (n.type.dtype != DType::I64)
+        out += dtypeName(n.type.dtype);
+    }
+  }
+  void visitFloatImm(const Expr &e) override {
+    out += floatText(e->floatValue, e.type().dtype);
+    if (e.type().dtype != DType::F32)
+      out += dtypeName(e.type().dtype);
+  }
+  void visitVar(const Expr &e) override { out += "%" + e->var->name; }
+  void visitLoad(const Expr &e) override {
+    out += "%" + e->buffer->name;
+    list("[", e->operands, "]");
+  }
+  void visitNot(const Expr &e) override {
+    out += '!';
+    operand(e->operands[0], PUnary);
+  }
+  void visitCast(const Expr &e) override {
+    out += "cast<";
+    out += dtypeName(e.type().dtype);
+    out += ">";
+    list("(", e->operands, ")");
+  }
+  void visitCall(const Expr &e) override {
+    out += intrinsicName(e->intrinsic);
+    list("(", e->operands, ")");
+  }
+  void visitRamp(const Expr &e) override { lanesForm(e); }
+  void visitBroadcast(const Expr &e) override { lanesForm(e); }
+  void visitSelect(const Expr &e) override { callForm(e); }
+
+  // kind(operands...)
+  void callForm(const Expr &e) {
+    out += exprKindName(e.kind());
+    list("(", e->operands, ")");
+  }
+  // kind(operands..., lanes)
+  void lanesForm(const Expr &e) {
+    out += exprKindName(e.kind());
+    list("(", e->operands, "");
+    out += ", " + std::to_string(e.type().lanes) + ")";
+  }
+
+  void visitFor(const Stmt &s, int level) override {
+    const StmtNode &n = *s;
+    out += "for %" + n.var->name;
+    if (n.min.asInt() == 0 && n.min.type() == n.extent.type()) {
+      out += " in [0, ";
+      expr(n.extent);
+      out += ") ";
+    } else {
+      out += " from ";
+      expr(n.min);
+      out += " extent ";
+      expr(n.extent);
+      out += ' ';
+    }
+    out += forKindName(n.forKind);
+    out += ' ';
+    block(n.body, level);
+  }
+  void visitStore(const Stmt &s, int) override {
+    out += "%" + s->buffer->name;
+    list("[", s->indices, "]");
+    out += " = ";
+    expr(s->value);
+  }
+  void visitAllocate(const Stmt &s, int level) override {
+    out += "allocate %" + s->buffer->name + ": ";
+    bufferType(*s->buffer);
+    out += ' ';
+    out += memoryScopeName(s->buffer->scope);
+    out += ' ';
+    block(s->body, level);
+  }
+  void visitIfThenElse(const Stmt &s, int level) override {
+    out += "if ";
+    expr(s->value);
+    out += ' ';
+    block(s->body, level);
+    if (s->elseBody) {
+      out += " else ";
+      if (s->elseBody->kind == StmtKind::IfThenElse)
+        ifChain(s->elseBody, level);
+      else
+        block(s->elseBody, level);
+    }
+  }
+  // Only reached for a sequence nested where a single statement goes.
+  void visitSeq(const Stmt &s, int level) override { block(s, level); }
 };
 
 } // namespace

@@ -5,6 +5,7 @@
 #include "strata/loop/Simplify.h"
 
 #include "Arith.h"
+#include "strata/loop/Visitor.h"
 
 #include <cmath>
 #include <limits>
@@ -24,16 +25,15 @@ bool isCommutative(ExprKind k) {
          k == ExprKind::BitAnd || k == ExprKind::BitOr || k == ExprKind::BitXor;
 }
 
-class Simplifier {
+// Expressions, bottom-up: each node rebuilt from simplified operands is then rewritten.
+class Simplifier : public IRMutator {
 public:
   explicit Simplifier(const BoundsScope *scope) : scope_(scope) {}
 
-  Expr mutate(const Expr &e) {
-    std::vector<Expr> ops;
-    ops.reserve(e->operands.size());
-    for (const Expr &o : e->operands)
-      ops.push_back(mutate(o));
-    return rewrite(withOperands(e, std::move(ops)));
+  using IRMutator::mutate;
+  Expr mutate(const Expr &e) override {
+    Expr rebuilt = IRMutator::mutate(e);
+    return rebuilt ? rewrite(rebuilt) : rebuilt;
   }
 
   Expr rewrite(const Expr &e) {
@@ -278,57 +278,42 @@ private:
   }
 };
 
-class StmtSimplifier {
+// Statements: expressions simplified with the bounds of the loops around them; a loop that runs
+// no iterations and a branch on a constant condition go away.
+class StmtSimplifier : public IRMutator {
 public:
-  BoundsScope scope;
+  explicit StmtSimplifier(const BoundsScope &scope) : scope_(scope) {}
 
-  Expr ex(const Expr &e) { return Simplifier(&scope).mutate(e); }
+  using IRMutator::mutate;
+  Expr mutate(const Expr &e) override { return Simplifier(&scope_).mutate(e); }
 
-  Stmt stmt(const Stmt &s) {
-    const StmtNode &n = *s;
-    switch (n.kind) {
-    case StmtKind::For: {
-      Expr mn = ex(n.min), ext = ex(n.extent);
-      if (auto c = ext.asInt(); c && *c <= 0) // a loop that runs no iterations
-        return seq({});
-      scope[n.var.get()] = loopBounds(mn, ext, scope);
-      Stmt body = stmt(n.body);
-      scope.erase(n.var.get());
-      return forLoop(n.var, mn, ext, n.forKind, body);
-    }
-    case StmtKind::Store: {
-      std::vector<Expr> idx;
-      for (const Expr &i : n.indices)
-        idx.push_back(ex(i));
-      return store(n.buffer, std::move(idx), ex(n.value));
-    }
-    case StmtKind::Allocate: return allocate(n.buffer, stmt(n.body));
-    case StmtKind::IfThenElse: {
-      Expr c = ex(n.value);
-      if (auto v = c.asInt())
-        return *v ? stmt(n.body) : n.elseBody ? stmt(n.elseBody) : seq({});
-      return ifThenElse(c, stmt(n.body), n.elseBody ? stmt(n.elseBody) : nullptr);
-    }
-    case StmtKind::Seq: {
-      std::vector<Stmt> out;
-      for (const Stmt &c : n.stmts)
-        out.push_back(stmt(c));
-      return seq(std::move(out));
-    }
-    }
-    return s;
+protected:
+  Stmt visitFor(const Stmt &s) override {
+    Expr mn = mutate(s->min), ext = mutate(s->extent);
+    if (auto c = ext.asInt(); c && *c <= 0) // a loop that runs no iterations
+      return seq({});
+    scope_[s->var.get()] = loopBounds(mn, ext, scope_);
+    Stmt body = mutate(s->body);
+    scope_.erase(s->var.get());
+    return rebuildFor(s, mn, ext, body);
   }
+  Stmt visitIfThenElse(const Stmt &s) override {
+    Expr c = mutate(s->value);
+    if (auto v = c.asInt())
+      return *v ? mutate(s->body) : s->elseBody ? mutate(s->elseBody) : seq({});
+    Stmt thenBody = mutate(s->body);
+    return rebuildIfThenElse(s, c, thenBody, mutate(s->elseBody));
+  }
+
+private:
+  BoundsScope scope_;
 };
 
 } // namespace
 
 Expr simplify(const Expr &e, const BoundsScope *scope) { return Simplifier(scope).mutate(e); }
 
-Stmt simplify(const Stmt &s, const BoundsScope &scope) {
-  StmtSimplifier ss;
-  ss.scope = scope;
-  return ss.stmt(s);
-}
+Stmt simplify(const Stmt &s, const BoundsScope &scope) { return StmtSimplifier(scope).mutate(s); }
 
 LoopFunction simplify(const LoopFunction &f) {
   LoopFunction r = f;

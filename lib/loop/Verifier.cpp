@@ -6,6 +6,7 @@
 
 #include "strata/loop/Bounds.h"
 #include "strata/loop/Printer.h"
+#include "strata/loop/Visitor.h"
 
 #include <algorithm>
 #include <map>
@@ -21,7 +22,7 @@ bool validName(const std::string &n) {
   });
 }
 
-class Verifier {
+class Verifier : public IRVisitor {
 public:
   std::vector<std::string> errors;
 
@@ -46,7 +47,21 @@ public:
     for (const Param &p : f.params)
       if (p.isBuffer())
         roles_[p.buffer.get()] = p.role;
-    stmt(f.body);
+    visit(f.body);
+  }
+
+  // A null expression or statement is an error too (an absent else branch is not visited).
+  void visit(const Expr &e) override {
+    if (!e)
+      error("null expression");
+    else
+      IRVisitor::visit(e);
+  }
+  void visit(const Stmt &s) override {
+    if (!s)
+      error("null statement");
+    else
+      IRVisitor::visit(s);
   }
 
 private:
@@ -71,7 +86,7 @@ private:
             std::to_string(b.strides.size()) + " strides");
     for (const auto *list : {&b.shape, &b.strides})
       for (const Expr &e : *list) {
-        expr(e);
+        visit(e);
         if (e && e.type() != Type{DType::I64, 1})
           error("shape or stride " + printExpr(e) + " of buffer %" + b.name +
                 " must be a scalar i64, not " + typeName(e.type()));
@@ -84,7 +99,7 @@ private:
       error(what + ": " + std::to_string(idx.size()) + " indices for buffer %" + b.name +
             " of rank " + std::to_string(b.rank()));
     for (const Expr &i : idx) {
-      expr(i);
+      visit(i);
       if (!i)
         continue;
       if (!isInteger(i.type().dtype))
@@ -96,154 +111,160 @@ private:
     }
   }
 
-  void expr(const Expr &e) {
-    if (!e) {
-      error("null expression");
-      return;
-    }
-    const ExprNode &n = *e;
-    for (const Expr &o : n.operands)
-      expr(o);
-    for (const Expr &o : n.operands)
+  // --- expressions: operands first, bottom-up; a node's own rules are checked only when none of
+  // its operands is null.
+  bool operandsPresent(const Expr &e) {
+    visitOperands(e);
+    for (const Expr &o : e->operands)
       if (!o)
-        return;
-    auto bad = [&](const std::string &why) { error(printExpr(e) + ": " + why); };
-    const std::vector<Expr> &ops = n.operands;
+        return false;
+    return true;
+  }
+  void bad(const Expr &e, const std::string &why) { error(printExpr(e) + ": " + why); }
+  Type operandType(const Expr &e, size_t i) { return e->operands[i].type(); }
+
+  void visitIntImm(const Expr &e) override {
+    if (!isInteger(e.type().dtype) && e.type().dtype != DType::Bool)
+      bad(e, "integer constant of non-integer type " + typeName(e.type()));
+  }
+  void visitFloatImm(const Expr &e) override {
+    if (!isFloat(e.type().dtype))
+      bad(e, "float constant of non-float type " + typeName(e.type()));
+  }
+  void visitVar(const Expr &e) override {
+    if (!vars_.count(e->var.get()))
+      bad(e, "variable is used outside its loop (or is not a parameter)");
+  }
+  void visitLoad(const Expr &e) override {
+    if (!operandsPresent(e))
+      return;
+    if (!buffers_.count(e->buffer.get()))
+      bad(e, "buffer %" + e->buffer->name + " is not visible here");
+    // indices() visits the indices once more, so problems inside them are reported twice.
+    indices(*e->buffer, e->operands, e.type().lanes, "load " + printExpr(e));
+  }
+  void visitNot(const Expr &e) override {
+    if (!operandsPresent(e))
+      return;
+    Type t0 = operandType(e, 0);
+    if (t0.dtype != DType::Bool)
+      bad(e, "operand of '!' must be bool, not " + typeName(t0));
+  }
+  void visitSelect(const Expr &e) override {
+    if (!operandsPresent(e))
+      return;
+    Type t0 = operandType(e, 0), t1 = operandType(e, 1), t2 = operandType(e, 2);
+    if (t0.dtype != DType::Bool || (t0.lanes != 1 && t0.lanes != t1.lanes))
+      bad(e, "condition must be bool with 1 lane or the value's lanes, not " + typeName(t0));
+    if (t1 != t2)
+      bad(e, "select arms differ in type: " + typeName(t1) + " vs " + typeName(t2));
+  }
+  void visitCast(const Expr &e) override { operandsPresent(e); }
+  void visitCall(const Expr &e) override {
+    if (!operandsPresent(e))
+      return;
+    const std::vector<Expr> &ops = e->operands;
     Type t0 = ops.empty() ? Type{} : ops[0].type();
-    switch (n.kind) {
-    case ExprKind::IntImm:
-      if (!isInteger(n.type.dtype) && n.type.dtype != DType::Bool)
-        bad("integer constant of non-integer type " + typeName(n.type));
+    if (static_cast<int>(ops.size()) != intrinsicArity(e->intrinsic))
+      bad(e, "wrong number of arguments");
+    for (const Expr &o : ops)
+      if (o.type() != t0)
+        bad(e, "arguments differ in type");
+    if (!isFloat(t0.dtype) && e->intrinsic != Intrinsic::Abs)
+      bad(e,
+          std::string(intrinsicName(e->intrinsic)) + " needs float arguments, not " + typeName(t0));
+  }
+  void visitRamp(const Expr &e) override {
+    if (!operandsPresent(e))
       return;
-    case ExprKind::FloatImm:
-      if (!isFloat(n.type.dtype))
-        bad("float constant of non-float type " + typeName(n.type));
+    Type t0 = operandType(e, 0);
+    if (!isInteger(t0.dtype) || t0.lanes != 1 || operandType(e, 1) != t0)
+      bad(e, "ramp base and stride must be scalar integers of one type");
+    if (e.type().lanes < 2)
+      bad(e, "a ramp needs at least 2 lanes");
+  }
+  void visitBroadcast(const Expr &e) override {
+    if (!operandsPresent(e))
       return;
-    case ExprKind::Var:
-      if (!vars_.count(n.var.get()))
-        bad("variable is used outside its loop (or is not a parameter)");
+    if (operandType(e, 0).lanes != 1)
+      bad(e, "broadcast value must be a scalar");
+    if (e.type().lanes < 2)
+      bad(e, "a broadcast needs at least 2 lanes");
+  }
+  void visitBinary(const Expr &e) override {
+    if (!operandsPresent(e))
       return;
-    case ExprKind::Load:
-      if (!buffers_.count(n.buffer.get()))
-        bad("buffer %" + n.buffer->name + " is not visible here");
-      indices(*n.buffer, ops, n.type.lanes, "load " + printExpr(e));
-      return;
-    case ExprKind::Not:
-      if (t0.dtype != DType::Bool)
-        bad("operand of '!' must be bool, not " + typeName(t0));
-      return;
-    case ExprKind::Select:
-      if (t0.dtype != DType::Bool || (t0.lanes != 1 && t0.lanes != ops[1].type().lanes))
-        bad("condition must be bool with 1 lane or the value's lanes, not " + typeName(t0));
-      if (ops[1].type() != ops[2].type())
-        bad("select arms differ in type: " + typeName(ops[1].type()) + " vs " +
-            typeName(ops[2].type()));
-      return;
-    case ExprKind::Cast: return;
-    case ExprKind::Call:
-      if (static_cast<int>(ops.size()) != intrinsicArity(n.intrinsic))
-        bad("wrong number of arguments");
-      for (const Expr &o : ops)
-        if (o.type() != t0)
-          bad("arguments differ in type");
-      if (!isFloat(t0.dtype) && n.intrinsic != Intrinsic::Abs)
-        bad(std::string(intrinsicName(n.intrinsic)) + " needs float arguments, not " +
-            typeName(t0));
-      return;
-    case ExprKind::Ramp:
-      if (!isInteger(t0.dtype) || t0.lanes != 1 || ops[1].type() != t0)
-        bad("ramp base and stride must be scalar integers of one type");
-      if (n.type.lanes < 2)
-        bad("a ramp needs at least 2 lanes");
-      return;
-    case ExprKind::Broadcast:
-      if (t0.lanes != 1)
-        bad("broadcast value must be a scalar");
-      if (n.type.lanes < 2)
-        bad("a broadcast needs at least 2 lanes");
-      return;
-    default: break;
-    }
-    // Binary operators.
-    Type t1 = ops[1].type();
+    ExprKind k = e.kind();
+    Type t0 = operandType(e, 0), t1 = operandType(e, 1);
     if (t0 != t1) {
-      bad("operand types differ: " + typeName(t0) + " vs " + typeName(t1));
+      bad(e, "operand types differ: " + typeName(t0) + " vs " + typeName(t1));
       return;
     }
-    if (n.kind == ExprKind::And || n.kind == ExprKind::Or) {
+    if (k == ExprKind::And || k == ExprKind::Or) {
       if (t0.dtype != DType::Bool)
-        bad("logical operands must be bool, not " + typeName(t0));
+        bad(e, "logical operands must be bool, not " + typeName(t0));
       return;
     }
-    if (isComparison(n.kind))
+    if (isComparison(k))
       return;
     if (t0.dtype == DType::Bool)
-      bad("arithmetic on bool");
-    bool intOnly = n.kind == ExprKind::FloorDiv || n.kind == ExprKind::FloorMod || isBitwise(n.kind);
+      bad(e, "arithmetic on bool");
+    bool intOnly = k == ExprKind::FloorDiv || k == ExprKind::FloorMod || isBitwise(k);
     if (intOnly && !isInteger(t0.dtype))
-      bad(std::string(exprKindName(n.kind)) + " needs integer operands, not " + typeName(t0));
+      bad(e, std::string(exprKindName(k)) + " needs integer operands, not " + typeName(t0));
   }
 
-  void stmt(const Stmt &s) {
-    if (!s) {
-      error("null statement");
-      return;
-    }
+  // --- statements, with the variables and buffers each one declares visible in its body.
+  // Visits `body` with `node` (a loop variable or an allocated buffer) visible under `name`.
+  template <typename Node>
+  void visitDeclaring(const std::string &name, std::set<const Node *> &visible, const Node *node,
+                      const Stmt &body) {
+    declareName(name);
+    visible.insert(node);
+    visit(body);
+    visible.erase(node);
+    names_.pop_back();
+  }
+  void visitFor(const Stmt &s) override {
     const StmtNode &n = *s;
-    switch (n.kind) {
-    case StmtKind::For: {
-      std::string what = "for %" + n.var->name;
-      expr(n.min);
-      expr(n.extent);
-      Type vt{n.var->dtype, 1};
-      if (!isInteger(n.var->dtype))
-        error(what + ": loop variable must be an integer");
-      if ((n.min && n.min.type() != vt) || (n.extent && n.extent.type() != vt))
-        error(what + ": min and extent must be scalars of the loop variable's type " +
-              typeName(vt));
-      declareName(n.var->name);
-      vars_.insert(n.var.get());
-      stmt(n.body);
-      vars_.erase(n.var.get());
-      names_.pop_back();
-      return;
-    }
-    case StmtKind::Store: {
-      std::string what = "store to %" + n.buffer->name;
-      if (!buffers_.count(n.buffer.get()))
-        error(what + ": buffer is not visible here");
-      if (auto it = roles_.find(n.buffer.get()); it != roles_.end() && it->second == ParamRole::In)
-        error(what + ": buffer is an input");
-      expr(n.value);
-      int lanes = n.value ? n.value.type().lanes : 1;
-      indices(*n.buffer, n.indices, lanes, what);
-      if (n.value && n.value.type().dtype != n.buffer->dtype)
-        error(what + ": value " + printExpr(n.value) + " has type " + typeName(n.value.type()) +
-              " but the buffer holds " + std::string(dtypeName(n.buffer->dtype)));
-      return;
-    }
-    case StmtKind::Allocate:
-      bufferShape(*n.buffer);
-      declareName(n.buffer->name);
-      buffers_.insert(n.buffer.get());
-      stmt(n.body);
-      buffers_.erase(n.buffer.get());
-      names_.pop_back();
-      return;
-    case StmtKind::IfThenElse:
-      expr(n.value);
-      if (n.value && n.value.type() != Type{DType::Bool, 1})
-        error("if " + printExpr(n.value) + ": condition must be a scalar bool, not " +
-              typeName(n.value.type()));
-      stmt(n.body);
-      if (n.elseBody)
-        stmt(n.elseBody);
-      return;
-    case StmtKind::Seq:
-      for (const Stmt &c : n.stmts)
-        stmt(c);
-      return;
-    }
+    std::string what = "for %" + n.var->name;
+    visit(n.min);
+    visit(n.extent);
+    Type vt{n.var->dtype, 1};
+    if (!isInteger(n.var->dtype))
+      error(what + ": loop variable must be an integer");
+    if ((n.min && n.min.type() != vt) || (n.extent && n.extent.type() != vt))
+      error(what + ": min and extent must be scalars of the loop variable's type " + typeName(vt));
+    visitDeclaring(n.var->name, vars_, n.var.get(), n.body);
+  }
+  void visitStore(const Stmt &s) override {
+    const StmtNode &n = *s;
+    std::string what = "store to %" + n.buffer->name;
+    if (!buffers_.count(n.buffer.get()))
+      error(what + ": buffer is not visible here");
+    if (auto it = roles_.find(n.buffer.get()); it != roles_.end() && it->second == ParamRole::In)
+      error(what + ": buffer is an input");
+    visit(n.value);
+    int lanes = n.value ? n.value.type().lanes : 1;
+    indices(*n.buffer, n.indices, lanes, what);
+    if (n.value && n.value.type().dtype != n.buffer->dtype)
+      error(what + ": value " + printExpr(n.value) + " has type " + typeName(n.value.type()) +
+            " but the buffer holds " + std::string(dtypeName(n.buffer->dtype)));
+  }
+  void visitAllocate(const Stmt &s) override {
+    const StmtNode &n = *s;
+    bufferShape(*n.buffer);
+    visitDeclaring(n.buffer->name, buffers_, n.buffer.get(), n.body);
+  }
+  void visitIfThenElse(const Stmt &s) override {
+    const StmtNode &n = *s;
+    visit(n.value);
+    if (n.value && n.value.type() != Type{DType::Bool, 1})
+      error("if " + printExpr(n.value) + ": condition must be a scalar bool, not " +
+            typeName(n.value.type()));
+    visit(n.body);
+    if (n.elseBody) // an absent else branch is no error
+      visit(n.elseBody);
   }
 };
 

@@ -7,6 +7,7 @@
 // (the prologue) are first materialized by a nest of their own. Then one nest per result shape
 // computes the remaining results (the epilogue reading the anchor's buffer).
 #include "LowerImpl.h"
+#include "strata/loop/Visitor.h"
 
 #include "strata/graph/Kernel.h"
 
@@ -240,32 +241,37 @@ bool fuseEpilogue(KernelLowering &k, const KernelPlan &plan) {
 
 } // namespace
 
-Expr widenLanes(const Expr &e) {
-  if (!e)
-    return e;
-  switch (e.kind()) {
-  case loop::ExprKind::IntImm:
-  case loop::ExprKind::FloatImm:
-  case loop::ExprKind::Var:
-  case loop::ExprKind::Load: // indices may mix scalars and vectors
-  case loop::ExprKind::Ramp:
-  case loop::ExprKind::Broadcast:
-    return e;
-  default:
-    break;
-  }
-  std::vector<Expr> ops;
-  int lanes = 1;
-  for (const Expr &o : e->operands) {
-    ops.push_back(widenLanes(o));
-    lanes = std::max(lanes, ops.back().type().lanes);
-  }
-  if (lanes > 1)
+namespace {
+// Broadcasts the scalar operands of each operation that has vector ones, bottom-up. Loads keep
+// their indices (they may mix scalars and vectors); ramps and broadcasts make vectors of scalars.
+class WidenLanes : public loop::IRMutator {
+protected:
+  Expr visitLoad(const Expr &e) override { return e; }
+  Expr visitRamp(const Expr &e) override { return e; }
+  Expr visitBroadcast(const Expr &e) override { return e; }
+  Expr visitBinary(const Expr &e) override { return widen(IRMutator::visitBinary(e)); }
+  Expr visitNot(const Expr &e) override { return widen(IRMutator::visitNot(e)); }
+  Expr visitSelect(const Expr &e) override { return widen(IRMutator::visitSelect(e)); }
+  Expr visitCast(const Expr &e) override { return widen(IRMutator::visitCast(e)); }
+  Expr visitCall(const Expr &e) override { return widen(IRMutator::visitCall(e)); }
+
+private:
+  static Expr widen(const Expr &e) {
+    int lanes = 1;
+    for (const Expr &o : e->operands)
+      lanes = std::max(lanes, o.type().lanes);
+    if (lanes == 1)
+      return e;
+    std::vector<Expr> ops = e->operands;
     for (Expr &o : ops)
       if (o.type().lanes == 1)
         o = loop::broadcast(o, lanes);
-  return loop::withOperands(e, ops);
-}
+    return loop::withOperands(e, ops);
+  }
+};
+} // namespace
+
+Expr widenLanes(const Expr &e) { return WidenLanes().mutate(e); }
 
 Stmt lowerKernelBody(LowerCtx &c) {
   if (c.op.numRegions() != 1)

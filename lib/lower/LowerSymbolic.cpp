@@ -6,10 +6,12 @@
 // transpose moving it, a matmul contracting it) are refused with the reason.
 #include "LowerImpl.h"
 #include "strata/loop/Simplify.h"
+#include "strata/loop/Visitor.h"
 #include "strata/lower/Lower.h"
 #include "strata/support/Error.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 namespace strata::lower {
@@ -201,60 +203,32 @@ private:
 };
 
 // Rewrites accesses to the lifted buffers: buffer `from` becomes `to`, index 0 gains `offset`.
-struct Lift {
+class Lift : public loop::IRMutator {
+public:
   std::map<const loop::BufferNode *, std::pair<loop::Buffer, Expr>> map;
 
-  Expr expr(const Expr &e) {
-    if (!e)
-      return e;
-    std::vector<Expr> ops;
-    bool changed = false;
-    for (const Expr &o : e->operands) {
-      ops.push_back(expr(o));
-      changed |= !ops.back().same(o);
-    }
-    if (e.kind() == loop::ExprKind::Load) {
-      if (auto it = map.find(e->buffer.get()); it != map.end()) {
-        ops[0] = liftIndex(ops[0], it->second.second, ops[0].type().lanes);
-        return loop::load(it->second.first, ops);
-      }
-    }
-    return changed ? loop::withOperands(e, ops) : e;
+protected:
+  Expr visitLoad(const Expr &e) override {
+    Expr m = IRMutator::visitLoad(e);
+    auto lifted = lift(e->buffer, m->operands);
+    return lifted ? loop::load(lifted->first, lifted->second) : m;
+  }
+  Stmt visitStore(const Stmt &s) override {
+    Stmt m = IRMutator::visitStore(s);
+    auto lifted = lift(s->buffer, m->indices);
+    return lifted ? loop::store(lifted->first, lifted->second, m->value) : m;
   }
 
-  static Expr liftIndex(const Expr &idx, const Expr &offset, int lanes) {
-    return idx + (lanes > 1 ? loop::broadcast(offset, lanes) : offset);
-  }
-
-  Stmt stmt(const Stmt &s) {
-    if (!s)
-      return s;
-    switch (s->kind) {
-    case loop::StmtKind::For:
-      return loop::forLoop(s->var, expr(s->min), expr(s->extent), s->forKind, stmt(s->body));
-    case loop::StmtKind::Store: {
-      std::vector<Expr> idx;
-      for (const Expr &i : s->indices)
-        idx.push_back(expr(i));
-      loop::Buffer b = s->buffer;
-      if (auto it = map.find(b.get()); it != map.end()) {
-        idx[0] = liftIndex(idx[0], it->second.second, idx[0].type().lanes);
-        b = it->second.first;
-      }
-      return loop::store(b, idx, expr(s->value));
-    }
-    case loop::StmtKind::Allocate:
-      return loop::allocate(s->buffer, stmt(s->body));
-    case loop::StmtKind::IfThenElse:
-      return loop::ifThenElse(expr(s->value), stmt(s->body), stmt(s->elseBody));
-    case loop::StmtKind::Seq: {
-      std::vector<Stmt> ss;
-      for (const Stmt &x : s->stmts)
-        ss.push_back(stmt(x));
-      return loop::seq(ss);
-    }
-    }
-    return s;
+private:
+  // The buffer and indices an access to `b` at `idx` becomes, if b is lifted.
+  std::optional<std::pair<loop::Buffer, Exprs>> lift(const loop::Buffer &b, Exprs idx) const {
+    auto it = map.find(b.get());
+    if (it == map.end())
+      return std::nullopt;
+    const Expr &offset = it->second.second;
+    int lanes = idx[0].type().lanes;
+    idx[0] = idx[0] + (lanes > 1 ? loop::broadcast(offset, lanes) : offset);
+    return std::pair{it->second.first, std::move(idx)};
   }
 };
 
@@ -317,7 +291,7 @@ lowerSymbolic(const Op &op, const std::function<llvm::Error(loop::LoopFunction &
     lift.map[p.buffer.get()] = {nb, offset};
     p.buffer = nb;
   }
-  f->body = loop::forLoop(b, imm(0), loop::var(n), loop::ForKind::Serial, lift.stmt(f->body));
+  f->body = loop::forLoop(b, imm(0), loop::var(n), loop::ForKind::Serial, lift.mutate(f->body));
   f->addScalar(n);
   return loop::simplify(*f);
 }

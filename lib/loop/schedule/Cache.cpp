@@ -60,8 +60,8 @@ llvm::Error cache(LoopFunction &f, const Step &step, bool write) {
       lo.push_back(r.dims[d].min);
     }
     Buffer local = makeBuffer(localName, buf->dtype, shape, {}, MemoryScope::Local);
-    Redirect redirect{buf.get(), local, lo, ""};
-    Stmt body = redirect.stmt(loop);
+    Redirect redirect(buf.get(), local, lo);
+    Stmt body = redirect.mutate(loop);
     if (!redirect.error.empty())
       return makeError(redirect.error);
 

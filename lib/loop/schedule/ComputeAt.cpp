@@ -124,8 +124,8 @@ llvm::Error applyComputeAt(LoopFunction &f, const Step &step) {
   Stmt inner;
   if (shrink) {
     Buffer local = makeBuffer(name, p->buffer->dtype, extent, {}, p->buffer->scope);
-    Redirect redirect{b, local, lo, ""};
-    inner = allocate(local, seq({redirect.stmt(producer), redirect.stmt(L.body)}));
+    Redirect redirect(b, local, lo);
+    inner = allocate(local, seq({redirect.mutate(producer), redirect.mutate(L.body)}));
     if (!redirect.error.empty())
       return stepError(step, redirect.error);
   } else {

@@ -6,6 +6,7 @@
 #include "ScheduleInternal.h"
 
 #include "strata/loop/Schedule.h"
+#include "strata/loop/Visitor.h"
 
 #include <map>
 #include <set>
@@ -19,22 +20,13 @@ struct Access {
   const std::vector<Expr> *indices;
 };
 
-void exprVars(const Expr &e, std::set<const VarNode *> &out) {
-  if (!e)
-    return;
-  if (e.kind() == ExprKind::Var)
-    out.insert(e->var.get());
-  for (const Expr &o : e->operands)
-    exprVars(o, out);
-}
-
-void exprLoads(const Expr &e, std::vector<Access> &loads) {
-  if (!e)
-    return;
-  if (e.kind() == ExprKind::Load)
-    loads.push_back({e->buffer.get(), &e->operands});
-  for (const Expr &o : e->operands)
-    exprLoads(o, loads);
+std::vector<Access> loadsIn(const Expr &e) {
+  std::vector<Access> loads;
+  forEachExpr(e, [&](const Expr &x) {
+    if (x.kind() == ExprKind::Load)
+      loads.push_back({x->buffer.get(), &x->operands});
+  });
+  return loads;
 }
 
 // Everything a loop body touches: stores and loads (of buffers not allocated inside it), the
@@ -46,38 +38,34 @@ struct BodyInfo {
   bool hasLoop = false;
 };
 
-void collect(const Stmt &s, BodyInfo &info) {
-  if (!s)
-    return;
-  switch (s->kind) {
-  case StmtKind::For:
-    info.hasLoop = true;
-    info.innerVars.insert(s->var.get());
-    exprLoads(s->min, info.loads);
-    exprLoads(s->extent, info.loads);
-    collect(s->body, info);
-    return;
-  case StmtKind::Store:
-    info.stores.push_back({s->buffer.get(), &s->indices});
-    for (const Expr &i : s->indices)
-      exprLoads(i, info.loads);
-    exprLoads(s->value, info.loads);
-    return;
-  case StmtKind::Allocate:
-    info.locals.insert(s->buffer.get());
-    collect(s->body, info);
-    return;
-  case StmtKind::IfThenElse:
-    exprLoads(s->value, info.loads);
-    collect(s->body, info);
-    collect(s->elseBody, info);
-    return;
-  case StmtKind::Seq:
-    for (const Stmt &c : s->stmts)
-      collect(c, info);
-    return;
+class BodyCollector : public IRVisitor {
+public:
+  explicit BodyCollector(BodyInfo &info) : info_(info) {}
+
+protected:
+  void visitFor(const Stmt &s) override {
+    info_.hasLoop = true;
+    info_.innerVars.insert(s->var.get());
+    IRVisitor::visitFor(s);
   }
-}
+  void visitStore(const Stmt &s) override {
+    info_.stores.push_back({s->buffer.get(), &s->indices});
+    IRVisitor::visitStore(s);
+  }
+  void visitAllocate(const Stmt &s) override {
+    info_.locals.insert(s->buffer.get());
+    IRVisitor::visitAllocate(s);
+  }
+  void visitLoad(const Expr &e) override {
+    info_.loads.push_back({e->buffer.get(), &e->operands});
+    IRVisitor::visitLoad(e);
+  }
+
+private:
+  BodyInfo &info_;
+};
+
+void collect(const Stmt &s, BodyInfo &info) { BodyCollector(info).visit(s); }
 
 bool sameIndices(const std::vector<Expr> &a, const std::vector<Expr> &b) {
   if (a.size() != b.size())
@@ -100,11 +88,9 @@ bool injectiveIn(const Expr &e, const VarNode *v, const BodyInfo &info) {
     const Expr &c = e->operands[1 - side];
     if (!isV(e->operands[side]) || uses(c, v))
       continue;
-    std::set<const VarNode *> vars;
-    exprVars(c, vars);
-    bool inner = false;
-    for (const VarNode *x : vars)
-      inner |= info.innerVars.count(x) > 0;
+    bool inner = anyExpr(c, [&](const Expr &x) {
+      return x.kind() == ExprKind::Var && info.innerVars.count(x->var.get());
+    });
     if (!inner)
       return true;
   }
@@ -140,64 +126,29 @@ bool independent(const StmtNode &loop, BodyInfo *out = nullptr) {
   return true;
 }
 
-Stmt findStmt(const Stmt &s, const std::string &name) {
-  if (!s)
-    return nullptr;
-  switch (s->kind) {
-  case StmtKind::For:
-    return s->var->name == name ? s : findStmt(s->body, name);
-  case StmtKind::Store:
-    return nullptr;
-  case StmtKind::Allocate:
-    return findStmt(s->body, name);
-  case StmtKind::IfThenElse:
-    if (Stmt r = findStmt(s->body, name))
-      return r;
-    return findStmt(s->elseBody, name);
-  case StmtKind::Seq:
-    for (const Stmt &c : s->stmts)
-      if (Stmt r = findStmt(c, name))
-        return r;
-    return nullptr;
-  }
-  return nullptr;
+// The loop named `name`.
+Stmt findLoopNamed(const Stmt &s, const std::string &name) {
+  return findStmt(s,
+                  [&](const Stmt &l) { return l->kind == StmtKind::For && l->var->name == name; });
 }
 
+bool isLoop(const Stmt &s) { return s->kind == StmtKind::For; }
+
 // Roots of the loop nests: the outermost loops of the function body.
-void collectRoots(const Stmt &s, std::vector<std::string> &roots) {
-  if (!s)
-    return;
-  if (s->kind == StmtKind::For)
-    roots.push_back(s->var->name);
-  else if (s->kind == StmtKind::Allocate)
-    collectRoots(s->body, roots);
-  else if (s->kind == StmtKind::IfThenElse) {
-    collectRoots(s->body, roots);
-    collectRoots(s->elseBody, roots);
-  } else if (s->kind == StmtKind::Seq)
-    for (const Stmt &c : s->stmts)
-      collectRoots(c, roots);
-}
+class RootCollector : public IRVisitor {
+public:
+  std::vector<std::string> roots;
+
+protected:
+  void visitFor(const Stmt &s) override { roots.push_back(s->var->name); } // not the loops inside
+};
 
 // Loops under `s` (itself included), outermost first; `innermost` keeps only loops without loops.
 void collectLoops(const Stmt &s, std::vector<Stmt> &out, bool innermost) {
-  if (!s)
-    return;
-  if (s->kind == StmtKind::For) {
-    BodyInfo info;
-    collect(s->body, info);
-    if (!innermost || !info.hasLoop)
-      out.push_back(s);
-    collectLoops(s->body, out, innermost);
-  } else if (s->kind == StmtKind::Allocate) {
-    collectLoops(s->body, out, innermost);
-  } else if (s->kind == StmtKind::IfThenElse) {
-    collectLoops(s->body, out, innermost);
-    collectLoops(s->elseBody, out, innermost);
-  } else if (s->kind == StmtKind::Seq) {
-    for (const Stmt &c : s->stmts)
-      collectLoops(c, out, innermost);
-  }
+  forEachStmt(s, [&](const Stmt &l) {
+    if (isLoop(l) && (!innermost || !findStmt(l->body, isLoop)))
+      out.push_back(l);
+  });
 }
 
 // `red` is a perfect reduction nest accumulating into one element: its body is a single store
@@ -212,9 +163,7 @@ const StmtNode *reductionStore(const Stmt &red) {
     for (const Expr &i : n.body->indices)
       if (uses(i, l->var.get()))
         return nullptr;
-  std::vector<Access> loads;
-  exprLoads(n.body->value, loads);
-  for (const Access &l : loads)
+  for (const Access &l : loadsIn(n.body->value))
     if (l.buffer == n.body->buffer.get() && sameIndices(*l.indices, n.body->indices))
       return n.body.get();
   return nullptr;
@@ -228,9 +177,9 @@ public:
       : w_(f), t_(t), why_(why) {}
 
   Schedule run() {
-    std::vector<std::string> roots;
-    collectRoots(w_.body, roots);
-    for (const std::string &root : roots)
+    RootCollector roots;
+    roots.visit(w_.body);
+    for (const std::string &root : roots.roots)
       scheduleNest(root);
     return steps_;
   }
@@ -277,7 +226,7 @@ private:
 
   void scheduleNest(std::string root) {
     std::vector<Stmt> loops;
-    collectLoops(findStmt(w_.body, root), loops, false);
+    collectLoops(findLoopNamed(w_.body, root), loops, false);
     for (const Stmt &l : loops)
       if (l->forKind != ForKind::Serial) {
         // A nest that lowering already shaped (a register-tiled micro-kernel) is kept as is.
@@ -298,7 +247,7 @@ private:
   // reduction nest its loops move outside the tile (each element still accumulates in the same
   // order) and the accumulator tile is cached locally. Returns the (possibly renamed) root.
   std::string tile(const std::string &root) {
-    Nest n = perfectNest(findStmt(w_.body, root));
+    Nest n = perfectNest(findLoopNamed(w_.body, root));
     size_t r = 0; // the independent prefix of the nest: the output loops
     while (r < n.loops.size() && independent_.count(n.loops[r]->var->name))
       ++r;
@@ -342,10 +291,8 @@ private:
       // init; reduction: the loop nest is imperfect, so only the tile is staged locally.
       const StmtNode *acc = reductionStore(red->stmts[1]);
       const StmtNode &init = *red->stmts[0];
-      std::vector<Access> initLoads;
-      exprLoads(init.value, initLoads);
       bool initReadsOut = false;
-      for (const Access &l : initLoads)
+      for (const Access &l : loadsIn(init.value))
         initReadsOut |= l.buffer == init.buffer.get();
       if (acc && acc->buffer == init.buffer && sameIndices(acc->indices, init.indices) &&
           !initReadsOut)
@@ -359,7 +306,7 @@ private:
   // unit-stride dim of everything they store: vectorize at the target's width.
   std::string vectorize(std::string root) {
     std::vector<Stmt> inner;
-    collectLoops(findStmt(w_.body, root), inner, true);
+    collectLoops(findLoopNamed(w_.body, root), inner, true);
     for (const Stmt &l : inner) {
       BodyInfo info;
       const std::string name = l->var->name;
@@ -396,7 +343,7 @@ private:
   void parallelize(const std::string &root) {
     if (t_.minParallelWork > 0) {
       std::vector<Stmt> all;
-      collectLoops(findStmt(w_.body, root), all, false);
+      collectLoops(findLoopNamed(w_.body, root), all, false);
       int64_t work = 1;
       for (const Stmt &l : all) {
         int64_t e = constExtent(l);
@@ -411,7 +358,7 @@ private:
         return;
       }
     }
-    for (const Stmt &l : perfectNest(findStmt(w_.body, root)).loops) {
+    for (const Stmt &l : perfectNest(findLoopNamed(w_.body, root)).loops) {
       if (l->forKind != ForKind::Serial)
         return;
       int64_t e = constExtent(l);

@@ -9,6 +9,7 @@
 // buffer that P reads.
 #include "ScheduleInternal.h"
 #include "strata/loop/Printer.h"
+#include "strata/loop/Visitor.h"
 #include "strata/support/Error.h"
 
 #include <set>
@@ -17,36 +18,19 @@ namespace strata::loop::sched {
 
 namespace {
 
-void forEachExpr(const Stmt &s, const std::function<void(const Expr &)> &fn) {
-  if (!s)
-    return;
-  for (const Expr *e : {&s->min, &s->extent, &s->value})
-    if (*e)
-      fn(*e);
-  for (const Expr &i : s->indices)
-    fn(i);
-  forEachExpr(s->body, fn);
-  forEachExpr(s->elseBody, fn);
-  for (const Stmt &c : s->stmts)
-    forEachExpr(c, fn);
-}
-
 void forEachStore(const Stmt &s, const std::function<void(const StmtNode &)> &fn) {
-  if (!s)
-    return;
-  if (s->kind == StmtKind::Store)
-    fn(*s);
-  forEachStore(s->body, fn);
-  forEachStore(s->elseBody, fn);
-  for (const Stmt &c : s->stmts)
-    forEachStore(c, fn);
+  forEachStmt(s, [&](const Stmt &st) {
+    if (st->kind == StmtKind::Store)
+      fn(*st);
+  });
 }
 
-void loadsIn(const Expr &e, const std::function<void(const Expr &)> &fn) {
-  if (e.kind() == ExprKind::Load)
-    fn(e);
-  for (const Expr &o : e->operands)
-    loadsIn(o, fn);
+// Every load in `s`, at any depth (loads inside indices too).
+void loadsIn(const Stmt &s, const std::function<void(const Expr &)> &fn) {
+  forEachExpr(s, [&](const Expr &e) {
+    if (e.kind() == ExprKind::Load)
+      fn(e);
+  });
 }
 
 llvm::Error error(const llvm::Twine &msg) { return makeError(msg.str()); }
@@ -54,11 +38,9 @@ llvm::Error error(const llvm::Twine &msg) { return makeError(msg.str()); }
 } // namespace
 
 void forEachLoad(const Stmt &s, const BufferNode *b, const std::function<void(const Expr &)> &fn) {
-  forEachExpr(s, [&](const Expr &e) {
-    loadsIn(e, [&](const Expr &l) {
-      if (l->buffer.get() == b)
-        fn(l);
-    });
+  loadsIn(s, [&](const Expr &l) {
+    if (l->buffer.get() == b)
+      fn(l);
   });
 }
 
@@ -136,11 +118,9 @@ llvm::Expected<Producer> findProducer(const LoopFunction &f, const std::string &
     return error("%" + name + " is read outside the statements that follow its producer");
 
   std::set<const BufferNode *> inputs;
-  forEachExpr(nest, [&](const Expr &e) {
-    loadsIn(e, [&](const Expr &l) {
-      if (l->buffer.get() != b)
-        inputs.insert(l->buffer.get());
-    });
+  loadsIn(nest, [&](const Expr &l) {
+    if (l->buffer.get() != b)
+      inputs.insert(l->buffer.get());
   });
   for (size_t j = p.index + 1; j <= p.lastReader; ++j) {
     std::string clash;

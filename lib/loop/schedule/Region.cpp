@@ -3,6 +3,7 @@
 #include "ScheduleInternal.h"
 #include "strata/loop/Printer.h"
 #include "strata/loop/Simplify.h"
+#include "strata/loop/Visitor.h"
 
 namespace strata::loop::sched {
 
@@ -57,16 +58,70 @@ void access(Region &r, const std::vector<Expr> &indices, const BoundsScope &scop
   merge(r, iv);
 }
 
-void collect(const Expr &e, const BufferNode *b, const BoundsScope &scope, Region &r) {
-  if (!e)
-    return;
-  if (e.kind() == ExprKind::Load && e->buffer.get() == b) {
-    r.loaded = true;
-    access(r, e->operands, scope);
+// Every access of one buffer, each bounded with the loops around it (inside the statement walked)
+// ranging over their extents.
+class RegionCollector : public IRVisitor {
+public:
+  RegionCollector(const BufferNode *b, const BoundsScope &scope, Region &r)
+      : b_(b), scope_(scope), r_(r) {}
+
+protected:
+  void visitLoad(const Expr &e) override {
+    if (e->buffer.get() == b_) {
+      r_.loaded = true;
+      access(r_, e->operands, scope_);
+    }
+    IRVisitor::visitLoad(e);
   }
-  for (const Expr &o : e->operands)
-    collect(o, b, scope, r);
-}
+  void visitStore(const Stmt &s) override {
+    IRVisitor::visitStore(s); // the loads in the value and indices first
+    if (s->buffer.get() == b_) {
+      r_.stored = true;
+      access(r_, s->indices, scope_);
+    }
+  }
+  void visitFor(const Stmt &s) override {
+    visit(s->min);
+    visit(s->extent);
+    BoundsScope outer = scope_;
+    scope_[s->var.get()] = loopBounds(s->min, s->extent, scope_);
+    visit(s->body);
+    scope_ = std::move(outer);
+  }
+
+private:
+  const BufferNode *b_;
+  BoundsScope scope_;
+  Region &r_;
+};
+
+// Fills `scope` with the bounds of the loops around `target`, stopping when it is found.
+class EnclosingScope : public IRVisitor {
+public:
+  EnclosingScope(const StmtNode *target, BoundsScope &scope) : target_(target), scope_(scope) {}
+  bool found = false;
+
+  void visit(const Expr &) override {} // statements only
+  void visit(const Stmt &s) override {
+    if (found || !s)
+      return;
+    found = s.get() == target_;
+    if (!found)
+      IRVisitor::visit(s);
+  }
+
+protected:
+  void visitFor(const Stmt &s) override {
+    scope_[s->var.get()] = loopBounds(s->min, s->extent, scope_);
+    visit(s->body);
+    if (!found)
+      scope_.erase(s->var.get());
+  }
+
+private:
+  const StmtNode *target_;
+  BoundsScope &scope_;
+};
 
 // a - b with the terms of both sums collected, so that (x * 4 + y + 1) - x * 4 gives y + 1 (the
 // simplifier only cancels a term in the first position).
@@ -90,58 +145,18 @@ void flatten(const Expr &e, int64_t sign, std::vector<std::pair<Expr, int64_t>> 
 } // namespace
 
 void collectRegion(const Stmt &s, const BufferNode *b, const BoundsScope &scope, Region &r) {
-  if (!s)
-    return;
-  collect(s->min, b, scope, r);
-  collect(s->extent, b, scope, r);
-  collect(s->value, b, scope, r);
-  for (const Expr &i : s->indices)
-    collect(i, b, scope, r);
-  if (s->kind == StmtKind::Store && s->buffer.get() == b) {
-    r.stored = true;
-    access(r, s->indices, scope);
-  }
-  BoundsScope inner = scope;
-  if (s->kind == StmtKind::For)
-    inner[s->var.get()] = loopBounds(s->min, s->extent, scope);
-  collectRegion(s->body, b, inner, r);
-  collectRegion(s->elseBody, b, scope, r);
-  for (const Stmt &c : s->stmts)
-    collectRegion(c, b, scope, r);
+  RegionCollector(b, scope, r).visit(s);
 }
 
 bool enclosingScope(const Stmt &s, const StmtNode *target, BoundsScope &scope) {
-  if (!s)
-    return false;
-  if (s.get() == target)
-    return true;
-  if (s->kind == StmtKind::For) {
-    scope[s->var.get()] = loopBounds(s->min, s->extent, scope);
-    if (enclosingScope(s->body, target, scope))
-      return true;
-    scope.erase(s->var.get());
-    return false;
-  }
-  if (enclosingScope(s->body, target, scope) || enclosingScope(s->elseBody, target, scope))
-    return true;
-  for (const Stmt &c : s->stmts)
-    if (enclosingScope(c, target, scope))
-      return true;
-  return false;
+  EnclosingScope walk(target, scope);
+  walk.visit(s);
+  return walk.found;
 }
 
 Stmt findAllocation(const Stmt &s, const std::string &name) {
-  if (!s)
-    return nullptr;
-  if (s->kind == StmtKind::Allocate && s->buffer->name == name)
-    return s;
-  for (const Stmt *c : {&s->body, &s->elseBody})
-    if (Stmt a = findAllocation(*c, name))
-      return a;
-  for (const Stmt &c : s->stmts)
-    if (Stmt a = findAllocation(c, name))
-      return a;
-  return nullptr;
+  return findStmt(
+      s, [&](const Stmt &a) { return a->kind == StmtKind::Allocate && a->buffer->name == name; });
 }
 
 Expr difference(const Expr &a, const Expr &b) {
@@ -180,34 +195,18 @@ std::vector<Expr> Redirect::shift(const std::vector<Expr> &idx) {
   return out;
 }
 
-Expr Redirect::expr(const Expr &e) {
-  if (!e || (e->operands.empty() && e.kind() != ExprKind::Load))
-    return e;
-  std::vector<Expr> ops;
-  for (const Expr &o : e->operands)
-    ops.push_back(expr(o));
-  if (e.kind() == ExprKind::Load && e->buffer.get() == from)
-    return error.empty() ? load(to, shift(ops)) : e;
-  return withOperands(e, std::move(ops));
+Expr Redirect::visitLoad(const Expr &e) {
+  Expr m = IRMutator::visitLoad(e);
+  if (e->buffer.get() != from)
+    return m;
+  return error.empty() ? load(to, shift(m->operands)) : e;
 }
 
-Stmt Redirect::stmt(const Stmt &s) {
-  if (!s)
-    return s;
-  auto n = std::make_shared<StmtNode>(*s);
-  for (Expr *e : {&n->min, &n->extent, &n->value})
-    *e = expr(*e);
-  for (Expr &i : n->indices)
-    i = expr(i);
-  if (n->kind == StmtKind::Store && n->buffer.get() == from) {
-    n->buffer = to;
-    n->indices = shift(n->indices);
-  }
-  n->body = stmt(s->body);
-  n->elseBody = stmt(s->elseBody);
-  for (Stmt &c : n->stmts)
-    c = stmt(c);
-  return n->kind == StmtKind::Seq ? seq(n->stmts) : Stmt(n);
+Stmt Redirect::visitStore(const Stmt &s) {
+  Stmt m = IRMutator::visitStore(s);
+  if (s->buffer.get() != from)
+    return m;
+  return store(to, shift(m->indices), m->value);
 }
 
 } // namespace strata::loop::sched

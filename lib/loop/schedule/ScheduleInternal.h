@@ -3,6 +3,7 @@
 #include "strata/loop/Bounds.h"
 #include "strata/loop/IR.h"
 #include "strata/loop/Schedule.h"
+#include "strata/loop/Visitor.h"
 
 #include "llvm/Support/Error.h"
 
@@ -96,14 +97,21 @@ Stmt findAllocation(const Stmt &s, const std::string &name);
 Expr difference(const Expr &a, const Expr &b);
 // Rewrites accesses of `from` into accesses of `to` at index - lo (ramps and broadcasts shift
 // their base); `error` is set for a vector index of another form.
-struct Redirect {
+class Redirect : public IRMutator {
+public:
+  Redirect(const BufferNode *from, Buffer to, std::vector<Expr> lo)
+      : from(from), to(std::move(to)), lo(std::move(lo)) {}
   const BufferNode *from;
   Buffer to;
   std::vector<Expr> lo;
   std::string error;
+
+protected:
+  Expr visitLoad(const Expr &e) override;
+  Stmt visitStore(const Stmt &s) override;
+
+private:
   std::vector<Expr> shift(const std::vector<Expr> &idx);
-  Expr expr(const Expr &e);
-  Stmt stmt(const Stmt &s);
 };
 
 // --- Producer.cpp: the loop nest that computes an allocated buffer (compute_at, compute_inline).

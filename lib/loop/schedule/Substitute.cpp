@@ -1,125 +1,104 @@
 // Variable substitution and loop lookup for the schedule primitives.
 #include "ScheduleInternal.h"
+#include "strata/loop/Visitor.h"
 #include "strata/support/Error.h"
+
+#include <optional>
 
 namespace strata::loop::sched {
 
-Expr substitute(const Expr &e, const VarMap &m) {
-  if (e.kind() == ExprKind::Var) {
-    auto it = m.find(e->var.get());
-    return it == m.end() ? e : it->second;
-  }
-  if (e->operands.empty())
-    return e;
-  std::vector<Expr> ops;
-  ops.reserve(e->operands.size());
-  for (const Expr &o : e->operands)
-    ops.push_back(substitute(o, m));
-  return withOperands(e, std::move(ops));
-}
+namespace {
 
-Stmt substitute(const Stmt &s, const VarMap &m) {
-  if (!s)
-    return s;
-  auto n = std::make_shared<StmtNode>(*s);
-  auto sub = [&](Expr &e) {
-    if (e)
-      e = substitute(e, m);
-  };
-  sub(n->min);
-  sub(n->extent);
-  sub(n->value);
-  for (Expr &i : n->indices)
-    sub(i);
-  n->body = substitute(s->body, m);
-  n->elseBody = substitute(s->elseBody, m);
-  for (Stmt &c : n->stmts)
-    c = substitute(c, m);
-  return n;
-}
+class Substituter : public IRMutator {
+public:
+  explicit Substituter(const VarMap &m) : m_(m) {}
+
+protected:
+  Expr visitVar(const Expr &e) override {
+    auto it = m_.find(e->var.get());
+    return it == m_.end() ? e : it->second;
+  }
+
+private:
+  const VarMap &m_;
+};
+
+// Each expression a statement holds is replaced whole, not entered.
+class ExprMapper : public IRMutator {
+public:
+  explicit ExprMapper(const std::function<Expr(const Expr &)> &fn) : fn_(fn) {}
+  using IRMutator::mutate;
+  Expr mutate(const Expr &e) override { return e ? fn_(e) : e; }
+
+private:
+  const std::function<Expr(const Expr &)> &fn_;
+};
+
+} // namespace
+
+Expr substitute(const Expr &e, const VarMap &m) { return Substituter(m).mutate(e); }
+Stmt substitute(const Stmt &s, const VarMap &m) { return Substituter(m).mutate(s); }
 
 Stmt mapExprs(const Stmt &s, const std::function<Expr(const Expr &)> &fn) {
-  if (!s)
-    return s;
-  auto n = std::make_shared<StmtNode>(*s);
-  for (Expr *e : {&n->min, &n->extent, &n->value})
-    if (*e)
-      *e = fn(*e);
-  for (Expr &i : n->indices)
-    i = fn(i);
-  n->body = mapExprs(s->body, fn);
-  n->elseBody = mapExprs(s->elseBody, fn);
-  for (Stmt &c : n->stmts)
-    c = mapExprs(c, fn);
-  return n->kind == StmtKind::Seq ? seq(n->stmts) : Stmt(n);
+  return ExprMapper(fn).mutate(s);
 }
 
 bool uses(const Expr &e, const VarNode *v) {
-  if (e.kind() == ExprKind::Var)
-    return e->var.get() == v;
-  for (const Expr &o : e->operands)
-    if (uses(o, v))
-      return true;
-  return false;
+  return anyExpr(e, [&](const Expr &x) { return x.kind() == ExprKind::Var && x->var.get() == v; });
 }
 
 bool hasLoad(const Expr &e) {
-  if (e.kind() == ExprKind::Load)
-    return true;
-  for (const Expr &o : e->operands)
-    if (hasLoad(o))
-      return true;
-  return false;
+  return anyExpr(e, [](const Expr &x) { return x.kind() == ExprKind::Load; });
 }
 
 namespace {
-void collectLoops(const Stmt &s, const std::string &name, std::vector<const StmtNode *> &out) {
-  if (!s)
-    return;
-  if (s->kind == StmtKind::For && s->var->name == name)
-    out.push_back(s.get());
-  collectLoops(s->body, name, out);
-  collectLoops(s->elseBody, name, out);
-  for (const Stmt &c : s->stmts)
-    collectLoops(c, name, out);
-}
+// Rebuilds the path from the root down to every occurrence of `target` (one, in practice) with
+// fn(target) in its place; only statements change, so expressions are not entered.
+class RewriteAt : public IRMutator {
+public:
+  RewriteAt(const StmtNode *target, const LoopRewrite &fn) : target_(target), fn_(fn) {}
+  std::optional<llvm::Error> error;
+  bool rewritten = false; // fn returned a statement, not null ("leave it")
 
-// Rebuilds the path from `s` down to `target`; nullptr result means "not below s".
-llvm::Expected<Stmt> rewriteAt(const Stmt &s, const StmtNode *target, const LoopRewrite &fn) {
-  if (!s)
-    return Stmt();
-  if (s.get() == target)
-    return fn(s);
-  auto n = std::make_shared<StmtNode>(*s);
-  bool changed = false;
-  auto visit = [&](Stmt &child) -> llvm::Error {
-    llvm::Expected<Stmt> r = rewriteAt(child, target, fn);
-    if (!r)
-      return r.takeError();
-    if (*r) {
-      child = *r;
-      changed = true;
+  using IRMutator::mutate;
+  Expr mutate(const Expr &e) override { return e; }
+  Stmt mutate(const Stmt &s) override {
+    if (error) // stop at the first failure
+      return s;
+    if (s.get() != target_)
+      return IRMutator::mutate(s);
+    llvm::Expected<Stmt> r = fn_(s);
+    if (!r) {
+      error = r.takeError();
+      return s;
     }
-    return llvm::Error::success();
-  };
-  if (llvm::Error err = visit(n->body))
-    return err;
-  if (llvm::Error err = visit(n->elseBody))
-    return err;
-  for (Stmt &c : n->stmts)
-    if (llvm::Error err = visit(c))
-      return err;
-  if (!changed)
-    return Stmt();
-  if (n->kind == StmtKind::Seq) // re-flatten: a rewrite may return a sequence
-    return seq(n->stmts);
-  return Stmt(n);
+    if (!*r)
+      return s;
+    rewritten = true;
+    return *r;
+  }
+
+private:
+  const StmtNode *target_;
+  const LoopRewrite &fn_;
+};
+
+// The rewritten root; null when fn never returned a statement.
+llvm::Expected<Stmt> rewriteAt(const Stmt &s, const StmtNode *target, const LoopRewrite &fn) {
+  RewriteAt r(target, fn);
+  Stmt out = r.mutate(s);
+  if (r.error)
+    return std::move(*r.error);
+  return r.rewritten ? out : Stmt();
 }
 } // namespace
 
 llvm::Expected<const StmtNode *> findLoop(const Stmt &root, const std::string &name) {
   std::vector<const StmtNode *> found;
-  collectLoops(root, name, found);
+  forEachStmt(root, [&](const Stmt &s) {
+    if (s->kind == StmtKind::For && s->var->name == name)
+      found.push_back(s.get());
+  });
   if (found.size() != 1)
     return makeError(found.empty() ? "no loop named %" + name
                                    : "more than one loop named %" + name);
