@@ -3,8 +3,10 @@
 #include "strata/driver/Program.h"
 #include "strata/support/Error.h"
 
+#include "strata/graph/passes/MemoryPlan.h"
 #include "strata/graph/passes/PassManager.h"
 #include "strata/loop/Verifier.h"
+#include "strata/loop/Visitor.h"
 #include "strata/lower/Capabilities.h"
 #include "strata/lower/Lower.h"
 
@@ -74,6 +76,8 @@ public:
       if (err)
         return withContext(std::move(err), inPhase("optimizing"));
     }
+    // Which intermediates share a buffer (in place): the graph memory planner's first step.
+    sharing_ = planBufferSharing(g_);
     if (auto err = collectInterface())
       return err;
     for (Op &op : g_.ops()) {
@@ -180,8 +184,15 @@ private:
     return llvm::Error::success();
   }
 
-  // A fresh intermediate buffer for `v`: bytes per unit of its symbolic dims.
+  // The plan buffer of intermediate `v`: its sharing group's (an in-place chain, all of one size),
+  // or a fresh one sized in bytes per unit of its symbolic dims.
   llvm::Error addBuffer(const Value *v) {
+    const SharedBuffer *shared = sharing_.find(v);
+    if (shared)
+      if (auto it = groupBuffer_.find(shared->group); it != groupBuffer_.end()) {
+        slots_[v] = {PlanArg::Buffer, it->second};
+        return llvm::Error::success();
+      }
     PlanBuffer b;
     b.size.bytes = static_cast<int64_t>(dtypeSize(v->type().dtype));
     const auto &syms = plan().symbols;
@@ -199,7 +210,41 @@ private:
     b.first = b.last = step;
     plan().buffers.push_back(std::move(b));
     slots_[v] = {PlanArg::Buffer, static_cast<int64_t>(plan().buffers.size() - 1)};
+    if (shared)
+      groupBuffer_[shared->group] = slots_[v].index;
     return llvm::Error::success();
+  }
+
+  // A step whose result overwrites an operand in place passes one buffer for both: the kernel's
+  // parameters for it become one `inout` parameter (the others' loads and stores redirected to
+  // it), so no two parameters of a kernel ever alias and codegen keeps `noalias`.
+  static void mergeSharedParams(loop::LoopFunction &f, std::vector<PlanArg> &args) {
+    std::map<const loop::BufferNode *, loop::Buffer> to;
+    std::vector<bool> drop(f.params.size(), false);
+    for (size_t j = 0; j < f.params.size(); ++j) {
+      if (!f.params[j].isBuffer() || args[j].kind != PlanArg::Buffer ||
+          f.params[j].role == loop::ParamRole::In || drop[j])
+        continue;
+      for (size_t i = 0; i < f.params.size(); ++i)
+        if (i != j && !drop[i] && f.params[i].isBuffer() && args[i].kind == PlanArg::Buffer &&
+            args[i].index == args[j].index) {
+          to[f.params[i].buffer.get()] = f.params[j].buffer;
+          drop[i] = true;
+          f.params[j].role = loop::ParamRole::InOut;
+        }
+    }
+    if (to.empty())
+      return;
+    f.body = loop::substituteBuffers(f.body, to);
+    std::vector<loop::Param> params;
+    std::vector<PlanArg> kept;
+    for (size_t i = 0; i < f.params.size(); ++i)
+      if (!drop[i]) {
+        params.push_back(f.params[i]);
+        kept.push_back(args[i]);
+      }
+    f.params = std::move(params);
+    args = std::move(kept);
   }
 
   llvm::Error compileTopLevel(Op &op) {
@@ -294,6 +339,10 @@ private:
         return fail("scalar parameter %" + name + " is no input's symbol");
       step.args.push_back({PlanArg::Symbol, found});
     }
+    mergeSharedParams(f, step.args);
+    if (auto err = loop::verifyFunction(f))
+      return fail("loop IR is invalid after merging in-place parameters: " +
+                  llvm::toString(std::move(err)));
     plan().steps.push_back(std::move(step));
     prog_.kernels.push_back(std::move(f));
     return llvm::Error::success();
@@ -317,6 +366,8 @@ private:
   const ProgramOptions &opts_;
   Program prog_;
   std::unordered_map<const Value *, PlanArg> slots_;
+  BufferSharing sharing_;
+  std::unordered_map<int64_t, int64_t> groupBuffer_; // sharing group -> plan buffer
   std::unordered_map<const void *, size_t> constantIndex_;
   std::vector<Tensor> constantData_;
 };

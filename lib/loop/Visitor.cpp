@@ -184,4 +184,32 @@ Stmt findStmt(const Stmt &s, const std::function<bool(const Stmt &)> &pred) {
   return search.found;
 }
 
+namespace {
+
+class BufferSubstitution : public IRMutator {
+public:
+  explicit BufferSubstitution(const std::map<const BufferNode *, Buffer> &to) : to_(to) {}
+
+protected:
+  Expr visitLoad(const Expr &e) override {
+    Expr r = mutateOperands(e);
+    auto it = to_.find(e->buffer.get());
+    return it == to_.end() ? r : load(it->second, r->operands);
+  }
+  Stmt visitStore(const Stmt &s) override {
+    Stmt r = IRMutator::visitStore(s);
+    auto it = to_.find(s->buffer.get());
+    return it == to_.end() ? r : store(it->second, r->indices, r->value);
+  }
+
+private:
+  const std::map<const BufferNode *, Buffer> &to_;
+};
+
+} // namespace
+
+Stmt substituteBuffers(const Stmt &s, const std::map<const BufferNode *, Buffer> &to) {
+  return BufferSubstitution(to).mutate(s);
+}
+
 } // namespace strata::loop

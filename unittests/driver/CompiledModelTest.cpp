@@ -280,3 +280,36 @@ TEST(CompiledModel, SameResultsForAnyThreadCount) {
           << threads << " threads";
   }
 }
+
+// In place (the memory planner's sharing, graph/passes/MemoryPlan.h): an elementwise op whose
+// operand dies there writes its result over it. The plan then holds one buffer for the chain, and
+// the kernel one inout parameter for both (no two parameters alias, so noalias holds).
+TEST(CompiledModel, InPlaceStepsShareOneBuffer) {
+  auto build = [](Graph &g) {
+    Builder b(g);
+    Value *x = input(g, {3, 40}, "x");
+    Value *a = b.value(OpKind::Exp, {x});
+    Value *n = b.value(OpKind::Neg, {a});  // overwrites a
+    Value *t = b.value(OpKind::Tanh, {n}); // overwrites n
+    g.addOutput(b.value(OpKind::Mul, {t, x}), "out");
+  };
+  Graph ref, g;
+  build(ref);
+  build(g);
+  Tensor x = randomTensor({3, 40}, 9);
+  auto want = interpret(ref, {x});
+  ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());
+  CompileOptions opts;
+  opts.pipeline = ""; // one step per op
+  auto model = compileModel(g, opts);
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  const Plan &plan = (*model)->plan();
+  ASSERT_EQ(plan.steps.size(), 4u);
+  EXPECT_EQ(plan.buffers.size(), 1u);       // exp, neg and tanh results: one buffer
+  EXPECT_EQ(plan.steps[1].args.size(), 1u); // neg: one inout buffer
+  EXPECT_EQ(plan.steps[2].args.size(), 1u);
+  auto got = (*model)->run({x});
+  ASSERT_TRUE(static_cast<bool>(got)) << llvm::toString(got.takeError());
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    ASSERT_NEAR((*got)[0].getDouble(i), (*want)[0].getDouble(i), 1e-6) << i;
+}

@@ -27,6 +27,7 @@
 #include "strata/loop/IR.h"
 
 #include <functional>
+#include <map>
 
 namespace strata::loop {
 
@@ -217,5 +218,11 @@ bool anyExpr(const Expr &e, const std::function<bool(const Expr &)> &pred);
 void forEachStmt(const Stmt &s, const std::function<void(const Stmt &)> &fn);
 // The first statement in s (s included, parents first) for which pred holds, or null.
 Stmt findStmt(const Stmt &s, const std::function<bool(const Stmt &)> &pred);
+
+// --- rewrites common enough to share; each is an IRMutator underneath.
+
+// `s` with every load from and store to a mapped buffer made on its replacement (same shape and
+// strides: the caller's promise), the rest shared.
+Stmt substituteBuffers(const Stmt &s, const std::map<const BufferNode *, Buffer> &to);
 
 } // namespace strata::loop
