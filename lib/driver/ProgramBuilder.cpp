@@ -392,7 +392,6 @@ loop::ScheduleTarget scheduleTargetFor(const std::string &cpu, const std::string
   // their features through the CPU name.
   auto has = [&](const char *f) { return feats.find(f) != std::string::npos; };
   loop::ScheduleTarget st;
-  st.minParallelWork = 1 << 14; // below ~16K loop iterations a parallel-for costs more than it saves
   st.vectorBytes = has("+avx512f")                         ? 64
                    : has("+avx2") || cpu == "x86-64-v3"    ? 32
                    : cpu == "x86-64-v4"                    ? 64

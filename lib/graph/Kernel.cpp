@@ -50,9 +50,9 @@ llvm::Expected<KernelPlan> kernelPlan(const Op &kernel) {
     return llvm::Error::success();
   };
   if (llvm::Error err = resolve("epilogue", attrs.epilogue(), true, plan.epilogue))
-    return std::move(err);
+    return err;
   if (llvm::Error err = resolve("prologue", attrs.prologue(), false, plan.prologue))
-    return std::move(err);
+    return err;
   return plan;
 }
 

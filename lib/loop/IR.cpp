@@ -1,8 +1,10 @@
 // Loop IR node construction, type computation and structural equality.
 #include "strata/loop/IR.h"
+#include "strata/loop/Visitor.h"
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace strata::loop {
 
@@ -264,6 +266,30 @@ std::optional<ForKind> lookupForKind(std::string_view name) {
     if (forKindName(static_cast<ForKind>(i)) == name)
       return static_cast<ForKind>(i);
   return std::nullopt;
+}
+
+std::string_view loopRoleName(LoopRole r) {
+  return r == LoopRole::Parallel ? "parallel" : "reduction";
+}
+std::optional<LoopRole> lookupLoopRole(std::string_view name) {
+  if (name == "parallel")
+    return LoopRole::Parallel;
+  if (name == "reduction")
+    return LoopRole::Reduction;
+  return std::nullopt;
+}
+
+void pruneAnnotations(LoopFunction &f) {
+  if (f.notes.empty())
+    return;
+  std::set<std::string> loops;
+  if (f.body)
+    forEachStmt(f.body, [&](const Stmt &s) {
+      if (s->kind == StmtKind::For)
+        loops.insert(s->var->name);
+    });
+  std::erase_if(f.notes.roles, [&](const auto &r) { return !loops.count(r.first); });
+  std::erase_if(f.notes.nests, [&](const auto &n) { return !loops.count(n.first); });
 }
 
 namespace {

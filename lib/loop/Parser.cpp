@@ -184,6 +184,7 @@ public:
       failAt(fwd.second, "use of undeclared scalar parameter %" + name);
     expectPunct(")", "after the parameter list");
     f.body = parseBlock();
+    f.notes = std::move(notes_);
     if (tok_.kind != Tok::Eof)
       fail("expected end of input after the function, found " + describe(tok_));
     return f;
@@ -192,6 +193,7 @@ public:
   std::pair<size_t, size_t> lineCol(size_t offset) const { return lineColumn(src_, offset); }
 
 private:
+  LoopAnnotations notes_; // of the loops parsed so far
   struct Binding {
     std::string name;
     Var var;
@@ -414,8 +416,52 @@ private:
       fail("expected a loop kind (serial, parallel, vectorized, unrolled, gpu_block, gpu_thread), "
            "found " + describe(tok_));
     advance();
+    if (isPunct("["))
+      parseAnnotations(name);
     Var v = makeVar(name, extent.type().dtype);
     return forLoop(v, min, extent, *kind, parseScopedBlock({name, v, nullptr}, at));
+  }
+
+  // `[role, nest OP, work N, register_tiled]` after a loop kind (see LoopAnnotations).
+  void parseAnnotations(const std::string &loop) {
+    advance();
+    NestInfo nest;
+    bool isNest = false;
+    size_t at = tok_.offset;
+    do {
+      if (tok_.kind != Tok::Ident)
+        fail(
+            "expected a loop annotation (parallel, reduction, nest, work, register_tiled), found " +
+            describe(tok_));
+      std::string key = tok_.text;
+      size_t keyAt = tok_.offset;
+      advance();
+      if (std::optional<LoopRole> r = lookupLoopRole(key)) {
+        notes_.roles[loop] = *r;
+      } else if (key == "nest") {
+        if (tok_.kind != Tok::Ident)
+          fail("expected an op name after 'nest', found " + describe(tok_));
+        nest.op = tok_.text;
+        isNest = true;
+        advance();
+      } else if (key == "work") {
+        if (tok_.kind != Tok::Number || tok_.isFloat || !tok_.suffix.empty())
+          fail("expected a count after 'work', found " + describe(tok_));
+        auto r = std::from_chars(tok_.text.data(), tok_.text.data() + tok_.text.size(), nest.work);
+        if (r.ec != std::errc() || nest.work < 0)
+          fail("work must be a non-negative 64-bit count, found " + tok_.text);
+        advance();
+      } else if (key == "register_tiled") {
+        nest.registerTiled = true;
+      } else {
+        failAt(keyAt, "unknown loop annotation '" + key + "'");
+      }
+    } while (consumePunct(","));
+    expectPunct("]", "to close the loop annotations");
+    if (!isNest && (nest.work >= 0 || nest.registerTiled))
+      failAt(at, "'work' and 'register_tiled' describe a nest: they need 'nest OP'");
+    if (isNest)
+      notes_.nests[loop] = nest;
   }
 
   Stmt parseIf() {

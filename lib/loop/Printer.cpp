@@ -129,6 +129,7 @@ public:
   }
 
   void function(const LoopFunction &f) {
+    notes_ = &f.notes;
     out += "func @" + f.name + "(";
     for (size_t i = 0; i < f.params.size(); ++i) {
       const Param &p = f.params[i];
@@ -150,6 +151,29 @@ public:
 private:
   using ExprFunctor::visit;
   using StmtFunctor::visit;
+  const LoopAnnotations *notes_ = nullptr; // of the function printed, if any
+
+  // `[parallel, nest conv, work 1024, register_tiled] `: the loop's role and the nest it roots.
+  void annotations(const std::string &loop) {
+    if (!notes_)
+      return;
+    std::vector<std::string> items;
+    if (const LoopRole *r = notes_->roleOf(loop))
+      items.emplace_back(loopRoleName(*r));
+    if (const NestInfo *n = notes_->nestAt(loop)) {
+      items.push_back("nest " + n->op);
+      if (n->work >= 0)
+        items.push_back("work " + std::to_string(n->work));
+      if (n->registerTiled)
+        items.emplace_back("register_tiled");
+    }
+    if (items.empty())
+      return;
+    out += '[';
+    for (size_t i = 0; i < items.size(); ++i)
+      out += (i ? ", " : "") + items[i];
+    out += "] ";
+  }
 
   void visitBinary(const Expr &e) override {
     const char *op = infixOp(e.kind());
@@ -230,6 +254,7 @@ private:
     }
     out += forKindName(n.forKind);
     out += ' ';
+    annotations(n.var->name);
     block(n.body, level);
   }
   void visitStore(const Stmt &s, int) override {

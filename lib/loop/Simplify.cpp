@@ -319,6 +319,7 @@ LoopFunction simplify(const LoopFunction &f) {
   LoopFunction r = f;
   if (f.body)
     r.body = simplify(f.body);
+  pruneAnnotations(r); // loops of one iteration are gone
   return r;
 }
 

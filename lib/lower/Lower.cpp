@@ -27,13 +27,19 @@ Exprs vars(const std::vector<loop::Var> &vs) {
   return r;
 }
 
-Stmt loopNest(LowerCtx &c, const Shape &shape, const std::function<Stmt(const Exprs &)> &body) {
+Stmt LowerCtx::loopOver(const loop::Var &v, int64_t extent, loop::LoopRole r, Stmt body) {
+  role(v, r);
+  return loop::forLoop(v, imm(0), imm(extent), loop::ForKind::Serial, std::move(body));
+}
+
+Stmt loopNest(LowerCtx &c, const Shape &shape, loop::LoopRole role,
+              const std::function<Stmt(const Exprs &)> &body) {
   std::vector<loop::Var> vs;
   for (size_t d = 0; d < shape.size(); ++d)
     vs.push_back(c.newVar());
   Stmt s = body(vars(vs));
   for (size_t d = shape.size(); d-- > 0;)
-    s = loop::forLoop(vs[d], imm(0), imm(shape[d]), loop::ForKind::Serial, s);
+    s = c.loopOver(vs[d], shape[d], role, s);
   return s;
 }
 
@@ -89,6 +95,7 @@ llvm::Expected<loop::LoopFunction> lowerOp(const Op &op, const LowerOptions &opt
     c.opts = opts;
     loop::LoopFunction fn;
     fn.name = std::string(op.opName());
+    c.notes = &fn.notes;
     auto addBuffer = [&](const Value *v, const std::string &name, loop::ParamRole role) {
       const TensorType &t = v->type();
       if (!t.isStatic())

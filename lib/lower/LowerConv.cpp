@@ -110,13 +110,13 @@ Stmt lowerConv(LowerCtx &c) {
     return loop::load(c.ins[1], concat(concat({ob, ib}, tap), {ii, oi}));
   };
   Expr zero = loop::floatImm(0, t);
-  return loopNest(c, outs, [&](const Exprs &idx) {
+  return loopNest(c, outs, LoopRole::Parallel, [&](const Exprs &idx) {
     loop::Buffer acc = localScalar(c, "acc", t);
     Expr sum = loop::load(acc, {imm(0)});
     Exprs outPos(idx.begin() + 2, idx.begin() + 2 + static_cast<std::ptrdiff_t>(rank));
     Expr o = block ? idx[1] * imm(block) + idx.back() : idx[1];
     Expr channelBase = bin(ExprKind::FloorDiv, o, imm(og)) * imm(cg);
-    Stmt inner = loopNest(c, reduceShape, [&](const Exprs &r) {
+    Stmt inner = loopNest(c, reduceShape, LoopRole::Reduction, [&](const Exprs &r) {
       Exprs tap(r.begin() + 1, r.end());
       auto [coords, inside] = tapCoords(win, outPos, tap, grid);
       Expr xv = loadX(idx[0], channelBase + r[0], coords);
@@ -163,28 +163,32 @@ Stmt lowerPool(LowerCtx &c) {
     unsigned bits = static_cast<unsigned>(dtypeSize(t)) * 8;
     lowest = loop::intImm(!isSigned(t) ? 0 : bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1)), t);
   }
-  return loopNest(c, out, [&](const Exprs &idx) {
+  return loopNest(c, out, LoopRole::Parallel, [&](const Exprs &idx) {
     loop::Buffer acc = localScalar(c, "acc", at), count = localScalar(c, "count", DType::I64);
     Expr a = loop::load(acc, {imm(0)}), n = loop::load(count, {imm(0)});
     Exprs outPos(idx.begin() + 2, idx.end());
-    Stmt inner = loopNest(c, Shape(kernel.begin(), kernel.end()), [&](const Exprs &tap) {
-      auto [coords, inside] = tapCoords(win, outPos, tap, grid);
-      Expr v = loop::load(c.ins[0], concat({idx[0], idx[1]}, coords));
-      Stmt update;
-      if (isMax) {
-        Expr take = isFloat(t) ? bin(ExprKind::And, bin(ExprKind::EQ, a, a),
-                                     bin(ExprKind::Or, bin(ExprKind::NE, v, v), bin(ExprKind::GT, v, a)))
-                               : bin(ExprKind::GT, v, a);
-        update = loop::store(acc, {imm(0)}, loop::select(take, v, a));
-      } else if (isLp) {
-        Expr term = loop::call(Intrinsic::Pow, {loop::call(Intrinsic::Abs, {loop::cast(at, v)}), p});
-        update = loop::store(acc, {imm(0)}, a + term);
-      } else {
-        update = loop::seq({loop::store(acc, {imm(0)}, a + loop::cast(at, v)),
-                            loop::store(count, {imm(0)}, n + imm(1))});
-      }
-      return loop::ifThenElse(inside, update);
-    });
+    Stmt inner = loopNest(
+        c, Shape(kernel.begin(), kernel.end()), LoopRole::Reduction, [&](const Exprs &tap) {
+          auto [coords, inside] = tapCoords(win, outPos, tap, grid);
+          Expr v = loop::load(c.ins[0], concat({idx[0], idx[1]}, coords));
+          Stmt update;
+          if (isMax) {
+            Expr take =
+                isFloat(t)
+                    ? bin(ExprKind::And, bin(ExprKind::EQ, a, a),
+                          bin(ExprKind::Or, bin(ExprKind::NE, v, v), bin(ExprKind::GT, v, a)))
+                    : bin(ExprKind::GT, v, a);
+            update = loop::store(acc, {imm(0)}, loop::select(take, v, a));
+          } else if (isLp) {
+            Expr term =
+                loop::call(Intrinsic::Pow, {loop::call(Intrinsic::Abs, {loop::cast(at, v)}), p});
+            update = loop::store(acc, {imm(0)}, a + term);
+          } else {
+            update = loop::seq({loop::store(acc, {imm(0)}, a + loop::cast(at, v)),
+                                loop::store(count, {imm(0)}, n + imm(1))});
+          }
+          return loop::ifThenElse(inside, update);
+        });
     Expr result;
     if (isMax) {
       result = a;

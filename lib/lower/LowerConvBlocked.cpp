@@ -6,7 +6,7 @@
 // (group == channels, weight [C/B, 1, KH, KW, 1, B]), where each tap is a vector load of B
 // channels times a weight vector.
 //
-//   for q in [0, N * OCB * OH) parallel           (n, output channel block, output row)
+//   for q in [0, N * OCB * OH)                    (n, output channel block, output row)
 //     for owo in [0, ceil(OW / T))                (a tile of T output columns)
 //       acc[T, B] = bias block                    (T vector accumulators, promoted to registers)
 //       for icb, kh (row inside the input), kw, bi:
@@ -115,8 +115,8 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     init.push_back(loop::store(acc, accAt(t), start));
 
   Expr outChannels = loop::ramp(ocb * imm(B), imm(1), static_cast<int>(B));
-  auto serial = [](loop::Var v, int64_t extent, Stmt body) {
-    return loop::forLoop(std::move(v), imm(0), imm(extent), loop::ForKind::Serial, std::move(body));
+  auto summed = [&](const loop::Var &v, int64_t extent, Stmt body) {
+    return c.loopOver(v, extent, LoopRole::Reduction, std::move(body));
   };
   // The reduction over (icb, kh, kw, bi) into the accumulators; `guarded` handles taps left or
   // right of the input and a column tail.
@@ -150,12 +150,12 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       Expr sum = loop::call(loop::Intrinsic::Fma, {xv, wv, loop::load(acc, accAt(t))});
       update.push_back(loop::store(acc, accAt(t), sum));
     }
-    Stmt taps = serial(kw, KW, BI == 1 ? loop::seq(update) : serial(bi, BI, loop::seq(update)));
+    Stmt taps = summed(kw, KW, BI == 1 ? loop::seq(update) : summed(bi, BI, loop::seq(update)));
     if (rowGuard)
       taps = loop::ifThenElse(bin(ExprKind::And, bin(ExprKind::GE, ih, imm(0)),
                                   bin(ExprKind::LT, ih, imm(IH))),
                               taps);
-    return ICB == 1 && depthwise ? serial(kh, KH, taps) : serial(icb, ICB, serial(kh, KH, taps));
+    return ICB == 1 && depthwise ? summed(kh, KH, taps) : summed(icb, ICB, summed(kh, KH, taps));
   };
   // Most tiles lie inside the input: they run without the per-tap clamp and select.
   Stmt reduce = reduction(colGuard);
@@ -175,8 +175,11 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     finish.push_back(tail ? loop::ifThenElse(bin(ExprKind::LT, column(t), imm(OW)), st) : st);
   }
   Stmt tile = loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
-  const int64_t macs = N * OCB * B * OH * OW * ICB * BI * KH * KW;
-  return loop::forLoop(q, imm(0), imm(N * OCB * OH), outerLoopKind(macs), serial(owo, tiles, tile));
+  // The structure is final (unrolled columns, constant accumulator indices); whether q runs in
+  // parallel is the schedule's choice, from the work recorded here.
+  c.nest(q, {std::string(c.op.opName()), N * OCB * B * OH * OW * ICB * BI * KH * KW, true});
+  return c.loopOver(q, N * OCB * OH, LoopRole::Parallel,
+                    c.loopOver(owo, tiles, LoopRole::Parallel, tile));
 }
 
 } // namespace strata::lower

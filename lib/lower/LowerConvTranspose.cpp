@@ -36,13 +36,13 @@ Stmt lowerConvTranspose(LowerCtx &c) {
   if (c.ins.size() > 2 && (c.inTypes[2] != t || c.inShapes[2] != Shape{out[1]}))
     throw LowerError("conv_transpose: bad bias");
   Shape inGrid(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
-  return loopNest(c, out, [&](const Exprs &o) {
+  return loopNest(c, out, LoopRole::Parallel, [&](const Exprs &o) {
     loop::Buffer acc = loop::makeBuffer(c.newName("acc"), t, {imm(1)}, {}, loop::MemoryScope::Local);
     Expr g = loop::binary(ExprKind::FloorDiv, o[1], imm(outPerGroup));
     Expr mInGroup = loop::binary(ExprKind::FloorMod, o[1], imm(outPerGroup));
     Shape redShape{inPerGroup};
     redShape.insert(redShape.end(), kernel.begin(), kernel.end());
-    Stmt sum = loopNest(c, redShape, [&](const Exprs &r) {
+    Stmt sum = loopNest(c, redShape, LoopRole::Reduction, [&](const Exprs &r) {
       Expr ch = g * imm(inPerGroup) + r[0];
       Exprs xi{o[0], ch}, wi{ch, mInGroup};
       Expr inside = loop::boolImm(true);

@@ -15,7 +15,7 @@ Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std:
 
 // Copies through `index`, which maps a result index to a source index of operand 0.
 Stmt copyVia(LowerCtx &c, const std::function<Exprs(const Exprs &)> &index) {
-  return loopNest(c, c.outShapes[0], [&](const Exprs &idx) {
+  return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &idx) {
     return loop::store(c.outs[0], idx, loop::load(c.ins[0], index(idx)));
   });
 }
@@ -71,12 +71,11 @@ Exprs relayoutSource(const Op &op, const Shape &in, const Shape &out, const Expr
 
 // One loop nest per input, each writing its slab of the result at its offset along the axis.
 Stmt lowerConcat(LowerCtx &c) {
-  const Shape &out = c.outShapes[0];
   size_t axis = static_cast<size_t>(ops::ConcatOp(c.op).axis());
   std::vector<Stmt> parts;
   int64_t offset = 0;
   for (size_t i = 0; i < c.ins.size(); ++i) {
-    parts.push_back(loopNest(c, c.inShapes[i], [&](const Exprs &idx) {
+    parts.push_back(loopNest(c, c.inShapes[i], LoopRole::Parallel, [&](const Exprs &idx) {
       Exprs o = idx;
       if (offset)
         o[axis] = idx[axis] + imm(offset);
@@ -117,7 +116,7 @@ Stmt lowerPad(LowerCtx &c) {
   if (pads.size() != 2 * rank)
     throw LowerError("pad: pads must have 2 * rank entries");
   if (mode != PadMode::Constant)
-    return loopNest(c, c.outShapes[0], [&](const Exprs &idx) {
+    return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &idx) {
       Exprs src;
       for (size_t d = 0; d < rank; ++d) {
         int64_t begin = pads[d], lo = std::max<int64_t>(0, -begin);
@@ -130,7 +129,7 @@ Stmt lowerPad(LowerCtx &c) {
       }
       return loop::store(c.outs[0], idx, loop::load(c.ins[0], src));
     });
-  return loopNest(c, c.outShapes[0], [&](const Exprs &idx) {
+  return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &idx) {
     Exprs src;
     Expr inside;
     for (size_t d = 0; d < rank; ++d) {

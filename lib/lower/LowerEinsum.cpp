@@ -87,10 +87,10 @@ Stmt lowerEinsum(LowerCtx &c) {
   for (int l : sumLabels)
     sumShape.push_back(extent[l]);
   DType acc = isFloat(t) ? DType::F64 : t;
-  return loopNest(c, c.outShapes[0], [&](const Exprs &outIdx) {
+  return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &outIdx) {
     loop::Buffer sum = localArray(c, "sum", acc);
     Expr s = loop::load(sum, {imm(0)});
-    Stmt reduce = loopNest(c, sumShape, [&](const Exprs &sumIdx) {
+    Stmt reduce = loopNest(c, sumShape, LoopRole::Reduction, [&](const Exprs &sumIdx) {
       auto indexOf = [&](int label) {
         auto o = std::find(outLabels.begin(), outLabels.end(), label);
         if (o != outLabels.end())

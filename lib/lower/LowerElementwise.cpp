@@ -251,7 +251,7 @@ Stmt lowerElementwise(LowerCtx &c) {
   if (c.op.kind() == OpKind::Pow && isInteger(c.inTypes[0]))
     return lowerIntPow(c);
   const Shape &out = c.outShapes[0];
-  return loopNest(c, out, [&](const Exprs &idx) {
+  return loopNest(c, out, LoopRole::Parallel, [&](const Exprs &idx) {
     Exprs args;
     for (size_t i = 0; i < c.ins.size(); ++i)
       args.push_back(loop::load(c.ins[i], broadcastIndex(idx, out, c.inShapes[i])));

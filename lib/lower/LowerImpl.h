@@ -46,6 +46,19 @@ struct LowerCtx {
   Stmt storeOut(const Exprs &idx, const Expr &value) {
     return storeResult ? storeResult(idx, value) : loop::store(outs[0], idx, value);
   }
+  // What this lowering states about its loops (the function's annotations; shared by the
+  // contexts of a kernel's ops): the role of every loop it makes, and its nests' origin and work.
+  loop::LoopAnnotations *notes = nullptr;
+  void role(const loop::Var &v, loop::LoopRole r) {
+    if (notes)
+      notes->roles[v->name] = r;
+  }
+  void nest(const loop::Var &root, loop::NestInfo info) {
+    if (notes)
+      notes->nests[root->name] = std::move(info);
+  }
+  // A loop over [0, extent) with its role.
+  Stmt loopOver(const loop::Var &v, int64_t extent, loop::LoopRole r, Stmt body);
   // A fresh loop/index variable (names must be unique within a function).
   loop::Var newVar(const std::string &hint = "i");
   // A fresh local buffer name.
@@ -55,8 +68,11 @@ struct LowerCtx {
 inline Expr imm(int64_t v) { return loop::intImm(v); }
 Exprs vars(const std::vector<loop::Var> &vs);
 
-// A serial loop nest over `shape` (outermost first); `body` gets the index of every dim.
-Stmt loopNest(LowerCtx &c, const Shape &shape, const std::function<Stmt(const Exprs &)> &body);
+// A serial loop nest over `shape` (outermost first), every loop of role `role` (output dims:
+// Parallel; dims summed over: Reduction); `body` gets the index of every dim.
+Stmt loopNest(LowerCtx &c, const Shape &shape, loop::LoopRole role,
+              const std::function<Stmt(const Exprs &)> &body);
+using loop::LoopRole;
 // Indices into an operand of shape `in` numpy-broadcast to `out` (right-aligned; dims of size 1
 // read index 0).
 Exprs broadcastIndex(const Exprs &outIdx, const Shape &out, const Shape &in);
@@ -111,13 +127,6 @@ Stmt lowerEinsum(LowerCtx &c);     // LowerEinsum.cpp
 Stmt lowerKernelBody(LowerCtx &c); // LowerKernel.cpp: fused kernels
 // pow on integer operands: square-and-multiply over the exponent's bits (LowerPow.cpp).
 Stmt lowerIntPow(LowerCtx &c);
-
-// Micro-kernels mark their outer loop parallel only above this many multiply-adds: below it a
-// parallel-for costs more than it saves (a lifted batch runs such a kernel once per item).
-constexpr int64_t kMinParallelMacs = int64_t(1) << 14;
-inline loop::ForKind outerLoopKind(int64_t macs) {
-  return macs >= kMinParallelMacs ? loop::ForKind::Parallel : loop::ForKind::Serial;
-}
 
 // The register-tiled micro-kernel for blocked 2-D f32 conv (LowerConvBlocked.cpp).
 bool canLowerBlockedConv(const LowerCtx &c);

@@ -98,7 +98,7 @@ struct KernelLowering {
     if (op.kind() == OpKind::Constant && ops::ConstantOp(op).value().numElements() != 1)
       return constantBuffer(v, ops::ConstantOp(op).value());
     loop::Buffer b = newTemp(v, "t");
-    stmts.push_back(loopNest(c, shapeOf(v), [&](const Exprs &idx) {
+    stmts.push_back(loopNest(c, shapeOf(v), LoopRole::Parallel, [&](const Exprs &idx) {
       return loop::store(b, idx, valueExpr(v, idx));
     }));
     return buffers[v] = b;
@@ -113,6 +113,7 @@ struct KernelLowering {
   void lowerAnchor(const Op &op) {
     LowerCtx sub(op, c.varCounter);
     sub.opts = c.opts;
+    sub.notes = c.notes;
     for (const Value *operand : op.operands()) {
       sub.ins.push_back(materialize(operand));
       sub.inShapes.push_back(shapeOf(operand));
@@ -211,6 +212,7 @@ bool fuseEpilogue(KernelLowering &k, const KernelPlan &plan) {
 
   LowerCtx sub(*anchor, k.c.varCounter);
   sub.opts = k.c.opts;
+  sub.notes = k.c.notes;
   for (const Value *operand : anchor->operands()) {
     sub.ins.push_back(nullptr); // the micro-kernel checks below need the count only
     sub.inShapes.push_back(k.shapeOf(operand));
@@ -302,7 +304,7 @@ Stmt lowerKernelBody(LowerCtx &c) {
     for (unsigned i = j; i < c.outs.size(); ++i)
       if (!k.written[i] && c.outShapes[i] == shape)
         group.push_back(i);
-    Stmt nest = loopNest(c, shape, [&](const Exprs &idx) {
+    Stmt nest = loopNest(c, shape, LoopRole::Parallel, [&](const Exprs &idx) {
       std::vector<Stmt> stores;
       for (unsigned i : group)
         stores.push_back(loop::store(c.outs[i], idx, k.valueExpr(region.output(i), idx)));

@@ -24,7 +24,7 @@ Stmt lowerMatMul(LowerCtx &c) {
   Shape aBatchShape(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(aBatch));
   Shape bBatchShape(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(bBatch));
   Expr zero = isFloat(t) ? loop::floatImm(0, t) : loop::intImm(0, t);
-  return loopNest(c, out, [&](const Exprs &idx) {
+  return loopNest(c, out, LoopRole::Parallel, [&](const Exprs &idx) {
     Exprs bi(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(nb));
     Expr i = aVec ? Expr() : idx[nb];
     Expr j = bVec ? Expr() : idx.back();
@@ -44,7 +44,7 @@ Stmt lowerMatMul(LowerCtx &c) {
     if (c.ins.size() > 2)
       result = result + loop::load(c.ins[2], broadcastIndex(idx, out, c.inShapes[2]));
     return loop::allocate(acc, loop::seq({loop::store(acc, {imm(0)}, zero),
-                                          loop::forLoop(kv, imm(0), imm(k), loop::ForKind::Serial, step),
+                                          c.loopOver(kv, k, LoopRole::Reduction, step),
                                           loop::store(c.outs[0], idx, result)}));
   });
 }

@@ -1,8 +1,8 @@
 // A register-tiled micro-kernel for f32 matmul whose columns fill whole vectors (N a multiple of
-// 8, vectors of the target's width where N allows): each tile of R rows x C vectors of columns keeps R * C vector accumulators in registers and
-// is updated by rank-1 steps, one per k:
+// 8, vectors of the target's width where N allows): each tile of R rows x C vectors of columns
+// keeps R * C vector accumulators in registers and is updated by rank-1 steps, one per k:
 //
-//   for p in [0, batches * rowTiles * colTiles) parallel
+//   for p in [0, batches * rowTiles * colTiles)
 //     acc[R, C, 0:8] = bias columns (or 0)
 //     for k in [0, K)
 //       b_c = b[.., k, j0 + 8c : +8]                      (C vector loads)
@@ -110,10 +110,11 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
     // A clamped tail row computed row M-1 again: store only the real rows.
     finish.push_back(rowTail ? loop::ifThenElse(bin(ExprKind::LT, row(r), imm(M)), st) : st);
   }
-  Stmt reduce = loop::forLoop(k, imm(0), imm(K), loop::ForKind::Serial, loop::seq(update));
+  Stmt reduce = c.loopOver(k, K, LoopRole::Reduction, loop::seq(update));
   Stmt tile = loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
-  return loop::forLoop(p, imm(0), imm(batches * rowTiles * colTiles),
-                       outerLoopKind(batches * M * N * K), tile);
+  // The structure is final; whether p runs in parallel is the schedule's choice.
+  c.nest(p, {std::string(c.op.opName()), batches * M * N * K, true});
+  return c.loopOver(p, batches * rowTiles * colTiles, LoopRole::Parallel, tile);
 }
 
 } // namespace strata::lower

@@ -28,7 +28,7 @@ Stmt rowNest(LowerCtx &c, const Shape &shape, size_t axis,
              const std::function<Stmt(const std::function<Exprs(const Expr &)> &)> &body) {
   Shape rows = shape;
   rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(axis));
-  return loopNest(c, rows, [&](const Exprs &r) {
+  return loopNest(c, rows, LoopRole::Parallel, [&](const Exprs &r) {
     return body([&, r](const Expr &a) {
       Exprs full = r;
       full.insert(full.begin() + static_cast<std::ptrdiff_t>(axis), a);
@@ -73,6 +73,7 @@ Stmt lowerArgReduce(LowerCtx &c) {
       Expr whenBestNaN = selectLast ? isNaN(v) : loop::boolImm(false);
       better = loop::select(isNaN(b), whenBestNaN, bin(ExprKind::Or, isNaN(v), better));
     }
+    c.role(a, LoopRole::Reduction);
     Stmt scan = loop::forLoop(a, imm(1), imm(n - 1), loop::ForKind::Serial,
                               loop::ifThenElse(better, loop::seq({best.set(v), idx.set(loop::var(a))})));
     Exprs outIdx = at(imm(0));
@@ -107,7 +108,7 @@ Stmt lowerLayerNorm(LowerCtx &c) {
   int64_t inner = numElements(trailing);
   const DType f64 = DType::F64;
   auto f = [&](double v) { return loop::floatImm(v, f64); };
-  return loopNest(c, outer, [&](const Exprs &o) {
+  return loopNest(c, outer, LoopRole::Parallel, [&](const Exprs &o) {
     Acc mean = makeAcc(c, "mean", f64), var = makeAcc(c, "var", f64), inv = makeAcc(c, "invstd", f64);
     auto full = [&](const Exprs &r) {
       Exprs idx = o;
@@ -115,15 +116,16 @@ Stmt lowerLayerNorm(LowerCtx &c) {
       return idx;
     };
     auto x = [&](const Exprs &r) { return loop::cast(f64, loop::load(c.ins[0], full(r))); };
-    Stmt sum = loopNest(c, trailing, [&](const Exprs &r) { return mean.set(mean.get() + x(r)); });
-    Stmt sq = loopNest(c, trailing, [&](const Exprs &r) {
+    Stmt sum = loopNest(c, trailing, LoopRole::Reduction,
+                        [&](const Exprs &r) { return mean.set(mean.get() + x(r)); });
+    Stmt sq = loopNest(c, trailing, LoopRole::Reduction, [&](const Exprs &r) {
       Expr d = x(r) - mean.get();
       return var.set(var.get() + d * d);
     });
     auto operand = [&](size_t i, const Exprs &r) {
       return loop::cast(f64, loop::load(c.ins[i], broadcastIndex(full(r), in, c.inShapes[i])));
     };
-    Stmt write = loopNest(c, trailing, [&](const Exprs &r) {
+    Stmt write = loopNest(c, trailing, LoopRole::Parallel, [&](const Exprs &r) {
       Expr y = (x(r) - mean.get()) * inv.get();
       y = y * operand(1, r);
       if (c.ins.size() > 2)
@@ -165,8 +167,8 @@ Stmt lowerCumSum(LowerCtx &c) {
       v = loop::cast(at, v);
     Expr out = at != t ? loop::cast(t, run.get()) : run.get();
     Stmt add = run.set(run.get() + v), write = loop::store(c.outs[0], idx, out);
-    Stmt scan = loop::forLoop(step, imm(0), imm(n), loop::ForKind::Serial,
-                              exclusive ? loop::seq({write, add}) : loop::seq({add, write}));
+    Stmt scan = c.loopOver(step, n, LoopRole::Reduction,
+                           exclusive ? loop::seq({write, add}) : loop::seq({add, write}));
     Expr zero = isFloat(t) ? loop::floatImm(0, at) : loop::intImm(0, at);
     return loop::allocate(run.buf, loop::seq({run.set(zero), scan}));
   });

@@ -18,7 +18,7 @@ Stmt lowerIntPow(LowerCtx &c) {
   const Shape &out = c.outShapes[0];
   auto k = [&](int64_t v) { return loop::intImm(v, t); };
   int64_t bits = static_cast<int64_t>(dtypeSize(t)) * 8;
-  return loopNest(c, out, [&](const Exprs &idx) {
+  return loopNest(c, out, LoopRole::Parallel, [&](const Exprs &idx) {
     Expr base = loop::load(c.ins[0], broadcastIndex(idx, out, c.inShapes[0]));
     Expr e = loop::load(c.ins[1], broadcastIndex(idx, out, c.inShapes[1]));
     if (c.inTypes[1] != t)
@@ -40,7 +40,7 @@ Stmt lowerIntPow(LowerCtx &c) {
       result = loop::select(bin(ExprKind::LT, e, k(0)), negative, a);
     }
     Stmt body = loop::seq({loop::store(acc, {imm(0)}, k(1)), loop::store(sq, {imm(0)}, base),
-                           loop::forLoop(bit, imm(0), imm(bits), loop::ForKind::Serial, step),
+                           c.loopOver(bit, bits, LoopRole::Reduction, step),
                            loop::store(c.outs[0], idx, result)});
     return loop::allocate(acc, loop::allocate(sq, body));
   });

@@ -44,10 +44,10 @@ Stmt reduceNest(LowerCtx &c, const Shape &shape, const std::vector<bool> &reduce
   Shape keptShape, redShape;
   for (size_t d = 0; d < shape.size(); ++d)
     (reduced[d] ? redShape : keptShape).push_back(shape[d]);
-  return loopNest(c, keptShape, [&](const Exprs &kept) {
+  return loopNest(c, keptShape, LoopRole::Parallel, [&](const Exprs &kept) {
     // Runs a loop over the reduced dims; the callback gets the full input index.
     auto overReduced = [&](const std::function<Stmt(const Exprs &)> &inner) {
-      return loopNest(c, redShape, [&](const Exprs &red) {
+      return loopNest(c, redShape, LoopRole::Reduction, [&](const Exprs &red) {
         Exprs full;
         size_t k = 0, r = 0;
         for (size_t d = 0; d < shape.size(); ++d)

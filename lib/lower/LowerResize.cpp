@@ -68,7 +68,9 @@ Stmt lowerResize(LowerCtx &c) {
     return loop::cast(t, v);
   };
   if (passes.empty())
-    return loopNest(c, in, [&](const Exprs &idx) { return loop::store(c.outs[0], idx, convert(src(idx))); });
+    return loopNest(c, in, LoopRole::Parallel, [&](const Exprs &idx) {
+      return loop::store(c.outs[0], idx, convert(src(idx)));
+    });
 
   for (size_t k = 0; k < passes.size(); ++k) {
     int64_t d = passes[k];
@@ -94,7 +96,7 @@ Stmt lowerResize(LowerCtx &c) {
       allocs.push_back(dst);
     }
     auto prev = src;
-    stmts.push_back(loopNest(c, shape, [&](const Exprs &idx) {
+    stmts.push_back(loopNest(c, shape, LoopRole::Parallel, [&](const Exprs &idx) {
       Expr acc = loop::floatImm(0, f64);
       for (int64_t j = 0; j < at.count; ++j) {
         Expr w = loop::load(wT, {idx[d], imm(j)});

@@ -56,7 +56,7 @@ Stmt lowerGatherNd(LowerCtx &c) {
   if (q < 1 || b < 0 || b >= q || b > static_cast<int64_t>(data.size()))
     throw LowerError("gather_nd: bad batch_dims or indices rank");
   int64_t k = ind.back();
-  return loopNest(c, c.outShapes[0], [&](const Exprs &o) {
+  return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &o) {
     Exprs tuple(o.begin(), o.begin() + (q - 1));
     Exprs src(o.begin(), o.begin() + b);
     Exprs coords = tupleCoords(c, tuple, b, k);
@@ -76,10 +76,10 @@ static Stmt scatter(LowerCtx &c, const std::function<Exprs(const Exprs &)> &targ
                                    ? ops::ScatterNDOp(c.op).reduction()
                                    : ops::ScatterElementsOp(c.op).reduction();
   const Shape &data = c.inShapes[0];
-  Stmt copy = loopNest(c, data, [&](const Exprs &i) {
+  Stmt copy = loopNest(c, data, LoopRole::Parallel, [&](const Exprs &i) {
     return loop::store(c.outs[0], i, loop::load(c.ins[0], i));
   });
-  Stmt updates = loopNest(c, c.inShapes[2], [&](const Exprs &u) {
+  Stmt updates = loopNest(c, c.inShapes[2], LoopRole::Reduction, [&](const Exprs &u) {
     Exprs dst = target(u);
     Expr inside = loop::boolImm(true);
     for (size_t d = 0; d < dst.size(); ++d)

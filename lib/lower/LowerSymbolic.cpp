@@ -292,6 +292,7 @@ lowerSymbolic(const Op &op, const std::function<llvm::Error(loop::LoopFunction &
     p.buffer = nb;
   }
   f->body = loop::forLoop(b, imm(0), loop::var(n), loop::ForKind::Serial, lift.mutate(f->body));
+  f->notes.roles[b->name] = loop::LoopRole::Parallel; // items of the batch are independent
   f->addScalar(n);
   return loop::simplify(*f);
 }

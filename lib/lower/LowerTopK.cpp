@@ -48,7 +48,7 @@ Stmt lowerTopK(LowerCtx &c) {
   Shape rowShape = in;
   rowShape.erase(rowShape.begin() + static_cast<std::ptrdiff_t>(axis));
   DType it = c.outTypes[1];
-  return loopNest(c, rowShape, [&](const Exprs &row) {
+  return loopNest(c, rowShape, LoopRole::Parallel, [&](const Exprs &row) {
     loop::Buffer bestV = localArray(c, "bestv", t), bestI = localArray(c, "besti", DType::I64);
     loop::Buffer prevV = localArray(c, "prevv", t), prevI = localArray(c, "previ", DType::I64);
     Expr bv = loop::load(bestV, {imm(0)}), bi = loop::load(bestI, {imm(0)});
@@ -61,19 +61,19 @@ Stmt lowerTopK(LowerCtx &c) {
                               comesFirst(pv, pi, x, xi, largest, fl));
     Expr better = loop::select(bin(ExprKind::LT, bi, imm(0)), loop::boolImm(true),
                                comesFirst(x, xi, bv, bi, largest, fl));
-    Stmt scan = loop::forLoop(
-        n, imm(0), imm(size), loop::ForKind::Serial,
-        loop::ifThenElse(bin(ExprKind::And, after, better),
-                         loop::seq({loop::store(bestV, {imm(0)}, x),
-                                    loop::store(bestI, {imm(0)}, xi)})));
+    Stmt scan = c.loopOver(n, size, LoopRole::Reduction,
+                           loop::ifThenElse(bin(ExprKind::And, after, better),
+                                            loop::seq({loop::store(bestV, {imm(0)}, x),
+                                                       loop::store(bestI, {imm(0)}, xi)})));
     Expr jv = loop::var(j);
     Stmt pass = loop::seq(
         {loop::store(bestV, {imm(0)}, first), loop::store(bestI, {imm(0)}, imm(-1)), scan,
          loop::store(c.outs[0], withAxis(row, axis, jv), bv),
          loop::store(c.outs[1], withAxis(row, axis, jv), it == DType::I64 ? bi : loop::cast(it, bi)),
          loop::store(prevV, {imm(0)}, bv), loop::store(prevI, {imm(0)}, bi)});
-    Stmt body = loop::seq({loop::store(prevV, {imm(0)}, first), loop::store(prevI, {imm(0)}, imm(-1)),
-                           loop::forLoop(j, imm(0), imm(k), loop::ForKind::Serial, pass)});
+    Stmt body =
+        loop::seq({loop::store(prevV, {imm(0)}, first), loop::store(prevI, {imm(0)}, imm(-1)),
+                   c.loopOver(j, k, LoopRole::Reduction, pass)});
     return loop::allocate(bestV, loop::allocate(bestI, loop::allocate(prevV, loop::allocate(prevI, body))));
   });
 }

@@ -2,6 +2,8 @@
 // (OpTable.def) come first, then one line per op; an op without a line has no lowering yet.
 #include "LowerImpl.h"
 
+#include "strata/loop/Visitor.h"
+
 #include <array>
 
 namespace strata::lower {
@@ -74,11 +76,30 @@ const Lowering &loweringOf(OpKind k) {
   return table[static_cast<size_t>(k)];
 }
 
+namespace {
+// The outermost loops of a statement: the roots of its nests.
+class NestRoots : public loop::IRVisitor {
+public:
+  std::vector<loop::Var> roots;
+
+protected:
+  void visitFor(const Stmt &s) override { roots.push_back(s->var); } // not the loops inside
+};
+} // namespace
+
 Stmt lowerBody(LowerCtx &c) {
   const Lowering &l = loweringOf(c.op.kind());
   if (!l.lower)
     notLowered(c.op);
-  return l.lower(c);
+  Stmt s = l.lower(c);
+  // Every nest records the op it computes (a micro-kernel has recorded more already).
+  if (c.notes) {
+    NestRoots roots;
+    roots.visit(s);
+    for (const loop::Var &root : roots.roots)
+      c.notes->nests.try_emplace(root->name, loop::NestInfo{std::string(c.op.opName())});
+  }
+  return s;
 }
 
 } // namespace strata::lower

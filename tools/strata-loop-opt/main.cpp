@@ -30,6 +30,10 @@ int main(int argc, char **argv) {
                  "Schedule steps applied in order, e.g. 'split(i, 8, io, ii); vectorize(ii)'");
   app.add_flag("--default-schedule", defaultSchedule,
                "Apply the default schedule (after --schedule); its steps print as a comment");
+  int64_t minParallelWork = strata::loop::kMinParallelWork;
+  app.add_option("--min-parallel-work", minParallelWork,
+                 "With --default-schedule: the least work a nest needs to go parallel (0: none)")
+      ->capture_default_str();
   app.add_flag("--simplify", doSimplify, "Run the arithmetic simplifier");
   app.add_flag("--check-bounds", checkBounds,
                "Fail unless every load and store index is provably inside its buffer");
@@ -61,7 +65,9 @@ int main(int argc, char **argv) {
   }
   std::string chosen;
   if (defaultSchedule) {
-    strata::loop::Schedule steps = strata::loop::defaultSchedule(*f);
+    strata::loop::ScheduleTarget t;
+    t.minParallelWork = minParallelWork;
+    strata::loop::Schedule steps = strata::loop::defaultSchedule(*f, t);
     if (llvm::Error err = strata::loop::applySchedule(*f, steps))
       return fail(std::move(err));
     chosen = "// default schedule: " + strata::loop::printSchedule(steps) + "\n";

@@ -61,7 +61,7 @@ TEST_F(BoundsTest, Prover) {
 }
 TEST_F(BoundsTest, CheckBoundsFindsOutOfRangeAccesses) {
   Buffer a = makeBuffer("a", DType::F32, {c(4), n});
-  LoopFunction f{"k", {}, nullptr};
+  LoopFunction f{"k", {}, nullptr, {}};
   f.addBuffer(a, ParamRole::InOut);
   f.addScalar(nv);
   Var io = makeVar("io"), ii = makeVar("ii");

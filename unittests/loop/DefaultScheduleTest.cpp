@@ -3,18 +3,23 @@
 // results bit-identical on random inputs; nests with loop-carried dependences are left alone.
 #include "ScheduleCheck.h"
 
+#include <cstring>
+
 using namespace strata;
 using namespace strata::loop;
 using namespace strata::loop::testing;
 
 namespace {
 
+// The test nests are tiny: without a work minimum their structural decisions show.
+constexpr ScheduleTarget kNoWorkMinimum{.minParallelWork = 0};
+
 // Picks the default schedule for `text`, replays it from its printed form, checks the result
 // verifies with accesses proven in bounds and computes exactly what the original does. Returns the
 // printed schedule.
 std::string checkDefault(const char *text,
                          const std::vector<std::map<std::string, int64_t>> &scalarSets = {{}},
-                         const ScheduleTarget &target = {}) {
+                         const ScheduleTarget &target = kNoWorkMinimum) {
   LoopFunction f = parse(text), g = f;
   std::string why;
   Schedule s = defaultSchedule(f, target, &why);
@@ -58,7 +63,7 @@ TEST(DefaultSchedule, ElementwiseVectorizesTheRowAndParallelizesTheOuterLoop) {
 })";
   EXPECT_EQ(stepsOnly(checkDefault(add1, {{{"n", 13}}, {{"n", 1}}})),
             "vectorize(i, 4); parallel(i.o)");
-  EXPECT_EQ(stepsOnly(checkDefault(add1, {{{"n", 13}}}, {.vectorBytes = 16})),
+  EXPECT_EQ(stepsOnly(checkDefault(add1, {{{"n", 13}}}, {.vectorBytes = 16, .minParallelWork = 0})),
             "vectorize(i, 2); parallel(i.o)");
 }
 
@@ -199,6 +204,77 @@ TEST(DefaultSchedule, EachNestIsScheduledAndReasonsAreGiven) {
   EXPECT_EQ(stepsOnly(out), "vectorize(i, 8); parallel(i.o); vectorize(j, 8); parallel(j.o)");
   EXPECT_NE(out.find("nest %i: vectorize(i, 8): innermost contiguous loop"), std::string::npos)
       << out;
+}
+
+TEST(DefaultSchedule, SmallNestsStaySerial) {
+  // 4 x 5 x 8 iterations (after vectorizing) are far below kMinParallelWork: not handed to the
+  // thread pool.
+  const char *add = R"(func @add(%a: f32[4, 37] in, %b: f32[4, 37] in, %c: f32[4, 37] out) {
+  for %i in [0, 4) serial {
+    for %j in [0, 37) serial {
+      %c[%i, %j] = %a[%i, %j] + %b[%i, %j]
+    }
+  }
+})";
+  std::string out = checkDefault(add, {{}}, {});
+  EXPECT_EQ(stepsOnly(out), "vectorize(j, 8)");
+  EXPECT_NE(out.find("not parallelized: 160 iterations in all"), std::string::npos) << out;
+}
+
+// A register-tiled nest as lowering states it: q runs over flattened output rows (an index the
+// independence check cannot see through), owo over column tiles, k is summed; the unrolled
+// accumulator tile lives in a local buffer.
+const char *kTiled = R"(func @mk(%x: f32[64, 4] in, %y: f32[64, 8] out) {
+  for %q in [0, 16) serial [parallel, nest matmul, work WORK, register_tiled] {
+    for %owo in [0, 2) serial [parallel] {
+      allocate %acc: f32[4] local {
+        %acc[0] = 0.0
+        %acc[1] = 0.0
+        %acc[2] = 0.0
+        %acc[3] = 0.0
+        for %k in [0, 4) serial [reduction] {
+          %acc[0] = %acc[0] + %x[%q * 4, %k]
+          %acc[1] = %acc[1] + %x[%q * 4 + 1, %k]
+          %acc[2] = %acc[2] + %x[%q * 4 + 2, %k]
+          %acc[3] = %acc[3] + %x[%q * 4 + 3, %k]
+        }
+        %y[%q * 4, %owo * 4] = %acc[0]
+        %y[%q * 4 + 1, %owo * 4 + 1] = %acc[1]
+        %y[%q * 4 + 2, %owo * 4 + 2] = %acc[2]
+        %y[%q * 4 + 3, %owo * 4 + 3] = %acc[3]
+      }
+    }
+  }
+})";
+
+std::string tiledWithWork(int64_t work) {
+  std::string text = kTiled;
+  text.replace(text.find("WORK"), 4, std::to_string(work));
+  return text;
+}
+
+TEST(DefaultSchedule, RegisterTiledNestsOnlyChooseParallelism) {
+  // Enough work: the outermost parallel axis goes parallel; nothing inside is tiled or vectorized.
+  std::string big = tiledWithWork(kMinParallelWork);
+  std::string out = checkDefault(big.c_str(), {{}}, {});
+  EXPECT_EQ(stepsOnly(out), "parallel(q)");
+  EXPECT_NE(
+      out.find("outermost parallel axis of a register-tiled matmul nest, 16384 multiply-adds"),
+      std::string::npos)
+      << out;
+  // Too little: kept serial, and still not restructured.
+  std::string small = tiledWithWork(512);
+  out = checkDefault(small.c_str(), {{}}, {});
+  EXPECT_EQ(stepsOnly(out), "");
+  EXPECT_NE(out.find("kept serial: register-tiled matmul nest, 512 multiply-adds"),
+            std::string::npos)
+      << out;
+  // The same nest without lowering's annotations: the scheduler cannot prove q independent.
+  std::string plain = big;
+  for (const char *a :
+       {" [parallel, nest matmul, work 16384, register_tiled]", " [parallel]", " [reduction]"})
+    plain.erase(plain.find(a), std::strlen(a));
+  EXPECT_EQ(stepsOnly(checkDefault(plain.c_str())).find("parallel(q)"), std::string::npos);
 }
 
 } // namespace

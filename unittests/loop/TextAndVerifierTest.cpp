@@ -1,6 +1,7 @@
 // Construction, the text round trip, parse errors and every verifier diagnostic.
 #include "strata/loop/Parser.h"
 #include "strata/loop/Printer.h"
+#include "strata/loop/Schedule.h"
 #include "strata/loop/Verifier.h"
 
 #include <gtest/gtest.h>
@@ -43,7 +44,7 @@ TEST(LoopIRTest, BuildAndPrint) {
   EXPECT_EQ(printExpr(a->strides[0]), "%n");
   EXPECT_TRUE(hasContiguousStrides(*a));
   Var i = makeVar("i"), j = makeVar("j");
-  LoopFunction f{"relu", {}, nullptr};
+  LoopFunction f{"relu", {}, nullptr, {}};
   f.addBuffer(a, ParamRole::In);
   f.addBuffer(out, ParamRole::Out);
   f.addScalar(n);
@@ -120,6 +121,36 @@ TEST(LoopIRTest, ParseErrors) {
                             .substr(0, cut));
 }
 
+TEST(LoopIRTest, NestAnnotationsRoundTripAndFollowTheLoops) {
+  const std::string text = R"(func @f(%a: f32[8, 4] in, %b: f32[8] out) {
+  for %i in [0, 8) serial [parallel, nest reduce_sum, work 32, register_tiled] {
+    %b[%i] = 0.0
+    for %k in [0, 4) serial [reduction] {
+      %b[%i] = %b[%i] + %a[%i, %k]
+    }
+  }
+}
+)";
+  LoopFunction f = parseOk(text);
+  ASSERT_TRUE(f.notes.roleOf("i") && f.notes.roleOf("k"));
+  EXPECT_EQ(*f.notes.roleOf("i"), LoopRole::Parallel);
+  EXPECT_EQ(*f.notes.roleOf("k"), LoopRole::Reduction);
+  ASSERT_TRUE(f.notes.nestAt("i"));
+  EXPECT_EQ(*f.notes.nestAt("i"), (NestInfo{"reduce_sum", 32, true}));
+  EXPECT_EQ(printFunction(f), text);
+  // A step that replaces a loop drops what was said about it; the rest stays.
+  ASSERT_FALSE(static_cast<bool>(applySchedule(f, {{"split", {"k", "2"}}})));
+  EXPECT_FALSE(f.notes.roleOf("k"));
+  EXPECT_TRUE(f.notes.nestAt("i"));
+  EXPECT_EQ(parseError("func @f() { for %i in [0, 4) serial [sideways] {} }"),
+            "t.sl:1:38: error: unknown loop annotation 'sideways'");
+  EXPECT_EQ(parseError("func @f() { for %i in [0, 4) serial [work 3] {} }"),
+            "t.sl:1:38: error: 'work' and 'register_tiled' describe a nest: they need 'nest OP'");
+  EXPECT_NE(parseError("func @f() { for %i in [0, 4) serial [nest conv, work -1] {} }")
+                .find("expected a count after 'work'"),
+            std::string::npos);
+}
+
 TEST(LoopIRTest, VerifierDiagnostics) {
   EXPECT_EQ(verifyErrors("func @f(%a: f32[4] out, %b: f64[4] in) {\n"
                          "  for %i in [0, 4) serial { %a[%i] = %b[%i] }\n}"),
@@ -149,7 +180,7 @@ TEST(LoopIRTest, VerifierScopesAndNames) {
   // Built in C++: text cannot express these, the parser resolves names by scope.
   Buffer a = makeBuffer("a", DType::I64, {intImm(4)});
   Var i = makeVar("i"), j = makeVar("i");
-  LoopFunction f{"f", {}, nullptr};
+  LoopFunction f{"f", {}, nullptr, {}};
   f.addBuffer(a, ParamRole::Out);
   // %i used after its loop; a second loop variable named like the first, nested.
   f.body = seq({forLoop(i, intImm(0), intImm(4), ForKind::Serial,

@@ -9,6 +9,7 @@
 #include "strata/support/DType.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -210,13 +211,51 @@ struct Param {
   const std::string &name() const { return isBuffer() ? buffer->name : scalar->name; }
 };
 
+// --- nest annotations: what lowering knows about the loops it emitted
+// ----------------------------- Facts of the algorithm, never decisions: lowering states them, the
+// default schedule reads them to choose its steps (docs/loop-ir.md, "Nest annotations"). Keyed by
+// loop variable name; a schedule step that removes or renames a loop drops the annotations of the
+// loops that are gone.
+enum class LoopRole : uint8_t {
+  Parallel,  // an output dimension: distinct iterations write distinct elements, read none of them
+  Reduction, // iterations accumulate into the same elements, in order
+};
+std::string_view loopRoleName(LoopRole r);
+std::optional<LoopRole> lookupLoopRole(std::string_view name);
+
+// A loop nest as lowering emitted it, recorded at its outermost loop.
+struct NestInfo {
+  std::string op;             // the graph op the nest computes ("conv", "matmul", "kernel", ...)
+  int64_t work = -1;          // its multiply-adds (scalar operations), -1: count the loops instead
+  bool registerTiled = false; // a micro-kernel whose loop structure is final: unrolled register
+                              // tiles with constant accumulator indices; only parallelism is open
+  bool operator==(const NestInfo &) const = default;
+};
+
+struct LoopAnnotations {
+  std::map<std::string, LoopRole> roles; // loop variable -> its role
+  std::map<std::string, NestInfo> nests; // outermost loop variable of a nest -> the nest
+  const LoopRole *roleOf(const std::string &loop) const {
+    auto it = roles.find(loop);
+    return it == roles.end() ? nullptr : &it->second;
+  }
+  const NestInfo *nestAt(const std::string &loop) const {
+    auto it = nests.find(loop);
+    return it == nests.end() ? nullptr : &it->second;
+  }
+  bool empty() const { return roles.empty() && nests.empty(); }
+};
+
 // A kernel: loops over buffer parameters, with scalar parameters for symbolic extents.
 struct LoopFunction {
   std::string name;
   std::vector<Param> params;
   Stmt body;
+  LoopAnnotations notes;
   void addScalar(Var v) { params.push_back({ParamRole::Scalar, std::move(v), nullptr}); }
   void addBuffer(Buffer b, ParamRole role) { params.push_back({role, nullptr, std::move(b)}); }
 };
+// Drops the annotations of loops no longer in f.body (after a step removed or renamed them).
+void pruneAnnotations(LoopFunction &f);
 
 } // namespace strata::loop

@@ -39,15 +39,22 @@ llvm::Error applySchedule(LoopFunction &f, const Schedule &s);
 // schedule"): per top-level loop nest, tile matmul/conv-like nests (tileRows x tileCols, reduction
 // loops moved outside the tile when the nest is perfect, the accumulator tile cached locally),
 // vectorize innermost loops that index the stored buffer's unit-stride dim, and mark the
-// outermost independent loop parallel. Only transformations proven not to change results.
+// outermost independent loop parallel. Only transformations proven not to change results. A nest
+// that lowering annotated as register-tiled keeps its structure: only its outermost parallel axis
+// may be marked parallel. The schedule's thresholds are these named constants (and the target's
+// fields below); nothing else in the compiler decides tiling, vectorization or parallelism.
+
+// A nest doing less work than this (iterations of all its loops, or a register-tiled nest's
+// multiply-adds) stays serial: handing ~16K operations to the thread pool costs more than it saves.
+constexpr int64_t kMinParallelWork = int64_t(1) << 14;
+
 struct ScheduleTarget {
   int vectorBytes = 32;           // SIMD register width (AVX2); lanes = vectorBytes / dtype size
   int64_t tileRows = 4;           // rows of a matmul/conv output tile
   int64_t tileColVectors = 2;     // tile columns, in vectors
   int64_t minParallelExtent = 2;  // a constant-extent loop needs this many iterations to go parallel
-  // A nest whose loops (reductions included) run fewer iterations in all than this stays serial:
-  // handing it to the thread pool would cost more than it saves. 0: no minimum.
-  int64_t minParallelWork = 0;
+  // A nest doing less work than this stays serial (kMinParallelWork); 0: no minimum.
+  int64_t minParallelWork = kMinParallelWork;
 };
 // The steps for `f` (which is not modified); `why`, if given, gets one line per decision.
 Schedule defaultSchedule(const LoopFunction &f, const ScheduleTarget &t = {},

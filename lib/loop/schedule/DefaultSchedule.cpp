@@ -174,7 +174,7 @@ int64_t constExtent(const Stmt &loop) { return loop->extent.asInt().value_or(-1)
 class Scheduler {
 public:
   Scheduler(const LoopFunction &f, const ScheduleTarget &t, std::string *why)
-      : w_(f), t_(t), why_(why) {}
+      : w_(f), notes_(f.notes), t_(t), why_(why) {}
 
   Schedule run() {
     RootCollector roots;
@@ -185,7 +185,8 @@ public:
   }
 
 private:
-  LoopFunction w_; // the function with the steps so far applied
+  LoopFunction w_;              // the function with the steps so far applied
+  const LoopAnnotations notes_; // lowering's, for the loops as lowered
   const ScheduleTarget &t_;
   std::string *why_;
   Schedule steps_;
@@ -209,6 +210,16 @@ private:
     for (auto it = origin_.find(name); it != origin_.end(); it = origin_.find(name))
       name = it->second;
     return name;
+  }
+  // Lowering's role for a loop (or the loop it came from), if it stated one.
+  bool hasRole(const std::string &name, LoopRole r) const {
+    const LoopRole *role = notes_.roleOf(originOf(name));
+    return role && *role == r;
+  }
+  bool hasAnyRole(const Stmt &s) const {
+    return findStmt(s, [&](const Stmt &l) {
+             return isLoop(l) && notes_.roleOf(originOf(l->var->name));
+           }) != nullptr;
   }
   void derive(const std::string &from, std::initializer_list<std::string> made) {
     for (const std::string &m : made)
@@ -234,6 +245,8 @@ private:
                        std::string(forKindName(l->forKind)));
         return;
       }
+    if (const NestInfo *nest = notes_.nestAt(root); nest && nest->registerTiled)
+      return parallelizeRegisterTiled(root, *nest);
     for (const Stmt &l : loops)
       if (independent(*l))
         independent_.insert(l->var->name);
@@ -249,7 +262,8 @@ private:
   std::string tile(const std::string &root) {
     Nest n = perfectNest(findLoopNamed(w_.body, root));
     size_t r = 0; // the independent prefix of the nest: the output loops
-    while (r < n.loops.size() && independent_.count(n.loops[r]->var->name))
+    while (r < n.loops.size() && independent_.count(n.loops[r]->var->name) &&
+           !hasRole(n.loops[r]->var->name, LoopRole::Reduction))
       ++r;
     if (r < n.loops.size() && !n.guards.empty())
       return root; // guards we cannot place relative to the reduction loop: leave the nest
@@ -258,6 +272,14 @@ private:
     collect(red, body);
     if (r < 2 || (red->kind != StmtKind::For && !body.hasLoop))
       return root;
+    // Where lowering stated the loops' roles, the nest is matmul/conv-like only if it says so.
+    const bool annotated = hasAnyRole(findLoopNamed(w_.body, root));
+    if (annotated && !findStmt(red, [&](const Stmt &l) {
+          return isLoop(l) && hasRole(l->var->name, LoopRole::Reduction);
+        })) {
+      note(root, "not tiled: no reduction inside the output loops");
+      return root;
+    }
     const Stmt &a = n.loops[r - 2], &b = n.loops[r - 1];
     const std::string an = a->var->name, bn = b->var->name;
     int64_t fi = t_.tileRows, fj = t_.tileColVectors * lanesFor(red);
@@ -337,6 +359,26 @@ private:
         root = name + ".o";
     }
     return root;
+  }
+
+  // A register-tiled micro-kernel: its structure is final; its outermost parallel axis runs in
+  // parallel when the nest does enough work. (Its index arithmetic - one loop over flattened
+  // output rows and channel blocks - is beyond the independence check; lowering's role says it.)
+  void parallelizeRegisterTiled(const std::string &root, const NestInfo &nest) {
+    const std::string what =
+        "register-tiled " + nest.op + " nest, " + std::to_string(nest.work) + " multiply-adds";
+    if (nest.work >= 0 && nest.work < t_.minParallelWork) {
+      note(root, "kept serial: " + what);
+      return;
+    }
+    for (const Stmt &l : perfectNest(findLoopNamed(w_.body, root)).loops) {
+      int64_t e = constExtent(l);
+      if (!hasRole(l->var->name, LoopRole::Parallel) || (e >= 0 && e < t_.minParallelExtent))
+        continue;
+      tryStep(root, {"parallel", {l->var->name}}, "outermost parallel axis of a " + what);
+      return;
+    }
+    note(root, "kept: no parallel axis in a " + what);
   }
 
   // The outermost loop of the root's perfect nest with independent iterations and enough of them.

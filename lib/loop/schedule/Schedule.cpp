@@ -105,6 +105,7 @@ llvm::Error applyStep(LoopFunction &f, const Step &step) {
   LoopFunction g = f; // work on a copy so that a failing step leaves f alone
   if (llvm::Error err = p->apply(g, step))
     return err;
+  pruneAnnotations(g);
   // Catches, e.g., a new loop name that shadows or duplicates an existing one.
   if (llvm::Error err = verifyFunction(g))
     return sched::stepError(step, "result does not verify:\n" + llvm::toString(std::move(err)));
