@@ -2,6 +2,8 @@
 // computed in f32); rounding ops are the identity on integers.
 #include "ElementwiseOps.h"
 
+#include <algorithm>
+
 namespace strata::interp {
 namespace {
 
@@ -59,6 +61,8 @@ STRATA_FLOAT_UNARY(AtanFn, "atan", std::atan(x))
 STRATA_FLOAT_UNARY(TanhFn, "tanh", std::tanh(x))
 STRATA_FLOAT_UNARY(ErfFn, "erf", std::erf(x))
 STRATA_FLOAT_UNARY(SigmoidFn, "sigmoid", C(1) / (C(1) + std::exp(-x)))
+STRATA_FLOAT_UNARY(HardSwishFn, "hard_swish",
+                   x *std::max(C(0), std::min(C(1), x *C(1.0 / 6.0) + C(0.5))))
 #undef STRATA_FLOAT_UNARY
 
 // Rounding: identity on integers (already integral).
@@ -143,6 +147,7 @@ void registerUnaryKernels(KernelFn *table) {
   set(OpKind::Tanh, unaryKernel<TanhFn>);
   set(OpKind::Erf, unaryKernel<ErfFn>);
   set(OpKind::Sigmoid, unaryKernel<SigmoidFn>);
+  set(OpKind::HardSwish, unaryKernel<HardSwishFn>);
   set(OpKind::Floor, unaryKernel<FloorFn>);
   set(OpKind::Ceil, unaryKernel<CeilFn>);
   set(OpKind::Round, unaryKernel<RoundFn>);

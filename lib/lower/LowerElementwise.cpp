@@ -83,6 +83,15 @@ Expr unaryExpr(const Op &op, const Expr &x, DType t) {
     if (isInteger(t))
       return bin(ExprKind::BitXor, x, allOnes(t));
     notLowered(op, std::string(dtypeName(t)) + " operand");
+  case OpKind::HardSwish: { // the interpreter's HardSwishFn, term for term
+    if (!fl)
+      notLowered(op, "integer operand");
+    Expr gate = bin(ExprKind::Add, bin(ExprKind::Mul, x, typedImm(1.0 / 6.0, t)), typedImm(0.5, t));
+    Expr one = typedImm(1, t), zero = typedImm(0, t);
+    gate = loop::select(bin(ExprKind::LT, gate, one), gate, one);   // std::min(1, gate)
+    gate = loop::select(bin(ExprKind::LT, zero, gate), gate, zero); // std::max(0, gate)
+    return bin(ExprKind::Mul, x, gate);
+  }
   case OpKind::IsNaN:
     return fl ? isNaN(x) : loop::boolImm(false);
   case OpKind::IsInf: {

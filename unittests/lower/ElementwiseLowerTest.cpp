@@ -12,7 +12,7 @@ const DType kInts[] = {DType::I8, DType::I32, DType::I64, DType::U8, DType::U32}
 TEST(LowerElementwise, FloatUnaryExact) {
   for (DType t : kFloats)
     for (OpKind k : {OpKind::Neg, OpKind::Abs, OpKind::Sign, OpKind::Floor, OpKind::Ceil,
-                     OpKind::Round, OpKind::Sqrt, OpKind::IsNaN}) {
+                     OpKind::Round, OpKind::Sqrt, OpKind::IsNaN, OpKind::HardSwish}) {
       SCOPED_TRACE(std::string(opInfo(k).name) + " " + std::string(dtypeName(t)));
       checkOp(k, {randomTensor(t, {3, 17}, true)});
     }

@@ -84,12 +84,6 @@ std::vector<Value *> convertHardSigmoid(ImportContext &ctx, const onnx::NodeProt
                       attrFloat(node, "beta", 0.5f))};
 }
 
-std::vector<Value *> convertHardSwish(ImportContext &ctx, const onnx::NodeProto &node) {
-  Builder &b = ctx.builder();
-  Value *x = inputX(ctx, node);
-  return {mul(b, x, hardSigmoid(b, x, 1.0 / 6.0, 0.5))};
-}
-
 std::vector<Value *> convertSoftplus(ImportContext &ctx, const onnx::NodeProto &node) {
   return {softplus(ctx.builder(), inputX(ctx, node))};
 }
@@ -157,7 +151,6 @@ void registerActivationConverters(ConverterTable &t) {
   t["Celu"] = convertCelu;
   t["Sigmoid"] = convertSigmoid;
   t["HardSigmoid"] = convertHardSigmoid;
-  t["HardSwish"] = convertHardSwish;
   t["Softplus"] = convertSoftplus;
   t["Softsign"] = convertSoftsign;
   t["Gelu"] = convertGelu;
