@@ -85,6 +85,13 @@ TEST(ImportErrors, MissingNodeInput) {
   EXPECT_HAS(msg, path + ": op 'Add' (node \"add_0\"): input 'nowhere' is not");
 }
 
+TEST(ImportErrors, CycleNamesItsNodes) {
+  std::string path = modelPath("bad/cycle.onnx");
+  std::string msg = importError(path);
+  EXPECT_HAS(msg, path + ": op 'Add' (node \"add_a\"): the graph has a cycle: \"add_a\" -> "
+                         "\"relu_b\" -> \"add_a\"");
+}
+
 TEST(ImportErrors, WrongAttributeType) {
   std::string msg = importError(modelPath("bad/wrong_attr_type.onnx"));
   EXPECT_HAS(msg,

@@ -13,6 +13,7 @@
 #include "llvm/Support/Path.h"
 
 #include <climits>
+#include <queue>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -139,6 +140,7 @@ public:
     // Unsupported ops first: a model of only, say, training-domain ops is best told so.
     checkUnsupportedOps();
     readOpset();
+    sortNodes();
     checkDefinitions();
     collectInitializers();
     createInputs();
@@ -230,6 +232,98 @@ private:
       msg += ")";
     }
     throw ImportFailure(msg);
+  }
+
+  // Exporters do not always write nodes in topological order (ONNX Runtime accepts such files):
+  // order them by their data dependences, keeping the file's order wherever it is valid, so a
+  // sorted graph stays exactly as written. Names nothing defines are left for checkDefinitions to
+  // report; a cycle is an error naming the nodes on it.
+  void sortNodes() {
+    onnx::GraphProto &g = *model_.mutable_graph();
+    const int n = g.node_size();
+    std::unordered_set<std::string> external; // defined before any node runs
+    for (const auto &t : g.initializer())
+      external.insert(t.name());
+    for (const auto &in : g.input())
+      external.insert(in.name());
+    std::unordered_map<std::string, int> producer;
+    for (int i = 0; i < n; ++i)
+      for (const auto &o : g.node(i).output())
+        if (!o.empty() && !external.count(o))
+          producer.try_emplace(o, i);
+    std::vector<int> waitsOn(n, 0);
+    std::vector<std::vector<int>> users(n);
+    for (int i = 0; i < n; ++i)
+      for (const auto &in : g.node(i).input())
+        if (auto it = in.empty() ? producer.end() : producer.find(in); it != producer.end()) {
+          ++waitsOn[i];
+          users[it->second].push_back(i);
+        }
+    // Kahn's algorithm, always taking the earliest ready node of the file.
+    std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+    for (int i = 0; i < n; ++i)
+      if (waitsOn[i] == 0)
+        ready.push(i);
+    std::vector<int> order;
+    order.reserve(n);
+    while (!ready.empty()) {
+      int i = ready.top();
+      ready.pop();
+      order.push_back(i);
+      for (int u : users[i])
+        if (--waitsOn[u] == 0)
+          ready.push(u);
+    }
+    if (static_cast<int>(order.size()) < n)
+      throw ImportFailure(cycleError(waitsOn, producer));
+    bool sorted = true;
+    for (int i = 0; i < n && sorted; ++i)
+      sorted = order[i] == i;
+    if (sorted)
+      return;
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    std::vector<std::string> names;
+    for (int i : order) {
+      *nodes.Add() = std::move(*g.mutable_node(i));
+      names.push_back(std::move(nodeNames_[i]));
+    }
+    g.mutable_node()->Swap(&nodes);
+    nodeNames_ = std::move(names);
+  }
+
+  // The nodes that still wait after sorting include a cycle: walk from the first of them to a
+  // waiting producer of one of its inputs until a node repeats.
+  Diagnostic cycleError(const std::vector<int> &waitsOn,
+                        const std::unordered_map<std::string, int> &producer) const {
+    const onnx::GraphProto &g = model_.graph();
+    int at = 0;
+    while (waitsOn[at] == 0)
+      ++at;
+    std::vector<int> path;
+    std::vector<int> seenAt(g.node_size(), -1);
+    while (seenAt[at] < 0) {
+      seenAt[at] = static_cast<int>(path.size());
+      path.push_back(at);
+      int next = -1;
+      for (const auto &in : g.node(at).input())
+        if (auto it = in.empty() ? producer.end() : producer.find(in);
+            it != producer.end() && waitsOn[it->second] > 0) {
+          next = it->second;
+          break;
+        }
+      if (next < 0) // cannot happen: a waiting node waits on a waiting producer
+        return Diagnostic::error("the graph's nodes wait on each other (a cycle)");
+      at = next;
+    }
+    // path[seenAt[at]..] is the cycle, each node feeding the one before it: print it as data
+    // flows, from `at` round to itself.
+    auto quoted = [&](int i) { return "\"" + nodeNames_[i] + "\""; };
+    std::string text = quoted(at);
+    for (size_t k = path.size() - 1; k > static_cast<size_t>(seenAt[at]); --k)
+      text += " -> " + quoted(path[k]);
+    text += " -> " + quoted(at);
+    return Diagnostic::error("the graph has a cycle: " + text)
+        .at(g.node(at).op_type(), nodeNames_[at]);
   }
 
   // Every tensor name is defined once and before its use.

@@ -61,6 +61,11 @@ def build(case):
         t.raw_data = b"\x00" * 12  # 3 floats where 1000 are declared
         n = helper.make_node("Add", ["x", "w"], ["y"], name="add_w")
         return model([n], [vi("x", [1000])], [vi("y", [1000])], inits=[t])
+    if case == "cycle":
+        nodes = [helper.make_node("Relu", ["b"], ["a"], name="relu_a"),
+                 helper.make_node("Neg", ["a"], ["b"], name="neg_b"),
+                 helper.make_node("Add", ["x", "a"], ["y"], name="add_out")]
+        return model(nodes, [vi("x", [2])], [vi("y", [2])])
     raise SystemExit(f"unknown case {case}")
 
 
