@@ -2,6 +2,7 @@
 #include "strata/codegen/Jit.h"
 #include "strata/codegen/KernelModule.h"
 #include "strata/support/Error.h"
+#include "strata/support/KernelStatus.h"
 #include "strata/support/ThreadPool.h"
 
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -37,12 +38,15 @@ llvm::Expected<llvm::orc::JITDylib &> LoopJit::newDylib(const std::string &dylib
   if (!gen)
     return gen.takeError();
   jd->addGenerator(std::move(*gen));
-  // Parallel loops call strata_parallel_for (ThreadPool.h). It is bound by address: a symbol of a
-  // static library in the executable is not visible to the dynamic-library search above.
+  // Parallel loops call strata_parallel_for (ThreadPool.h), failed index checks
+  // strata_index_error (KernelStatus.h). They are bound by address: a symbol of a static library
+  // in the executable is not visible to the dynamic-library search above.
+  auto callable = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
   if (llvm::Error err = jd->define(llvm::orc::absoluteSymbols(
           {{jit_->mangleAndIntern("strata_parallel_for"),
-            {llvm::orc::ExecutorAddr::fromPtr(&strata_parallel_for),
-             llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable}}})))
+            {llvm::orc::ExecutorAddr::fromPtr(&strata_parallel_for), callable}},
+           {jit_->mangleAndIntern("strata_index_error"),
+            {llvm::orc::ExecutorAddr::fromPtr(&strata_index_error), callable}}})))
     return err;
   return jd;
 }
@@ -132,7 +136,11 @@ llvm::Error LoopJit::call(const CompiledKernel &k, std::vector<Tensor> &args) {
           return makeError("buffers %" + f.params[i].name() + " and %" + f.params[j].name() +
                            " overlap, but @" + f.name + " was compiled with noalias");
       }
+  KernelStatus status;
+  ptrs.push_back(&status);
   k.packed(ptrs.data());
+  if (!status.ok())
+    return makeError("@" + f.name + ": " + status.message());
   return llvm::Error::success();
 }
 

@@ -41,6 +41,7 @@ public:
   std::unordered_map<const loop::VarNode *, llvm::Value *> vars;
   std::string error; // first unsupported construct; emission continues but the result is void
   bool inParallel = false; // emitting an outlined parallel body: nested parallel loops run serially
+  llvm::Value *status = nullptr; // the run's KernelStatus (the function's last parameter)
 
 private:
   struct BufInfo {
@@ -67,6 +68,7 @@ private:
   llvm::Value *visitCall(const loop::Expr &e, int lane) override;
   llvm::Value *visitRamp(const loop::Expr &e, int lane) override;
   llvm::Value *visitBroadcast(const loop::Expr &e, int lane) override;
+  llvm::Value *visitCheckIndex(const loop::Expr &e, int lane) override;
   void visitFor(const loop::Stmt &s) override { forLoop(*s); }
   void visitStore(const loop::Stmt &s) override { store(*s); }
   void visitAllocate(const loop::Stmt &s) override { allocate(*s); }

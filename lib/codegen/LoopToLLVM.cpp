@@ -180,6 +180,7 @@ void LoopEmitter::parallelLoop(const loop::StmtNode &s) {
   std::vector<std::pair<const loop::VarNode *, Slot>> varSlots;
   for (auto &[v, val] : vars)
     varSlots.push_back({v, slot(val)});
+  Slot statusSlot = slot(status);
   std::vector<const loop::BufferNode *> capBufs;
   std::vector<std::vector<Slot>> strideSlots;
   std::vector<llvm::Value *> bases;
@@ -215,6 +216,7 @@ void LoopEmitter::parallelLoop(const loop::StmtNode &s) {
     return sl.index < 0 ? sl.constant : bodyFn->getArg(firstValue + sl.index);
   };
   llvm::Value *subLo = value(loSlot);
+  sub.status = value(statusSlot);
   for (auto &[v, sl] : varSlots)
     sub.vars[v] = value(sl);
   for (size_t i = 0; i < capBufs.size(); ++i) {
@@ -359,6 +361,7 @@ llvm::Expected<llvm::Function *> emitLoopFunction(const loop::LoopFunction &f, l
     std::vector<llvm::Type *> params;
     for (const loop::Param &p : f.params)
       params.push_back(p.isBuffer() ? llvm::PointerType::get(ctx, 0) : types.regType(p.scalar->dtype));
+    params.push_back(llvm::PointerType::get(ctx, 0)); // the run's KernelStatus
     auto *fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
     fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, f.name, m);
   }
@@ -366,6 +369,8 @@ llvm::Expected<llvm::Function *> emitLoopFunction(const loop::LoopFunction &f, l
   LoopEmitter em(m, fn, opts);
   auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   em.builder().SetInsertPoint(entry);
+  em.status = fn->getArg(static_cast<unsigned>(f.params.size()));
+  em.status->setName("status");
   for (size_t i = 0; i < f.params.size(); ++i) { // scalars first: strides may use them
     const loop::Param &p = f.params[i];
     fn->getArg(i)->setName(p.name());
@@ -391,7 +396,8 @@ llvm::Expected<llvm::Function *> emitLoopFunction(const loop::LoopFunction &f, l
     return makeError("@" + f.name + ": " + em.error);
   }
 
-  // name_packed(ptr args): args[i] is buffer i's data pointer or a pointer to scalar i.
+  // name_packed(ptr args): args[i] is buffer i's data pointer or a pointer to scalar i; the last
+  // entry, args[params], points to the run's KernelStatus.
   auto *packedTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {llvm::PointerType::get(ctx, 0)}, false);
   auto *packed = llvm::Function::Create(packedTy, llvm::Function::ExternalLinkage, f.name + "_packed", m);
   packed->addFnAttr(llvm::Attribute::NoUnwind);
@@ -409,6 +415,8 @@ llvm::Expected<llvm::Function *> emitLoopFunction(const loop::LoopFunction &f, l
       args.push_back(pe.toReg(b.CreateLoad(pe.storageType(t), p), t));
     }
   }
+  args.push_back(b.CreateLoad(
+      b.getPtrTy(), b.CreateConstGEP1_64(b.getPtrTy(), packed->getArg(0), f.params.size())));
   b.CreateCall(fn, args);
   b.CreateRetVoid();
 

@@ -1,9 +1,11 @@
 // Loop IR expressions -> LLVM IR values, with the interpreter's scalar semantics (lib/loop/Arith.cpp)
 // reproduced instruction by instruction. See LoopEmitter.h for the value representation.
 #include "LoopEmitter.h"
+
 #include "strata/codegen/VectorMath.h"
 
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/MDBuilder.h"
 
 namespace strata::codegen {
 
@@ -92,10 +94,10 @@ llvm::Value *LoopEmitter::toI64(llvm::Value *v, DType t) {
   return isSigned(t) ? b_.CreateSExtOrTrunc(v, ty) : b_.CreateZExtOrTrunc(v, ty);
 }
 
-// Evaluating `e` could fault: it loads, or divides integers.
+// Evaluating `e` could fault (it loads, or divides integers) or report (it checks an index).
 static bool mayTrap(const Expr &e) {
   return loop::anyExpr(e, [](const Expr &x) {
-    if (x.kind() == ExprKind::Load)
+    if (x.kind() == ExprKind::Load || x.kind() == ExprKind::CheckIndex)
       return true;
     bool division = x.kind() == ExprKind::Div || x.kind() == ExprKind::Mod ||
                     x.kind() == ExprKind::FloorDiv || x.kind() == ExprKind::FloorMod;
@@ -168,6 +170,50 @@ llvm::Value *LoopEmitter::visitCall(const Expr &e, int lane) {
   for (const Expr &o : e->operands)
     args.push_back(expr(o, lane));
   return call(e, std::move(args));
+}
+
+// An index into an axis of `size`: [-size, size) wraps once, anything else gives 0. The compare
+// is on the hot path; a failure branches to a cold call of strata_index_error (KernelStatus.h)
+// with the site's text, a failing lane's value and the range, and the kernel goes on with 0, so
+// no access leaves its buffer.
+llvm::Value *LoopEmitter::visitCheckIndex(const Expr &e, int lane) {
+  const auto &ops = e->operands;
+  DType t = ops[0].type().dtype;
+  llvm::Value *v = expr(ops[0], lane), *size = expr(ops[1]);
+  bool vec = v->getType()->isVectorTy();
+  int lanes =
+      vec ? static_cast<int>(llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements()) : 1;
+  llvm::Value *lo = b_.CreateNeg(size), *hi = size;
+  llvm::Value *vlo = vec ? b_.CreateVectorSplat(lanes, lo) : lo;
+  llvm::Value *vhi = vec ? b_.CreateVectorSplat(lanes, hi) : hi;
+  llvm::Value *zero = llvm::Constant::getNullValue(v->getType());
+  llvm::Value *ok = b_.CreateAnd(b_.CreateICmpSGE(v, vlo), b_.CreateICmpSLT(v, vhi));
+  llvm::Value *wrapped = b_.CreateAdd(v, b_.CreateSelect(b_.CreateICmpSLT(v, zero), vhi, zero));
+  llvm::Value *result = b_.CreateSelect(ok, wrapped, zero);
+  if (!status) {
+    error = "check_index outside a kernel function";
+    return result;
+  }
+  llvm::Value *allOk = vec ? b_.CreateAndReduce(ok) : ok;
+  auto *failBB = llvm::BasicBlock::Create(ctx_, "check.fail", fn_);
+  auto *contBB = llvm::BasicBlock::Create(ctx_, "check.ok", fn_);
+  b_.CreateCondBr(allOk, contBB, failBB, llvm::MDBuilder(ctx_).createUnlikelyBranchWeights());
+  b_.SetInsertPoint(failBB);
+  llvm::Value *bad = v;
+  if (vec) { // the largest failing lane's value (passing lanes contribute the type's minimum)
+    llvm::Value *least = llvm::ConstantInt::get(
+        v->getType(), llvm::APInt::getSignedMinValue(v->getType()->getScalarSizeInBits()));
+    bad = b_.CreateIntMaxReduce(b_.CreateSelect(ok, least, v), true);
+  }
+  llvm::Type *i64 = b_.getInt64Ty(), *ptr = b_.getPtrTy();
+  llvm::FunctionCallee report = m_.getOrInsertFunction(
+      "strata_index_error",
+      llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64, i64, i64}, false));
+  llvm::Value *site = b_.CreateGlobalString(e->site, "check.site", 0, &m_);
+  b_.CreateCall(report, {status, site, toI64(bad, t), toI64(lo, t), toI64(hi, t)});
+  b_.CreateBr(contBB);
+  b_.SetInsertPoint(contBB);
+  return result;
 }
 
 llvm::Value *LoopEmitter::visitBinary(const Expr &e, int lane) {

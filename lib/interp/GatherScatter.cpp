@@ -2,6 +2,7 @@
 // scatter_nd (ONNX semantics). Negative indices count from the end of their axis; any index still
 // out of range is an InterpError naming the index, the axis and its size.
 #include "ElementwiseOps.h"
+#include "strata/support/KernelStatus.h"
 
 #include <cstring>
 
@@ -14,8 +15,8 @@ std::string shapeText(const Shape &s) { return "[" + shapeToString(s) + "]"; }
 int64_t resolveIndex(int64_t index, int64_t axis, int64_t size) {
   int64_t resolved = index < 0 ? index + size : index;
   if (resolved < 0 || resolved >= size)
-    throw InterpError("index " + std::to_string(index) + " out of range for axis " +
-                      std::to_string(axis) + " of size " + std::to_string(size));
+    throw InterpError(indexErrorMessage("indices into axis " + std::to_string(axis), index, -size,
+                                        size)); // as generated code reports it
   return resolved;
 }
 

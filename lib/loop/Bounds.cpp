@@ -225,6 +225,14 @@ protected:
   Interval visitNot(const Expr &) override { return {}; }
   Interval visitCall(const Expr &) override { return {}; }
   Interval visitBroadcast(const Expr &e) override { return visit(e->operands[0]); }
+  // Within [0, max(size - 1, 0)] whatever the value is.
+  Interval visitCheckIndex(const Expr &e) override {
+    const Expr &size = e->operands[1];
+    Interval s = visit(size);
+    Expr last =
+        s.max ? fold(ExprKind::Max, fold(ExprKind::Sub, s.max, k(1, size)), k(0, size)) : Expr();
+    return {k(0, size), last};
+  }
   Interval visitCast(const Expr &e) override {
     const Expr &x = e->operands[0];
     return isInteger(x.type().dtype) ? visit(x) : Interval{};

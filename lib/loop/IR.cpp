@@ -39,10 +39,10 @@ std::optional<Intrinsic> lookupIntrinsic(std::string_view name) {
 
 std::string_view exprKindName(ExprKind k) {
   static constexpr std::string_view names[] = {
-      "int",    "float",  "var", "load", "add", "sub", "mul", "div",    "mod",    "floordiv",
-      "floormod", "min",  "max", "bitand", "bitor", "bitxor", "shl", "shr", "eq", "ne",
-      "lt",     "le",     "gt",  "ge",   "and", "or",  "not", "select", "cast", "call",
-      "ramp",   "broadcast"};
+      "int",      "float",    "var",  "load", "add",       "sub",        "mul",    "div", "mod",
+      "floordiv", "floormod", "min",  "max",  "bitand",    "bitor",      "bitxor", "shl", "shr",
+      "eq",       "ne",       "lt",   "le",   "gt",        "ge",         "and",    "or",  "not",
+      "select",   "cast",     "call", "ramp", "broadcast", "check_index"};
   return names[static_cast<int>(k)];
 }
 bool isBinaryArith(ExprKind k) { return k >= ExprKind::Add && k <= ExprKind::Max; }
@@ -161,6 +161,13 @@ Expr broadcast(Expr value, int lanes) {
   return Expr(node(ExprKind::Broadcast, {d, lanes}, {std::move(value)}));
 }
 
+Expr checkIndex(Expr value, Expr size, std::string site) {
+  Type t = value ? value.type() : Type{};
+  auto n = node(ExprKind::CheckIndex, t, {std::move(value), std::move(size)});
+  n->site = std::move(site);
+  return Expr(std::move(n));
+}
+
 Expr withOperands(const Expr &e, std::vector<Expr> ops) {
   const ExprNode &n = *e;
   bool same = ops.size() == n.operands.size();
@@ -176,6 +183,8 @@ Expr withOperands(const Expr &e, std::vector<Expr> ops) {
   case ExprKind::Call: return call(n.intrinsic, std::move(ops));
   case ExprKind::Ramp: return ramp(std::move(ops[0]), std::move(ops[1]), n.type.lanes);
   case ExprKind::Broadcast: return broadcast(std::move(ops[0]), n.type.lanes);
+  case ExprKind::CheckIndex:
+    return checkIndex(std::move(ops[0]), std::move(ops[1]), n.site);
   case ExprKind::IntImm:
   case ExprKind::FloatImm:
   case ExprKind::Var: return e;
@@ -212,6 +221,10 @@ bool equal(const Expr &a, const Expr &b) {
     break;
   case ExprKind::Call:
     if (x.intrinsic != y.intrinsic)
+      return false;
+    break;
+  case ExprKind::CheckIndex:
+    if (x.site != y.site)
       return false;
     break;
   default: break;

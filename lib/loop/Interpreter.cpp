@@ -3,6 +3,7 @@
 // address before writing any, which is the semantics of a vector instruction.
 #include "strata/loop/Interpreter.h"
 #include "strata/support/Error.h"
+#include "strata/support/KernelStatus.h"
 
 #include "Arith.h"
 #include "strata/loop/Printer.h"
@@ -244,6 +245,14 @@ private:
     return {arith::wrap(base + stride * static_cast<uint64_t>(lane), e.type().dtype), 0};
   }
   Scalar visitBroadcast(const Expr &e, int) override { return eval(e->operands[0], 0); }
+  // The reference fails the evaluation at the first failing check, where generated code goes on
+  // with index 0 and fails the run after the kernel: both report the same message.
+  Scalar visitCheckIndex(const Expr &e, int lane) override {
+    int64_t v = eval(e->operands[0], lane).i, size = eval(e->operands[1], lane).i;
+    if (v < -size || v >= size)
+      throw InterpError(indexErrorMessage(e->site, v, -size, size));
+    return {v < 0 ? v + size : v, 0};
+  }
   Scalar visitBinary(const Expr &e, int lane) override {
     const std::vector<Expr> &ops = e->operands;
     Scalar a = eval(ops[0], lane), b = eval(ops[1], lane);

@@ -11,6 +11,7 @@
 
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -26,11 +27,12 @@ struct ParseError : std::runtime_error {
   size_t offset;
 };
 
-enum class Tok { Eof, Ident, Name, Symbol, Number, Punct };
+enum class Tok { Eof, Ident, Name, Symbol, Number, Punct, String };
 
 struct Token {
   Tok kind = Tok::Eof;
-  std::string text;   // identifier, name (without sigil), number body, or punctuation
+  std::string text;   // identifier, name (without sigil), number body, punctuation, or the
+                      // decoded contents of a string
   std::string suffix; // Number: dtype suffix such as "i32" (may be empty)
   bool isFloat = false;
   size_t offset = 0;
@@ -66,6 +68,8 @@ public:
         throw ParseError(t.offset, std::string("expected a name after '") + c + "'");
     } else if (digit(c)) {
       scanNumber(t);
+    } else if (c == '"') {
+      scanString(t);
     } else {
       static constexpr std::string_view two[] = {"==", "!=", "<=", ">=", "&&", "||"};
       t.kind = Tok::Punct;
@@ -100,6 +104,35 @@ private:
     while (pos_ < src_.size() && pred(src_[pos_]))
       ++pos_;
     return std::string(src_.substr(start, pos_ - start));
+  }
+  // "..." with \", \\ and \xHH escapes (what the printer writes), on one line.
+  void scanString(Token &t) {
+    t.kind = Tok::String;
+    ++pos_;
+    while (true) {
+      if (pos_ >= src_.size() || src_[pos_] == '\n')
+        throw ParseError(t.offset, "unterminated string");
+      char c = src_[pos_++];
+      if (c == '"')
+        return;
+      if (c != '\\') {
+        t.text += c;
+        continue;
+      }
+      if (pos_ >= src_.size())
+        throw ParseError(t.offset, "unterminated string");
+      char e = src_[pos_++];
+      if (e == '"' || e == '\\') {
+        t.text += e;
+      } else if (e == 'x' && pos_ + 2 <= src_.size() &&
+                 std::isxdigit(static_cast<unsigned char>(src_[pos_])) &&
+                 std::isxdigit(static_cast<unsigned char>(src_[pos_ + 1]))) {
+        t.text += static_cast<char>(std::stoi(std::string(src_.substr(pos_, 2)), nullptr, 16));
+        pos_ += 2;
+      } else {
+        throw ParseError(pos_ - 2, "unknown escape in a string");
+      }
+    }
   }
   void scanNumber(Token &t) {
     t.kind = Tok::Number;
@@ -156,6 +189,8 @@ std::string describe(const Token &t) {
   case Tok::Symbol: return "@" + t.text;
   case Tok::Number: return "number " + t.text + t.suffix;
   case Tok::Punct: return "'" + t.text + "'";
+  case Tok::String:
+    return "a string";
   }
   return "?";
 }
@@ -639,6 +674,19 @@ private:
       int lanes = static_cast<int>(parseLanes());
       expectPunct(")", "to close " + fn);
       return fn == "ramp" ? ramp(a, b, lanes) : broadcast(a, lanes);
+    }
+    if (fn == "check_index") { // check_index(value, size, "site")
+      expectPunct("(", "after 'check_index'");
+      Expr v = parseExpr();
+      expectPunct(",", "in check_index");
+      Expr size = parseExpr();
+      expectPunct(",", "in check_index");
+      if (tok_.kind != Tok::String)
+        fail("expected the site of check_index as a string, found " + describe(tok_));
+      std::string site = tok_.text;
+      advance();
+      expectPunct(")", "to close check_index");
+      return checkIndex(v, size, std::move(site));
     }
     static const std::map<std::string, ExprKind> calls = {
         {"min", ExprKind::Min},           {"max", ExprKind::Max},

@@ -222,6 +222,25 @@ private:
     out += intrinsicName(e->intrinsic);
     list("(", e->operands, ")");
   }
+  // check_index(value, size, "site"), the site quoted: \", \\ and \xHH escapes.
+  void visitCheckIndex(const Expr &e) override {
+    out += exprKindName(e.kind());
+    list("(", e->operands, "");
+    out += ", \"";
+    for (char c : e->site) {
+      if (static_cast<unsigned char>(c) < 0x20) { // control characters as \xHH
+        static constexpr char hex[] = "0123456789abcdef";
+        out += "\\x";
+        out += hex[(c >> 4) & 15];
+        out += hex[c & 15];
+        continue;
+      }
+      if (c == '"' || c == '\\')
+        out += '\\';
+      out += c;
+    }
+    out += "\")";
+  }
   void visitRamp(const Expr &e) override { lanesForm(e); }
   void visitBroadcast(const Expr &e) override { lanesForm(e); }
   void visitSelect(const Expr &e) override { callForm(e); }

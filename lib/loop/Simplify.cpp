@@ -54,6 +54,8 @@ public:
     case ExprKind::Or:
     case ExprKind::Not: return logic(e);
     case ExprKind::Select: return selectRule(e);
+    case ExprKind::CheckIndex:
+      return checkRule(e);
     case ExprKind::BitAnd:
     case ExprKind::BitOr:
     case ExprKind::BitXor:
@@ -105,6 +107,18 @@ private:
     if (isCommutative(n.kind) && isConst(a) && !isConst(b)) // c op x -> x op c
       return re(binary(n.kind, b, a));
     return Expr();
+  }
+
+  // A check proven to pass with a non-negative value (a constant, or loop bounds within
+  // [0, size)) is that value; one that fails, or may, stays for the run to report.
+  Expr checkRule(const Expr &e) {
+    const Expr &v = e->operands[0], &size = e->operands[1];
+    if (v.type().lanes != 1)
+      return e;
+    auto cv = v.asInt(), cs = size.asInt();
+    if (cv && cs)
+      return *cv >= -*cs && *cv < *cs ? k(*cv < 0 ? *cv + *cs : *cv, v) : e;
+    return le(k(0, v), v) && le(v, re(size - k(1, size))) ? v : e;
   }
 
   // Ints only: proves a <= b from loop bounds.

@@ -183,6 +183,17 @@ private:
     if (e.type().lanes < 2)
       bad(e, "a ramp needs at least 2 lanes");
   }
+  void visitCheckIndex(const Expr &e) override {
+    if (!operandsPresent(e))
+      return;
+    Type t = operandType(e, 0);
+    if (!isInteger(t.dtype) || !isSigned(t.dtype))
+      bad(e, "check_index needs a signed integer value, not " + typeName(t));
+    else if (operandType(e, 1) != t.element())
+      bad(e, "check_index size must be a scalar of the value's dtype");
+    else if (e->site.empty())
+      bad(e, "check_index needs a site");
+  }
   void visitBroadcast(const Expr &e) override {
     if (!operandsPresent(e))
       return;

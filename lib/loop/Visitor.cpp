@@ -25,6 +25,7 @@ void IRVisitor::visitNot(const Expr &e) { visitOperands(e); }
 void IRVisitor::visitSelect(const Expr &e) { visitOperands(e); }
 void IRVisitor::visitCast(const Expr &e) { visitOperands(e); }
 void IRVisitor::visitCall(const Expr &e) { visitOperands(e); }
+void IRVisitor::visitCheckIndex(const Expr &e) { visitOperands(e); }
 void IRVisitor::visitRamp(const Expr &e) { visitOperands(e); }
 void IRVisitor::visitBroadcast(const Expr &e) { visitOperands(e); }
 
@@ -70,6 +71,7 @@ Expr IRMutator::visitNot(const Expr &e) { return mutateOperands(e); }
 Expr IRMutator::visitSelect(const Expr &e) { return mutateOperands(e); }
 Expr IRMutator::visitCast(const Expr &e) { return mutateOperands(e); }
 Expr IRMutator::visitCall(const Expr &e) { return mutateOperands(e); }
+Expr IRMutator::visitCheckIndex(const Expr &e) { return mutateOperands(e); }
 Expr IRMutator::visitRamp(const Expr &e) { return mutateOperands(e); }
 Expr IRMutator::visitBroadcast(const Expr &e) { return mutateOperands(e); }
 

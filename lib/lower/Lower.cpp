@@ -81,6 +81,18 @@ size_t checkedAxis(const LowerCtx &c, int64_t axis, size_t rank) {
   return static_cast<size_t>(axis);
 }
 
+Expr checkedDataIndex(const LowerCtx &c, const Expr &raw, DType t, int64_t dim,
+                      const std::string &what, bool used) {
+  std::string node = !c.op.location().empty()                               ? c.op.location()
+                     : c.op.numResults() && !c.op.result(0)->name().empty() ? c.op.result(0)->name()
+                                                                            : "<unnamed>";
+  std::string site = "op '" + std::string(c.op.opName()) + "' (node \"" + node + "\"): " + what;
+  if (dim == 0 && used)
+    throw LowerError(site + " indexes an axis of size 0");
+  Expr i = t == DType::I64 ? raw : loop::cast(DType::I64, raw);
+  return loop::checkIndex(i, imm(dim), std::move(site));
+}
+
 llvm::Expected<loop::LoopFunction> lowerKernel(const Op &kernelOp) {
   if (kernelOp.kind() != OpKind::Kernel)
     return makeError("lowerKernel: op '" + std::string(kernelOp.opName()) + "' is not a kernel");

@@ -145,12 +145,6 @@ Stmt lowerPad(LowerCtx &c) {
   });
 }
 
-// An index loaded from an i32/i64 tensor, widened and wrapped once if negative.
-static Expr wrappedIndex(const Expr &raw, DType t, int64_t dim) {
-  Expr i = t == DType::I64 ? raw : loop::cast(DType::I64, raw);
-  return loop::select(bin(ExprKind::LT, i, imm(0)), i + imm(dim), i);
-}
-
 static Stmt lowerGather(LowerCtx &c, bool elements) {
   const Shape &data = c.inShapes[0], &indices = c.inShapes[1];
   DType it = c.inTypes[1];
@@ -161,17 +155,19 @@ static Stmt lowerGather(LowerCtx &c, bool elements) {
   if (axis >= data.size())
     throw LowerError(std::string(c.op.opName()) + ": axis out of range");
   int64_t dim = data[axis];
+  const bool used = numElements(c.outShapes[0]) > 0;
+  const std::string what = "indices into axis " + std::to_string(axis);
   return copyVia(c, [&](const Exprs &idx) {
     if (elements) { // result index == indices index; the axis coordinate is read from indices
       Exprs src = idx;
-      src[axis] = wrappedIndex(loop::load(c.ins[1], idx), it, dim);
+      src[axis] = checkedDataIndex(c, loop::load(c.ins[1], idx), it, dim, what, used);
       return src;
     }
     // result = data[:axis] ++ indices ++ data[axis+1:]
     Exprs ii(idx.begin() + static_cast<std::ptrdiff_t>(axis),
              idx.begin() + static_cast<std::ptrdiff_t>(axis + indices.size()));
     Exprs src(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(axis));
-    src.push_back(wrappedIndex(loop::load(c.ins[1], ii), it, dim));
+    src.push_back(checkedDataIndex(c, loop::load(c.ins[1], ii), it, dim, what, used));
     src.insert(src.end(), idx.begin() + static_cast<std::ptrdiff_t>(axis + indices.size()), idx.end());
     return src;
   });

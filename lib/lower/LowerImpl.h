@@ -89,6 +89,13 @@ inline loop::Buffer localArray(LowerCtx &c, const std::string &hint, DType t, in
 // `axis` itself when in [0, rank) (the attributes' normal form), else a LowerError: a guard for
 // graphs that never met the verifier.
 size_t checkedAxis(const LowerCtx &c, int64_t axis, size_t rank);
+// An index read from data (`raw`, i32 or i64) into an axis of size `dim`: widened to i64,
+// checked against ONNX's range [-dim, dim) and wrapped once if negative, by a check_index whose
+// site names c.op's node and `what` (a failing index fails the run, no access leaves the
+// buffer). `used`: whether any iteration reads it; an axis of size 0 that is read can never be
+// indexed, a LowerError.
+Expr checkedDataIndex(const LowerCtx &c, const Expr &raw, DType t, int64_t dim,
+                      const std::string &what, bool used = true);
 
 // The lowering of each op (Registry.cpp: the groups of the op definitions, then one line per op):
 // the statement computing every result of c.op. `narrowFloats`: whether it computes f16/bf16

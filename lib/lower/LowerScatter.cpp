@@ -1,9 +1,8 @@
 // gather_nd, scatter_elements and scatter_nd (lib/interp/GatherScatter.cpp). Indices (i32/i64)
-// are widened and wrapped once when negative. Scatters copy `data` into the result, then combine
-// every update in the interpreter's order (row-major over `updates`: later duplicates win for
-// reduction none; add, mul, max and min accumulate); a store whose index falls outside the result
-// is skipped by an `if` (the interpreter rejects such indices), so no evaluation writes out of
-// bounds.
+// are checked against [-dim, dim) (an index out of range fails the run, as in the interpreter,
+// and no access leaves its buffer) and wrapped once when negative. Scatters copy `data` into the
+// result, then combine every update in the interpreter's order (row-major over `updates`: later
+// duplicates win for reduction none; add, mul, max and min accumulate).
 #include "LowerImpl.h"
 
 namespace strata::lower {
@@ -12,11 +11,6 @@ namespace {
 using loop::ExprKind;
 
 Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
-
-Expr wrapped(const Expr &raw, DType t, int64_t dim) {
-  Expr i = t == DType::I64 ? raw : loop::cast(DType::I64, raw);
-  return loop::select(bin(ExprKind::LT, i, imm(0)), i + imm(dim), i);
-}
 
 // max/min as the interpreter's MaxFn/MinFn: or/and on bool; on floats a NaN (the old value's
 // first) propagates.
@@ -36,13 +30,15 @@ void requireIndexType(const LowerCtx &c) {
 }
 
 // The coordinates of index tuple `tuple` (all but the last indices dim) into data dims
-// [first, first + k).
-Exprs tupleCoords(const LowerCtx &c, const Exprs &tuple, int64_t first, int64_t k) {
+// [first, first + k), checked; `used`: whether any iteration reads them.
+Exprs tupleCoords(const LowerCtx &c, const Exprs &tuple, int64_t first, int64_t k, bool used) {
   Exprs r;
   for (int64_t j = 0; j < k; ++j) {
     Exprs ii = tuple;
     ii.push_back(imm(j));
-    r.push_back(wrapped(loop::load(c.ins[1], ii), c.inTypes[1], c.inShapes[0][static_cast<size_t>(first + j)]));
+    size_t d = static_cast<size_t>(first + j);
+    r.push_back(checkedDataIndex(c, loop::load(c.ins[1], ii), c.inTypes[1], c.inShapes[0][d],
+                                 "indices into axis " + std::to_string(d), used));
   }
   return r;
 }
@@ -59,7 +55,7 @@ Stmt lowerGatherNd(LowerCtx &c) {
   return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &o) {
     Exprs tuple(o.begin(), o.begin() + (q - 1));
     Exprs src(o.begin(), o.begin() + b);
-    Exprs coords = tupleCoords(c, tuple, b, k);
+    Exprs coords = tupleCoords(c, tuple, b, k, numElements(c.outShapes[0]) > 0);
     src.insert(src.end(), coords.begin(), coords.end());
     src.insert(src.end(), o.begin() + (q - 1), o.end());
     return loop::store(c.outs[0], o, loop::load(c.ins[0], src));
@@ -80,11 +76,7 @@ static Stmt scatter(LowerCtx &c, const std::function<Exprs(const Exprs &)> &targ
     return loop::store(c.outs[0], i, loop::load(c.ins[0], i));
   });
   Stmt updates = loopNest(c, c.inShapes[2], LoopRole::Reduction, [&](const Exprs &u) {
-    Exprs dst = target(u);
-    Expr inside = loop::boolImm(true);
-    for (size_t d = 0; d < dst.size(); ++d)
-      inside = bin(ExprKind::And, inside,
-                   bin(ExprKind::And, bin(ExprKind::GE, dst[d], imm(0)), bin(ExprKind::LT, dst[d], imm(data[d]))));
+    Exprs dst = target(u); // checked indices: within the result
     Expr v = loop::load(c.ins[2], u), old = loop::load(c.outs[0], dst);
     if (red == ScatterReduction::Add)
       v = t == DType::Bool ? bin(ExprKind::Or, old, v) : old + v;
@@ -92,7 +84,7 @@ static Stmt scatter(LowerCtx &c, const std::function<Exprs(const Exprs &)> &targ
       v = t == DType::Bool ? bin(ExprKind::And, old, v) : old * v;
     else if (red != ScatterReduction::None)
       v = combineMinMax(red == ScatterReduction::Max, old, v, t);
-    return loop::ifThenElse(inside, loop::store(c.outs[0], dst, v));
+    return loop::store(c.outs[0], dst, v);
   });
   return loop::seq({copy, updates});
 }
@@ -105,7 +97,9 @@ Stmt lowerScatterElements(LowerCtx &c) {
   size_t axis = checkedAxis(c, ops::ScatterElementsOp(c.op).axis(), data.size());
   return scatter(c, [&](const Exprs &u) {
     Exprs dst = u;
-    dst[axis] = wrapped(loop::load(c.ins[1], u), c.inTypes[1], data[axis]);
+    dst[axis] = checkedDataIndex(c, loop::load(c.ins[1], u), c.inTypes[1], data[axis],
+                                 "indices into axis " + std::to_string(axis),
+                                 numElements(c.inShapes[2]) > 0);
     return dst;
   });
 }
@@ -118,7 +112,8 @@ Stmt lowerScatterNd(LowerCtx &c) {
     throw LowerError("scatter_nd: bad indices shape");
   int64_t k = ind.back();
   return scatter(c, [&](const Exprs &u) {
-    Exprs dst = tupleCoords(c, Exprs(u.begin(), u.begin() + (q - 1)), 0, k);
+    Exprs dst =
+        tupleCoords(c, Exprs(u.begin(), u.begin() + (q - 1)), 0, k, numElements(c.inShapes[2]) > 0);
     dst.insert(dst.end(), u.begin() + (q - 1), u.end());
     return dst;
   });

@@ -2,6 +2,7 @@
 #include "strata/runtime/Executor.h"
 
 #include "strata/runtime/Arena.h"
+#include "strata/support/KernelStatus.h"
 #include "strata/support/ThreadPool.h"
 
 #include <chrono>
@@ -35,7 +36,7 @@ Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weig
   symbolValues_.assign(plan_.symbols.size(), 0);
   argPointers_.resize(plan_.steps.size());
   for (size_t s = 0; s < plan_.steps.size(); ++s)
-    argPointers_[s].resize(plan_.steps[s].args.size());
+    argPointers_[s].resize(plan_.steps[s].args.size() + 1); // + the run's KernelStatus
 }
 
 Executor::~Executor() = default;
@@ -151,21 +152,27 @@ Status Executor::run(const void *const *inputs, void *const *outputs) {
     return nullptr;
   };
 
-  // Kernels' parallel loops (strata_parallel_for) run on this executor's pool.
+  // Kernels' parallel loops (strata_parallel_for) run on this executor's pool; their failed
+  // index checks land in `status`, and the run stops after the kernel that failed one.
   ThreadPool::ScopedPool scope(pool_.get());
+  KernelStatus status;
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     const PlanStep &step = plan_.steps[s];
     std::vector<void *> &args = argPointers_[s];
     for (size_t a = 0; a < step.args.size(); ++a)
       args[a] = pointer(step.args[a]);
+    args.back() = &status;
     if (!profiling_) {
       kernels_[step.kernel](args.data());
-      continue;
+    } else {
+      auto start = std::chrono::steady_clock::now();
+      kernels_[step.kernel](args.data());
+      stepMillis_[s] +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
     }
-    auto start = std::chrono::steady_clock::now();
-    kernels_[step.kernel](args.data());
-    stepMillis_[s] +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!status.ok())
+      return Status::error(status.message()); // the site names the op and node
   }
 
   // Outputs no kernel writes: copies of inputs, constants, buffers or other outputs.

@@ -1,7 +1,7 @@
 // RUN: strata-loop-opt %s --emit-llvm -O0 | FileCheck %s
 // Buffer arguments are noalias (in-buffers readonly), scalars i64; fma becomes llvm.fmuladd and
 // `vectorized` becomes the loop vectorizer's hint; the packed trampoline unpacks an argument array.
-// CHECK: define void @axpy(ptr noalias readonly align 4 %a, ptr noalias readonly align 4 %b, ptr noalias readonly align 4 %c, ptr noalias align 4 %out, i64 %n)
+// CHECK: define void @axpy(ptr noalias readonly align 4 %a, ptr noalias readonly align 4 %b, ptr noalias readonly align 4 %c, ptr noalias align 4 %out, i64 %n, ptr %status)
 // CHECK: call float @llvm.fmuladd.f32(float
 // CHECK: br i1 {{.*}}, !llvm.loop ![[LOOP:[0-9]+]]
 // CHECK: define void @axpy_packed(ptr

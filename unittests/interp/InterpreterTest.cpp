@@ -110,7 +110,8 @@ TEST(Interpreter, KernelErrorsNameOpAndNode) {
   ASSERT_TRUE(static_cast<bool>(ok)) << llvm::toString(ok.takeError());
   EXPECT_EQ(doubles((*ok)[0]), (std::vector<double>{8}));
   EXPECT_EQ(interpretError(g, {f32({4}, {5, 6, 7, 8}), i64({1}, {9})}),
-            "interp: op 'gather' (node \"Gather_7\"): index 9 out of range for axis 0 of size 4");
+            "interp: op 'gather' (node \"Gather_7\"): indices into axis 0: index 9 is out of range "
+            "[-4, 4)");
 }
 
 TEST(Interpreter, SharedValuesAndPassThroughOutputs) {

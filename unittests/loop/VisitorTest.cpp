@@ -82,6 +82,7 @@ protected:
   int64_t visitCall(const Expr &, int64_t) override { return -1; }
   int64_t visitRamp(const Expr &, int64_t) override { return -1; }
   int64_t visitBroadcast(const Expr &, int64_t) override { return -1; }
+  int64_t visitCheckIndex(const Expr &, int64_t) override { return -1; }
 };
 
 TEST(VisitorTest, FunctorDispatchesWithArguments) {

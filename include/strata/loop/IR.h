@@ -75,6 +75,11 @@ enum class ExprKind : uint8_t {
   Call,                   // intrinsic(operands...)
   Ramp,                   // {base, stride} scalar ints -> base + stride * lane, type.lanes lanes
   Broadcast,              // {value} scalar -> type.lanes copies
+  // {value, size}: an index read from data into an axis of `size` (a scalar of value's integer
+  // dtype), ONNX style: value in [-size, size) gives value, plus size when negative; any other
+  // value gives 0, after recording in the run's status that the check `site` failed (the run
+  // then fails naming the site, the value and the range). No access through it leaves a buffer.
+  CheckIndex,
 };
 std::string_view exprKindName(ExprKind k);
 bool isBinaryArith(ExprKind k); // Add..Max
@@ -121,6 +126,7 @@ struct ExprNode {
   Buffer buffer{};              // Load
   Intrinsic intrinsic{};      // Call
   std::vector<Expr> operands; // see ExprKind
+  std::string site;           // CheckIndex: what is checked, e.g. `gather (node "g"): axis 0`
 };
 
 enum class MemoryScope : uint8_t { Global, Local, Shared };
@@ -158,6 +164,7 @@ Expr cast(DType t, Expr x);
 Expr call(Intrinsic i, std::vector<Expr> args);
 Expr ramp(Expr base, Expr stride, int lanes);
 Expr broadcast(Expr value, int lanes);
+Expr checkIndex(Expr value, Expr size, std::string site);
 // The same node kind and payload with new operands (types recomputed). Returns `e` itself when
 // every operand is pointer-identical, so unchanged subtrees stay shared.
 Expr withOperands(const Expr &e, std::vector<Expr> operands);

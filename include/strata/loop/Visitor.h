@@ -84,6 +84,8 @@ public:
       return visitRamp(e, args...);
     case ExprKind::Broadcast:
       return visitBroadcast(e, args...);
+    case ExprKind::CheckIndex:
+      return visitCheckIndex(e, args...);
     }
     __builtin_unreachable(); // every kind is listed above (-Wswitch keeps it so)
   }
@@ -100,6 +102,7 @@ protected:
   virtual R visitCall(const Expr &e, Args... args) = 0;
   virtual R visitRamp(const Expr &e, Args... args) = 0;
   virtual R visitBroadcast(const Expr &e, Args... args) = 0;
+  virtual R visitCheckIndex(const Expr &e, Args... args) = 0;
 };
 
 template <typename R, typename... Args> class StmtFunctor<R(const Stmt &, Args...)> {
@@ -155,6 +158,7 @@ protected:
   void visitCall(const Expr &e) override;
   void visitRamp(const Expr &e) override;
   void visitBroadcast(const Expr &e) override;
+  void visitCheckIndex(const Expr &e) override;
   void visitOperands(const Expr &e);
 
   void visitFor(const Stmt &s) override;
@@ -189,6 +193,7 @@ protected:
   Expr visitCall(const Expr &e) override;
   Expr visitRamp(const Expr &e) override;
   Expr visitBroadcast(const Expr &e) override;
+  Expr visitCheckIndex(const Expr &e) override;
   // e with every operand mutated, in order (withOperands: e itself when none changed).
   Expr mutateOperands(const Expr &e);
 

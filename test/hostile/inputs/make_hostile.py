@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Writes one hostile input for the lit tests: `make_hostile.py CASE OUT`."""
+"""Writes one hostile input for the lit tests: `make_hostile.py CASE OUT`, or an indexing op with an
+out-of-range index and its inputs, one folder per case: `make_hostile.py index OUT_DIR`."""
+import os
 import random
 import sys
 
@@ -69,7 +71,52 @@ def build(case):
     raise SystemExit(f"unknown case {case}")
 
 
+# Indexing ops fed an index outside its axis: (node, inputs as (name, array), output shape).
+I64, I32 = np.int64, np.int32
+INDEX_CASES = {
+    "gather": (helper.make_node("Gather", ["data", "indices"], ["y"], name="gather_rows", axis=0),
+               [("data", np.arange(12, dtype=np.float32).reshape(3, 4)),
+                ("indices", np.array([0, 5, -1], I64))], [3, 4]),
+    "gather-negative": (helper.make_node("Gather", ["data", "indices"], ["y"], name="gather_neg",
+                                         axis=1),
+                        [("data", np.arange(12, dtype=np.float32).reshape(3, 4)),
+                         ("indices", np.array([[-5]], I32))], [3, 1, 1]),
+    "gather-elements": (helper.make_node("GatherElements", ["data", "indices"], ["y"],
+                                         name="gather_el", axis=1),
+                        [("data", np.arange(6, dtype=np.float32).reshape(2, 3)),
+                         ("indices", np.array([[0, 3, 1], [1, 0, 2]], I64))], [2, 3]),
+    "gather-nd": (helper.make_node("GatherND", ["data", "indices"], ["y"], name="gather_tuples"),
+                  [("data", np.arange(6, dtype=np.float32).reshape(2, 3)),
+                   ("indices", np.array([[1, 2], [2, 0]], I64))], [2]),
+    "scatter-elements": (helper.make_node("ScatterElements", ["data", "indices", "updates"], ["y"],
+                                          name="scatter_el", axis=0),
+                         [("data", np.zeros(3, np.float32)), ("indices", np.array([1, 7], I64)),
+                          ("updates", np.ones(2, np.float32))], [3]),
+    "scatter-nd": (helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"],
+                                    name="scatter_tuples"),
+                   [("data", np.zeros((4, 2), np.float32)), ("indices", np.array([[1], [-5]], I64)),
+                    ("updates", np.ones((2, 2), np.float32))], [4, 2]),
+}
+
+
+def index_case(case, out_dir):
+    """Writes OUT_DIR/model.onnx and one NAME.npy per input."""
+    os.makedirs(out_dir, exist_ok=True)
+    node, feeds, out_shape = INDEX_CASES[case]
+    dtypes = {np.float32: TensorProto.FLOAT, I64: TensorProto.INT64, I32: TensorProto.INT32}
+    inputs = [vi(n, list(a.shape), dtypes[a.dtype.type]) for n, a in feeds]
+    m = model([node], inputs, [vi("y", out_shape)], opset=16)
+    with open(out_dir + "/model.onnx", "wb") as f:
+        f.write(m.SerializeToString())
+    for n, a in feeds:
+        np.save(f"{out_dir}/{n}.npy", a)
+
+
 def main():
+    if sys.argv[1] == "index":  # make_hostile.py index OUT_DIR: OUT_DIR/CASE for every case
+        for case in INDEX_CASES:
+            index_case(case, f"{sys.argv[2]}/{case}")
+        return
     case, out = sys.argv[1], sys.argv[2]
     m = build(case)
     with open(out, "wb") as f:
