@@ -210,6 +210,10 @@ int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
 int compileModel(const CompileOpts &o) {
   auto start = std::chrono::steady_clock::now();
   const std::string emit = emitKind(o);
+  if (!o.dims.empty() && !o.stats) { // --dim sizes nothing but the --stats arena
+    std::cerr << "error: --dim sizes the arena that --stats reports; it needs --stats\n";
+    return 1;
+  }
   bool emitSupported = false;
   for (const char *e : kSupportedEmits)
     emitSupported |= emit == e;

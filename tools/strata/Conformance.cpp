@@ -63,8 +63,9 @@ Tensor asDType(const Tensor &t, DType wanted) {
   return t;
 }
 
-// Compares with numpy.testing.assert_allclose semantics: |a - b| <= atol + rtol * |b|, NaNs
-// must match in position, shapes and dtypes must agree.
+// Compares with numpy.testing.assert_allclose semantics: |a - b| <= atol + rtol * |b| where both
+// are finite; an infinity matches only the same infinity and a NaN only a NaN (numpy.isclose with
+// equal_nan); shapes and dtypes must agree.
 std::optional<std::string> compare(const Tensor &got, const Tensor &wantIn, double rtol,
                                    double atol) {
   Tensor want = asDType(wantIn, got.dtype());
@@ -87,8 +88,8 @@ std::optional<std::string> compare(const Tensor &got, const Tensor &wantIn, doub
     }
     if (a == b)
       continue;
-    double err = std::fabs(a - b);
-    if (!(err <= atol + rtol * std::fabs(b))) {
+    double err = std::fabs(a - b); // inf when either is infinite (and they differ)
+    if (std::isinf(a) || std::isinf(b) || !(err <= atol + rtol * std::fabs(b))) {
       ++bad;
       if (!(err <= worst)) {
         worst = err;
@@ -277,6 +278,18 @@ int runConformance(const ConfOpts &o) {
     expected = readNameList(o.expected);
   }
 
+  // A listed test (within --filter) with no folder is a regression too: an empty or partial test
+  // folder must not pass for a complete run.
+  std::vector<std::string> missing;
+  {
+    std::set<std::string> present;
+    for (const fs::path &t : tests)
+      present.insert(t.filename().string());
+    for (const std::string &name : expected)
+      if (std::regex_search(name, filter) && !present.count(name))
+        missing.push_back(name);
+  }
+
   int passed = 0, failed = 0, unsupported = 0;
   std::vector<std::string> passes, regressions;
   for (const fs::path &t : tests) {
@@ -305,10 +318,15 @@ int runConformance(const ConfOpts &o) {
   }
   for (const std::string &r : regressions)
     fmt::print("REGRESSION {}: listed in {} but failed\n", r, o.expected);
+  for (const std::string &m : missing)
+    fmt::print("REGRESSION {}: listed in {} but has no test folder (model.onnx) in {}\n", m,
+               o.expected, o.dir);
   fmt::print("{} unsupported\n", unsupported);
   fmt::print("{} passed, {} failed\n", passed, failed);
+  if (!missing.empty())
+    fmt::print("{} listed tests missing\n", missing.size());
   if (!o.expected.empty())
-    return regressions.empty() ? 0 : 1;
+    return regressions.empty() && missing.empty() ? 0 : 1;
   return failed == 0 ? 0 : 1;
 }
 

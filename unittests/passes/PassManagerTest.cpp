@@ -247,6 +247,29 @@ TEST(PassManagerTest, VerifySemanticsCatchesAWrongPass) {
   EXPECT_EQ(g->numOps(), 1u); // both passes ran
 }
 
+// A pass that changes the graph but returns false escapes a check keyed on its report: the
+// state comparison catches it, whether or not the change is also wrong.
+TEST(PassManagerTest, VerifySemanticsCatchesAnUnreportedChange) {
+  auto g = parse(kNegChain);
+  ASSERT_TRUE(g);
+  auto silent = [](Graph &graph) -> llvm::Expected<bool> {
+    auto removed = removeOneDoubleNeg(graph); // an exact change...
+    EXPECT_TRUE(removed && *removed);
+    return false; // ...reported as none
+  };
+  PassManagerOptions opts;
+  opts.verifySemantics = true;
+  PassManager pm(opts);
+  pm.addPass(fnPass("silent", silent));
+  PassContext ctx;
+  EXPECT_EQ(errorText(pm.run(*g, ctx)), "pass 'silent' changed the graph but reported no change");
+  // Without the option nothing compares states: the same pipeline runs through.
+  auto g2 = parse(kNegChain);
+  PassManager plain;
+  plain.addPass(fnPass("silent", silent));
+  EXPECT_EQ(errorText(plain.run(*g2, ctx)), "");
+}
+
 TEST(PassManagerTest, VerifySemanticsAcceptsExactPassesWithSymbolicDims) {
   auto g = parse(R"(graph @g(%x: tensor<?n x4xf32>) -> (y: tensor<?n x4xf32>) {
   %a = neg(%x) : tensor<?n x4xf32>
