@@ -2,9 +2,10 @@
  * (docs/runtime.md, "AOT libraries"). Every such library exports exactly these functions; the
  * header `strata compile` writes next to the library holds this text plus the model's interface.
  *
- * Stable ABI, version 1: functions are only ever added; a library reports its version through
- * strata_abi_version(). Errors: functions returning int give 0 on success and -1 on error, those
- * returning pointers give NULL; strata_last_error() then describes the error (per thread). */
+ * Stable ABI, version 2: functions are only ever added (version 2 added the strata_context_*
+ * functions); a library reports its version through strata_abi_version(). Errors: functions
+ * returning int give 0 on success and -1 on error, those returning pointers give NULL;
+ * strata_last_error() then describes the error (per thread). */
 #ifndef STRATA_MODEL_H
 #define STRATA_MODEL_H
 
@@ -15,7 +16,7 @@
 extern "C" {
 #endif
 
-#define STRATA_ABI_VERSION 1
+#define STRATA_ABI_VERSION 2
 
 /* Element types (the values strata_model_*_dtype return). */
 typedef enum strata_dtype {
@@ -43,13 +44,16 @@ typedef struct strata_tensor {
 } strata_tensor;
 
 typedef struct strata_model strata_model;
+typedef struct strata_context strata_context;
 
 int strata_abi_version(void);
 /* The message of the last failed call on this thread ("" if none). */
 const char *strata_last_error(void);
 
 /* Loads the model embedded in this library. num_threads: threads for parallel loops, 0 = one per
- * core. Several models may exist at once; one model must not be run by two threads at a time. */
+ * core. Several models may exist at once. strata_model_run uses the model's own context, so it
+ * must not be called by two threads at a time on one model; threads that share a model each
+ * run through a strata_context of their own. */
 strata_model *strata_model_create(int num_threads);
 void strata_model_destroy(strata_model *model);
 
@@ -75,6 +79,18 @@ const void *strata_model_output_data(const strata_model *model, int index);
 const int64_t *strata_model_output_shape(const strata_model *model, int index);
 /* Bytes of intermediate memory (the arena) the last run used. */
 int64_t strata_model_arena_bytes(const strata_model *model);
+
+/* ABI 2. A context holds the state of runs (bound dims, the arena, the outputs) apart from the
+ * model, whose weights and code all its contexts share read-only. One context is used by one
+ * thread at a time; contexts of one model run concurrently, and their parallel loops share the
+ * model's threads. Destroy every context before its model. */
+strata_context *strata_context_create(const strata_model *model);
+void strata_context_destroy(strata_context *context);
+/* As strata_model_run, in this context: outputs live in the context until its next run. */
+int strata_context_run(strata_context *context, const strata_tensor *inputs, int num_inputs);
+const void *strata_context_output_data(const strata_context *context, int index);
+const int64_t *strata_context_output_shape(const strata_context *context, int index);
+int64_t strata_context_arena_bytes(const strata_context *context);
 
 #ifdef __cplusplus
 }

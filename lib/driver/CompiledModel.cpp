@@ -63,6 +63,15 @@ llvm::Expected<std::unique_ptr<CompiledModel>> compileModel(Graph &g, const Comp
 }
 
 llvm::Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor> &inputs) {
+  return run(exec_->context(), inputs);
+}
+
+std::unique_ptr<RunContext> CompiledModel::createContext() const {
+  return std::make_unique<RunContext>(*exec_);
+}
+
+llvm::Expected<std::vector<Tensor>> CompiledModel::run(RunContext &ctx,
+                                                       const std::vector<Tensor> &inputs) const {
   std::vector<DType> dtypes;
   std::vector<std::vector<int64_t>> shapes;
   std::vector<const void *> in;
@@ -75,14 +84,15 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>
     shapes.push_back(t.shape());
     in.push_back(t.rawData());
   }
-  if (Status s = exec_->bind(dtypes, shapes))
+  const Executor &exec = *exec_;
+  if (Status s = exec.bind(ctx, dtypes, shapes))
     return withContext(toError(s), inPhase("jit"));
   std::vector<Tensor> outputs;
   std::vector<void *> out;
   for (size_t i = 0; i < exec_->plan().outputs.size(); ++i) {
     const PlanTensor &spec = exec_->plan().outputs[i];
     try {
-      outputs.emplace_back(spec.dtype, exec_->outputShape(i));
+      outputs.emplace_back(spec.dtype, ctx.outputShape(i));
     } catch (const std::exception &e) { // Tensor refuses absurd sizes
       return makeError(
           Diagnostic::error("output " + std::to_string(i) + " ('" + spec.name + "'): " + e.what())
@@ -90,7 +100,7 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>
     }
     out.push_back(outputs.back().rawData());
   }
-  if (Status s = exec_->run(in.data(), out.data()))
+  if (Status s = exec.run(ctx, in.data(), out.data()))
     return withContext(toError(s), inPhase("jit"));
   return outputs;
 }

@@ -55,8 +55,10 @@ llvm::Expected<std::unique_ptr<SharedModel>> SharedModel::open(const std::string
   STRATA_API_FUNCTIONS(X)
 #undef X
   const Api &a = *m->api_;
-  if (int v = a.strata_abi_version(); v != STRATA_ABI_VERSION)
-    return makeError(path + ": library ABI version " + std::to_string(v) + ", expected " +
+  // Versions only add functions: every library from version 1 up to this header's runs through
+  // the version-1 functions used here.
+  if (int v = a.strata_abi_version(); v < 1 || v > STRATA_ABI_VERSION)
+    return makeError(path + ": library ABI version " + std::to_string(v) + ", expected 1 to " +
                      std::to_string(STRATA_ABI_VERSION));
   strata_model *model = a.strata_model_create(static_cast<int>(threads));
   if (!model)

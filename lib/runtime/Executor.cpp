@@ -29,27 +29,34 @@ int64_t checkedMul(int64_t a, int64_t b) {
 
 } // namespace
 
+RunContext::RunContext(const Executor &ex) : exec_(ex) {
+  const Plan &plan = ex.plan();
+  symbolValues_.assign(plan.symbols.size(), 0);
+  argPointers_.resize(plan.steps.size());
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    argPointers_[s].resize(plan.steps[s].args.size() + 1); // + the run's KernelStatus
+}
+
+void RunContext::setProfiling(bool on) {
+  profiling_ = on;
+  stepMillis_.assign(on ? exec_.plan().steps.size() : 0, 0.0);
+}
+
 Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weights,
                    unsigned threads)
     : plan_(std::move(plan)), kernels_(std::move(kernels)), weights_(weights),
       pool_(std::make_unique<ThreadPool>(threads)) {
-  symbolValues_.assign(plan_.symbols.size(), 0);
-  argPointers_.resize(plan_.steps.size());
-  for (size_t s = 0; s < plan_.steps.size(); ++s)
-    argPointers_[s].resize(plan_.steps[s].args.size() + 1); // + the run's KernelStatus
+  own_ = std::make_unique<RunContext>(*this);
 }
 
 Executor::~Executor() = default;
 
 unsigned Executor::threads() const { return pool_->threads(); }
 
-void Executor::setProfiling(bool on) {
-  profiling_ = on;
-  stepMillis_.assign(on ? plan_.steps.size() : 0, 0.0);
-}
-
-Status Executor::bind(const std::vector<DType> &dtypes,
-                      const std::vector<std::vector<int64_t>> &shapes) {
+Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
+                      const std::vector<std::vector<int64_t>> &shapes) const {
+  if (&ctx.exec_ != this)
+    return Status::error("the run context belongs to another model");
   const auto &ins = plan_.inputs;
   if (dtypes.size() != ins.size() || shapes.size() != ins.size())
     return Status::error("expected " + std::to_string(ins.size()) + " inputs, got " +
@@ -102,44 +109,46 @@ Status Executor::bind(const std::vector<DType> &dtypes,
       return Status::error("output '" + o.name + "' of shape " + shapeText(s) + " is too large");
     outShapes.push_back(std::move(s));
   }
-  symbolValues_ = std::move(values);
-  outputShapes_ = std::move(outShapes);
-  bound_ = true;
+  ctx.symbolValues_ = std::move(values);
+  ctx.outputShapes_ = std::move(outShapes);
+  ctx.bound_ = true;
   return Status();
 }
 
-Status Executor::placeBuffers() {
+Status Executor::placeBuffers(RunContext &ctx) const {
   ArenaLayout layout;
-  if (Status s = layoutArena(plan_, symbolValues_, layout))
+  if (Status s = layoutArena(plan_, ctx.symbolValues_, layout))
     return s;
   const int64_t peak = layout.bytes;
-  if (peak > arenaCapacity_ || !arena_) {
+  if (peak > ctx.arenaCapacity_ || !ctx.arena_) {
     size_t bytes = static_cast<size_t>(std::max<int64_t>(peak, kArenaAlign));
     auto *mem = static_cast<uint8_t *>(std::aligned_alloc(kArenaAlign, bytes));
     if (!mem) // the previous placement and arena stay as they were
       return Status::error("cannot allocate a " + std::to_string(peak) + "-byte arena");
-    arena_.reset(mem);
-    arenaCapacity_ = peak;
-    ++arenaAllocations_;
+    ctx.arena_.reset(mem);
+    ctx.arenaCapacity_ = peak;
+    ++ctx.arenaAllocations_;
   }
-  bufferOffsets_ = std::move(layout.offsets);
-  arenaBytes_ = peak;
-  placedFor_ = symbolValues_;
-  placed_ = true;
+  ctx.bufferOffsets_ = std::move(layout.offsets);
+  ctx.arenaBytes_ = peak;
+  ctx.placedFor_ = ctx.symbolValues_;
+  ctx.placed_ = true;
   return Status();
 }
 
-Status Executor::run(const void *const *inputs, void *const *outputs) {
-  if (!bound_)
+Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *outputs) const {
+  if (&ctx.exec_ != this)
+    return Status::error("the run context belongs to another model");
+  if (!ctx.bound_)
     return Status::error("run before a successful bind");
-  if (!placed_ || placedFor_ != symbolValues_)
-    if (Status s = placeBuffers())
+  if (!ctx.placed_ || ctx.placedFor_ != ctx.symbolValues_)
+    if (Status s = placeBuffers(ctx))
       return s;
 
   auto pointer = [&](const PlanArg &a) -> void * {
     switch (a.kind) {
     case PlanArg::Buffer:
-      return arena_.get() + bufferOffsets_[a.index];
+      return ctx.arena_.get() + ctx.bufferOffsets_[a.index];
     case PlanArg::Input:
       return const_cast<void *>(inputs[a.index]);
     case PlanArg::Output:
@@ -147,7 +156,7 @@ Status Executor::run(const void *const *inputs, void *const *outputs) {
     case PlanArg::Constant:
       return const_cast<uint8_t *>(weights_ + plan_.constants[a.index].offset);
     case PlanArg::Symbol:
-      return &symbolValues_[a.index];
+      return &ctx.symbolValues_[a.index];
     }
     return nullptr;
   };
@@ -158,16 +167,16 @@ Status Executor::run(const void *const *inputs, void *const *outputs) {
   KernelStatus status;
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     const PlanStep &step = plan_.steps[s];
-    std::vector<void *> &args = argPointers_[s];
+    std::vector<void *> &args = ctx.argPointers_[s];
     for (size_t a = 0; a < step.args.size(); ++a)
       args[a] = pointer(step.args[a]);
     args.back() = &status;
-    if (!profiling_) {
+    if (!ctx.profiling_) {
       kernels_[step.kernel](args.data());
     } else {
       auto start = std::chrono::steady_clock::now();
       kernels_[step.kernel](args.data());
-      stepMillis_[s] +=
+      ctx.stepMillis_[s] +=
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count();
     }
@@ -181,7 +190,7 @@ Status Executor::run(const void *const *inputs, void *const *outputs) {
     if (src.kind == PlanArg::Output && src.index == static_cast<int64_t>(i))
       continue;
     int64_t bytes = static_cast<int64_t>(dtypeSize(plan_.outputs[i].dtype));
-    for (int64_t d : outputShapes_[i])
+    for (int64_t d : ctx.outputShapes_[i])
       bytes *= d;
     if (bytes > 0)
       std::memcpy(outputs[i], pointer(src), static_cast<size_t>(bytes));

@@ -70,7 +70,17 @@ void ThreadPool::parallelFor(int64_t extent, RangeFn fn, void *ctx) {
     fn(ctx, 0, extent);
     return;
   }
-  std::lock_guard<std::mutex> call(callMutex_);
+  // One loop at a time owns the workers. A caller that finds them busy (another thread's run on
+  // this pool) runs its loop on its own thread instead of waiting: concurrent runs each keep
+  // one thread busy and never block on each other.
+  std::unique_lock<std::mutex> call(callMutex_, std::try_to_lock);
+  if (!call.owns_lock()) {
+    bool saved = tlsInParallel;
+    tlsInParallel = true;
+    fn(ctx, 0, extent);
+    tlsInParallel = saved;
+    return;
+  }
   // A few chunks per thread balance uneven work without much claiming overhead.
   Job j{fn, ctx, extent, std::min<int64_t>(extent, 4 * static_cast<int64_t>(threads()))};
   {

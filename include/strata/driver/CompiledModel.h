@@ -17,6 +17,7 @@ class LoopJit;
 
 namespace strata::runtime {
 class Executor;
+class RunContext;
 }
 
 namespace strata::driver {
@@ -44,6 +45,14 @@ public:
   // before any kernel runs, then runs the plan. The arena is allocated by the first run and
   // reused by every later one at the same bound sizes; outputs are fresh tensors.
   llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs);
+
+  // Concurrent runs: the state of runs (bound dims, arena) in a context of its own, so threads
+  // that share this model each run through their own context at the same time. run() above uses
+  // the model's context and must not be called by two threads at once. A context must not
+  // outlive the model.
+  std::unique_ptr<runtime::RunContext> createContext() const;
+  llvm::Expected<std::vector<Tensor>> run(runtime::RunContext &context,
+                                          const std::vector<Tensor> &inputs) const;
 
   size_t numKernels() const;
   int64_t arenaBytes() const;        // of the last run's binding

@@ -1,7 +1,8 @@
 // Runs an execution plan (Plan.h) over native kernels: checks inputs and binds symbolic dims,
 // places intermediate buffers in one arena (re-placed only when bound sizes change), calls the
-// kernels in order on a thread pool. Shared by the JIT engine and AOT libraries' C API, hence
-// LLVM-free: errors are a Status (support/Diagnostic.h).
+// kernels in order on a thread pool. The per-run state lives in a RunContext, so one executor
+// serves many threads, each with its own context. Shared by the JIT engine and AOT libraries' C
+// API, hence LLVM-free: errors are a Status (support/Diagnostic.h).
 #pragma once
 #include "strata/runtime/Plan.h"
 #include "strata/support/Diagnostic.h"
@@ -19,44 +20,30 @@ namespace strata::runtime {
 
 using KernelFn = void (*)(void **args);
 
-class Executor {
+class Executor;
+
+// The state of runs: bound symbols, output shapes, the arena and its placement, argument arrays
+// and the per-step profile. A context is used by one thread at a time; contexts of one executor
+// run concurrently (weights, kernels and the plan are shared read-only). It must not outlive its
+// executor.
+class RunContext {
 public:
-  // `kernels` has plan.numKernels entries; `weights` (plan.weightsBytes, 64-byte aligned) must
-  // outlive the executor. threads == 0: one per core.
-  Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weights, unsigned threads);
-  ~Executor();
-  Executor(const Executor &) = delete;
-  Executor &operator=(const Executor &) = delete;
+  explicit RunContext(const Executor &ex);
+  RunContext(const RunContext &) = delete;
+  RunContext &operator=(const RunContext &) = delete;
 
-  const Plan &plan() const { return plan_; }
-
-  // Checks input count, dtypes, ranks and every dim (static ones must match, each symbol must
-  // take one value across all inputs), binds the symbols and computes the output shapes.
-  // On error nothing changes.
-  Status bind(const std::vector<DType> &dtypes, const std::vector<std::vector<int64_t>> &shapes);
   const std::vector<int64_t> &outputShape(size_t i) const { return outputShapes_[i]; }
   int64_t symbolValue(size_t i) const { return symbolValues_[i]; }
-
-  // Runs the plan on data laid out as bound by the last successful bind(): one pointer per input
-  // and per output (each output sized for its bound shape).
-  Status run(const void *const *inputs, void *const *outputs);
-
+  int64_t arenaBytes() const { return arenaBytes_; }
+  // How many times the arena was (re)allocated: 1 after any number of runs at one binding.
+  int64_t arenaAllocations() const { return arenaAllocations_; }
   // Per-step wall time, summed over the runs since profiling was turned on (ms, plan order).
   void setProfiling(bool on);
   const std::vector<double> &stepMillis() const { return stepMillis_; }
 
-  int64_t arenaBytes() const { return arenaBytes_; }
-  // How many times the arena was (re)allocated: 1 after any number of runs at one binding.
-  int64_t arenaAllocations() const { return arenaAllocations_; }
-  unsigned threads() const;
-
 private:
-  Status placeBuffers();
-
-  Plan plan_;
-  std::vector<KernelFn> kernels_;
-  const uint8_t *weights_;
-  std::unique_ptr<ThreadPool> pool_;
+  friend class Executor;
+  const Executor &exec_;
   std::vector<int64_t> symbolValues_;
   std::vector<std::vector<int64_t>> outputShapes_;
   bool bound_ = false;
@@ -68,6 +55,54 @@ private:
   std::vector<std::vector<void *>> argPointers_; // per step, reused every run
   bool profiling_ = false;
   std::vector<double> stepMillis_;
+};
+
+class Executor {
+public:
+  // `kernels` has plan.numKernels entries; `weights` (plan.weightsBytes, 64-byte aligned) must
+  // outlive the executor. threads == 0: one per core. The pool is shared by every context's
+  // runs; a run that finds it busy with another context's parallel loop runs that loop on its
+  // own thread.
+  Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weights, unsigned threads);
+  ~Executor();
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
+
+  const Plan &plan() const { return plan_; }
+
+  // Checks input count, dtypes, ranks and every dim (static ones must match, each symbol must
+  // take one value across all inputs), binds the symbols in `ctx` and computes the output
+  // shapes. On error `ctx` is unchanged.
+  Status bind(RunContext &ctx, const std::vector<DType> &dtypes,
+              const std::vector<std::vector<int64_t>> &shapes) const;
+  // Runs the plan in `ctx` on data laid out as bound by its last successful bind(): one pointer
+  // per input and per output (each output sized for its bound shape).
+  Status run(RunContext &ctx, const void *const *inputs, void *const *outputs) const;
+
+  // The same on the executor's own context, for callers that run from one thread at a time.
+  Status bind(const std::vector<DType> &dtypes, const std::vector<std::vector<int64_t>> &shapes) {
+    return bind(*own_, dtypes, shapes);
+  }
+  Status run(const void *const *inputs, void *const *outputs) {
+    return run(*own_, inputs, outputs);
+  }
+  RunContext &context() { return *own_; }
+  const std::vector<int64_t> &outputShape(size_t i) const { return own_->outputShape(i); }
+  int64_t symbolValue(size_t i) const { return own_->symbolValue(i); }
+  void setProfiling(bool on) { own_->setProfiling(on); }
+  const std::vector<double> &stepMillis() const { return own_->stepMillis(); }
+  int64_t arenaBytes() const { return own_->arenaBytes(); }
+  int64_t arenaAllocations() const { return own_->arenaAllocations(); }
+  unsigned threads() const;
+
+private:
+  Status placeBuffers(RunContext &ctx) const;
+
+  Plan plan_;
+  std::vector<KernelFn> kernels_;
+  const uint8_t *weights_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<RunContext> own_;
 };
 
 } // namespace strata::runtime

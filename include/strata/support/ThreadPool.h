@@ -25,7 +25,8 @@ public:
 
   // Calls fn(ctx, begin, end) over disjoint chunks covering [0, extent), on the workers and the
   // calling thread, and returns when all are done. Runs inline when extent <= 1, the pool has one
-  // thread, or the caller is already inside a parallelFor (nested loops run serially).
+  // thread, the caller is already inside a parallelFor (nested loops run serially), or another
+  // thread's parallelFor holds the workers (concurrent callers never wait for each other).
   void parallelFor(int64_t extent, RangeFn fn, void *ctx);
 
   template <typename F> void parallelFor(int64_t extent, F &&f) {
@@ -56,7 +57,7 @@ private:
   static void runChunks(Job &j);
 
   std::vector<std::thread> workers_;
-  std::mutex callMutex_; // one parallelFor at a time per pool
+  std::mutex callMutex_; // held by the parallelFor that owns the workers
   std::mutex m_;
   std::condition_variable wake_, idle_;
   Job *job_ = nullptr;

@@ -22,11 +22,18 @@ extern void (*const strata_aot_kernels[])(void **);
 using namespace strata;
 using namespace strata::runtime;
 
-struct strata_model {
-  std::unique_ptr<Executor> exec;
-  std::vector<std::vector<uint8_t>> outputs; // storage of the last run's outputs
+// The state of runs: an executor context and the storage of its last run's outputs.
+struct strata_context {
+  const strata_model *model = nullptr;
+  std::unique_ptr<RunContext> run;
+  std::vector<std::vector<uint8_t>> outputs;
   std::vector<std::vector<int64_t>> outputShapes;
   bool lastRunOk = false; // outputs are readable only after a successful run
+};
+
+struct strata_model {
+  std::unique_ptr<Executor> exec;
+  strata_context own; // strata_model_run's
 };
 
 namespace {
@@ -79,6 +86,8 @@ STRATA_API strata_model *strata_model_create(int num_threads) {
     auto m = std::make_unique<strata_model>();
     m->exec = std::make_unique<Executor>(std::move(plan), std::move(kernels), strata_aot_weights,
                                          num_threads < 0 ? 0u : static_cast<unsigned>(num_threads));
+    m->own.model = m.get();
+    m->own.run = std::make_unique<RunContext>(*m->exec);
     return m.release();
   } catch (const std::exception &e) {
     fail(std::string("cannot create the model: ") + e.what());
@@ -135,10 +144,11 @@ STRATA_API const char *strata_model_output_dim_name(const strata_model *m, int i
   return dim && !dim->isStatic() ? m->exec->plan().symbols[dim->symbol].c_str() : nullptr;
 }
 
-STRATA_API int strata_model_run(strata_model *m, const strata_tensor *inputs, int num_inputs) {
-  if (!m)
-    return fail("null model");
-  m->lastRunOk = false;
+namespace {
+
+int runIn(strata_context *c, const strata_tensor *inputs, int num_inputs) {
+  const Executor &exec = *c->model->exec;
+  c->lastRunOk = false;
   if (num_inputs < 0 || (num_inputs > 0 && !inputs))
     return fail("no inputs given");
   try {
@@ -155,7 +165,7 @@ STRATA_API int strata_model_run(strata_model *m, const strata_tensor *inputs, in
       shapes.emplace_back(t.shape, t.shape + t.rank);
       data.push_back(t.data);
     }
-    if (Status s = m->exec->bind(dtypes, shapes))
+    if (Status s = exec.bind(*c->run, dtypes, shapes))
       return fail(s.message());
     for (int i = 0; i < num_inputs; ++i) {
       int64_t n = 1;
@@ -164,47 +174,90 @@ STRATA_API int strata_model_run(strata_model *m, const strata_tensor *inputs, in
       if (n > 0 && !data[i])
         return fail("input " + std::to_string(i) + ": null data");
     }
-    const Plan &plan = m->exec->plan();
-    m->outputs.resize(plan.outputs.size());
-    m->outputShapes.resize(plan.outputs.size());
+    const Plan &plan = exec.plan();
+    c->outputs.resize(plan.outputs.size());
+    c->outputShapes.resize(plan.outputs.size());
     std::vector<void *> out;
     for (size_t o = 0; o < plan.outputs.size(); ++o) {
-      m->outputShapes[o] = m->exec->outputShape(o);
+      c->outputShapes[o] = c->run->outputShape(o);
       size_t bytes = dtypeSize(plan.outputs[o].dtype);
-      for (int64_t d : m->outputShapes[o])
+      for (int64_t d : c->outputShapes[o])
         bytes *= static_cast<size_t>(d);
-      m->outputs[o].resize(std::max<size_t>(bytes, 1));
-      out.push_back(m->outputs[o].data());
+      c->outputs[o].resize(std::max<size_t>(bytes, 1));
+      out.push_back(c->outputs[o].data());
     }
-    if (Status s = m->exec->run(data.data(), out.data()))
+    if (Status s = exec.run(*c->run, data.data(), out.data()))
       return fail(s.message());
-    m->lastRunOk = true;
+    c->lastRunOk = true;
     return 0;
   } catch (const std::exception &e) {
     return fail(std::string("run failed: ") + e.what());
   }
 }
 
-STRATA_API const void *strata_model_output_data(const strata_model *m, int i) {
-  if (!tensor(m, false, i))
-    return nullptr;
-  if (!m->lastRunOk) {
-    fail("the last run did not succeed");
-    return nullptr;
+// Output i of c's last run, after checking c, i and that the run succeeded.
+bool readable(const strata_context *c, int i) {
+  if (!c) {
+    fail("null context");
+    return false;
   }
-  return m->outputs[i].data();
+  if (!tensor(c->model, false, i))
+    return false;
+  if (!c->lastRunOk) {
+    fail("the last run did not succeed");
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+STRATA_API int strata_model_run(strata_model *m, const strata_tensor *inputs, int num_inputs) {
+  return m ? runIn(&m->own, inputs, num_inputs) : fail("null model");
+}
+
+STRATA_API const void *strata_model_output_data(const strata_model *m, int i) {
+  return m ? strata_context_output_data(&m->own, i) : (fail("null model"), nullptr);
 }
 
 STRATA_API const int64_t *strata_model_output_shape(const strata_model *m, int i) {
-  if (!tensor(m, false, i))
-    return nullptr;
-  if (!m->lastRunOk) {
-    fail("the last run did not succeed");
-    return nullptr;
-  }
-  return m->outputShapes[i].data();
+  return m ? strata_context_output_shape(&m->own, i) : (fail("null model"), nullptr);
 }
 
 STRATA_API int64_t strata_model_arena_bytes(const strata_model *m) {
-  return m ? m->exec->arenaBytes() : fail("null model");
+  return m ? m->own.run->arenaBytes() : fail("null model");
+}
+
+STRATA_API strata_context *strata_context_create(const strata_model *m) {
+  if (!m) {
+    fail("null model");
+    return nullptr;
+  }
+  try {
+    auto c = std::make_unique<strata_context>();
+    c->model = m;
+    c->run = std::make_unique<RunContext>(*m->exec);
+    return c.release();
+  } catch (const std::exception &e) {
+    fail(std::string("cannot create a context: ") + e.what());
+    return nullptr;
+  }
+}
+
+STRATA_API void strata_context_destroy(strata_context *c) { delete c; }
+
+STRATA_API int strata_context_run(strata_context *c, const strata_tensor *inputs, int num_inputs) {
+  return c ? runIn(c, inputs, num_inputs) : fail("null context");
+}
+
+STRATA_API const void *strata_context_output_data(const strata_context *c, int i) {
+  return readable(c, i) ? c->outputs[i].data() : nullptr;
+}
+
+STRATA_API const int64_t *strata_context_output_shape(const strata_context *c, int i) {
+  return readable(c, i) ? c->outputShapes[i].data() : nullptr;
+}
+
+STRATA_API int64_t strata_context_arena_bytes(const strata_context *c) {
+  return c ? c->run->arenaBytes() : fail("null context");
 }
