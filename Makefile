@@ -4,7 +4,7 @@ JOBS ?= 2
 STRATA = $(BUILD)/bin/strata
 PY = /usr/bin/python3
 
-.PHONY: all deps configure build demo test test-data asan tsan bench clean
+.PHONY: all deps configure build demo test test-data asan tsan fuzz bench clean
 
 all: build
 
@@ -31,7 +31,7 @@ test-data: deps
 # AddressSanitizer build of the binaries that read untrusted input.
 asan: deps
 	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSTRATA_ASAN=ON
-	ninja -C $(BUILD)-asan -j$(JOBS) strata strata-opt
+	ninja -C $(BUILD)-asan -j$(JOBS) strata strata-opt strata-fuzzers
 
 # The runtime (executor, run contexts, thread pool) under ThreadSanitizer: its unit tests,
 # including 8 threads x 200 runs on one executor through contexts of their own.
@@ -40,8 +40,21 @@ tsan: deps
 	ninja -C $(BUILD)-tsan -j$(JOBS) strata-runtime-tests
 	TSAN_OPTIONS=halt_on_error=1 $(BUILD)-tsan/bin/strata-runtime-tests
 
+# libFuzzer over every input path (docs/fuzzing.md): builds the fuzz targets with clang-19
+# (coverage, ASan, UBSan) in $(BUILD)-fuzz and runs each for FUZZ_SECONDS (default 60);
+# FUZZ_TARGETS picks some. Failing inputs land in $(BUILD)-fuzz/fuzz-crashes.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz:
+	@bash scripts/install_deps.sh fuzz
+	cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_FUZZ=ON \
+	  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19
+	ninja -C $(BUILD)-fuzz -j$(JOBS) strata-fuzzers
+	bash scripts/run_fuzzers.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 # Every test: unit tests, lit, ONNX conformance against the expected-pass list, the model zoo,
-# under AddressSanitizer the hostile-input tests and the conformance suite, and under
+# under AddressSanitizer the hostile-input tests, the conformance suite and the fuzz targets'
+# regression corpora, and under
 # ThreadSanitizer the runtime's tests.
 # use_sigaltstack=0: should anything make LLVM install its own alternate signal stack on a
 # thread, ASan's thread teardown would try to unmap it as its own ("unable to unmap").
@@ -53,6 +66,8 @@ test: build test-data asan tsan
 	  --expected conformance/interp-expected.txt > $(BUILD)-asan/conformance.log \
 	  || (grep -E "^(FAIL|REGRESSION)" $(BUILD)-asan/conformance.log; exit 1)
 	@echo "conformance under AddressSanitizer: no regressions ($(BUILD)-asan/conformance.log)"
+	cd $(BUILD)-asan && ASAN_OPTIONS=use_sigaltstack=0:allocator_may_return_null=1 \
+	  ctest -R fuzz-replay --output-on-failure
 	cd $(BUILD) && ctest --output-on-failure
 
 # Latency of strata's JIT engine next to ONNX Runtime (the npm package onnxruntime-node, CPU) on
@@ -75,4 +90,4 @@ bench: build
 	  --strata $(STRATA) --threads $(BENCH_THREADS) --iters $(BENCH_ITERS)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages strata needs, only when some are missing (idempotent).
+# `install_deps.sh fuzz` adds Debian's clang and its libFuzzer/sanitizer runtimes (make fuzz).
 set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ ccache
@@ -8,6 +9,9 @@ PACKAGES=(
   libgtest-dev libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
 )
+if [ "${1:-}" = fuzz ]; then
+  PACKAGES+=(clang-19 libclang-rt-19-dev)
+fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

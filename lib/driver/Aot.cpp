@@ -60,6 +60,15 @@ llvm::Error buildModule(const Program &prog, llvm::Module &m, bool withKernels, 
   auto *weights = new llvm::GlobalVariable(m, weightsTy, true, llvm::GlobalValue::ExternalLinkage,
                                            init, "strata_aot_weights");
   weights->setAlignment(llvm::Align(64));
+  // The table's length and the weights' size, apart from the plan that also states them: the
+  // C API checks one against the other (parseLibraryPlan).
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *sizesTy = llvm::ArrayType::get(i64, 2);
+  new llvm::GlobalVariable(
+      m, sizesTy, true, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantArray::get(sizesTy, {llvm::ConstantInt::get(i64, prog.kernels.size()),
+                                         llvm::ConstantInt::get(i64, bytes)}),
+      "strata_aot_sizes");
   hideSymbols(m);
   return llvm::Error::success();
 }

@@ -85,6 +85,9 @@ llvm::Expected<Tensor> readNpy(const std::string &path) {
     return npyError(path, "malformed header");
   if (*order != "False")
     return npyError(path, "Fortran-order arrays are not supported");
+  if (descr->size() < 2 || descr->front() != '\'' || descr->back() != '\'' ||
+      shapeText->size() < 2 || shapeText->front() != '(' || shapeText->back() != ')')
+    return npyError(path, "malformed header");
   std::string d = descr->substr(1, descr->size() - 2);
   if (d == "<b1")
     d = "|b1";
@@ -113,12 +116,24 @@ llvm::Expected<Tensor> readNpy(const std::string &path) {
       return npyError(path, "bad dimension '" + item + "'");
     shape.push_back(v);
   }
-  int64_t n = numElements(shape);
-  if (n > (int64_t{1} << 34) / static_cast<int64_t>(dtypeSize(*dtype)))
-    return npyError(path, "array too large");
+  // At most 16 GiB, checked dim by dim so the product cannot overflow.
+  const int64_t maxElements = (int64_t{1} << 34) / static_cast<int64_t>(dtypeSize(*dtype));
+  int64_t n = 1;
+  for (int64_t v : shape) {
+    if (v == 0) {
+      n = 0;
+      break;
+    }
+    if (n > maxElements / v)
+      return npyError(path, "array too large");
+    n *= v;
+  }
   Tensor t(*dtype, shape);
   if (t.byteSize() && !in.read(static_cast<char *>(t.rawData()), t.byteSize()))
     return npyError(path, "truncated data: expected " + std::to_string(t.byteSize()) + " bytes");
+  if (*dtype == DType::Bool) // a byte other than 0 and 1 is no bool: any non-zero reads as 1
+    for (size_t i = 0; i < t.byteSize(); ++i)
+      static_cast<uint8_t *>(t.rawData())[i] = static_cast<uint8_t *>(t.rawData())[i] != 0;
   return t;
 }
 

@@ -281,4 +281,16 @@ Status parsePlan(const std::string &text, Plan &p) {
   return Status();
 }
 
+Status parseLibraryPlan(const char *text, int64_t tableKernels, int64_t weightsBytes, Plan &p) {
+  if (Status s = parsePlan(text ? text : "", p))
+    return s;
+  if (p.numKernels != tableKernels)
+    return Status::error("the plan names " + std::to_string(p.numKernels) +
+                         " kernels but the library has " + std::to_string(tableKernels));
+  if (p.weightsBytes > weightsBytes)
+    return Status::error("the plan needs " + std::to_string(p.weightsBytes) +
+                         " weight bytes but the library has " + std::to_string(weightsBytes));
+  return Status();
+}
+
 } // namespace strata::runtime

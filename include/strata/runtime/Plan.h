@@ -74,5 +74,9 @@ struct Plan {
 std::string printPlan(const Plan &p);
 // Parses printPlan's output; malformed text is an error naming the line.
 Status parsePlan(const std::string &text, Plan &p);
+// What an AOT library's C API does before building its executor: parses its embedded plan and
+// checks it against the library's own kernel table length and weights size, recorded apart from
+// the plan, so a damaged plan cannot index past either.
+Status parseLibraryPlan(const char *text, int64_t tableKernels, int64_t weightsBytes, Plan &p);
 
 } // namespace strata::runtime

@@ -222,6 +222,19 @@ static std::shared_ptr<llvm::MemoryBuffer> openShared(const std::string &path,
   return shared;
 }
 
+// Raw bool data is a byte per element; a byte other than 0 and 1 is not a bool value (reading it
+// as one is undefined), so any non-zero byte becomes 1, in a copy of the bytes.
+static Tensor canonicalBools(Tensor t) {
+  if (t.dtype() != DType::Bool || !t.byteSize())
+    return t;
+  Tensor c(DType::Bool, t.shape());
+  const auto *src = static_cast<const uint8_t *>(t.rawData());
+  auto *dst = static_cast<uint8_t *>(c.rawData());
+  for (size_t i = 0; i < t.byteSize(); ++i)
+    dst[i] = src[i] != 0;
+  return c;
+}
+
 static Tensor externalTensor(const TensorProto &t, const DecodedHeader &h,
                              const std::string &baseDir) {
   std::string location;
@@ -268,7 +281,7 @@ static Tensor externalTensor(const TensorProto &t, const DecodedHeader &h,
     throw ConvertError(tensorLabel(t) + ": external data [" + std::to_string(offset) + ", +" +
                        std::to_string(h.bytes) + ") lies outside '" + location + "' (" +
                        std::to_string(fileSize) + " bytes)");
-  return viewOrCopy(h, file->getBufferStart() + offset, file);
+  return canonicalBools(viewOrCopy(h, file->getBufferStart() + offset, file));
 }
 
 template <typename Src, typename Field>
@@ -323,7 +336,7 @@ Tensor tensorFromProto(const TensorProto &t, const std::string &baseDir) {
     Tensor out(h.dtype, h.shape);
     if (h.bytes)
       std::memcpy(out.rawData(), t.raw_data().data(), h.bytes);
-    return out;
+    return canonicalBools(std::move(out));
   }
   return typedFieldTensor(t, h);
 }
@@ -337,7 +350,7 @@ Tensor takeTensorFromProto(TensorProto &t, const std::string &baseDir) {
   // The proto's string becomes the tensor's storage: no copy of the weights.
   std::shared_ptr<std::string> bytes(t.release_raw_data());
   const void *data = bytes->data();
-  return viewOrCopy(h, data, std::move(bytes));
+  return canonicalBools(viewOrCopy(h, data, std::move(bytes)));
 }
 
 // --- Shapes --------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ extern "C" {
 extern const char strata_aot_plan[];
 extern const uint8_t strata_aot_weights[];
 extern void (*const strata_aot_kernels[])(void **);
+extern const int64_t strata_aot_sizes[2]; // kernel table entries, weight bytes
 }
 
 using namespace strata;
@@ -78,7 +79,8 @@ STRATA_API const char *strata_last_error(void) { return lastError.c_str(); }
 STRATA_API strata_model *strata_model_create(int num_threads) {
   try {
     Plan plan;
-    if (Status s = parsePlan(strata_aot_plan, plan)) {
+    if (Status s =
+            parseLibraryPlan(strata_aot_plan, strata_aot_sizes[0], strata_aot_sizes[1], plan)) {
       fail("corrupt model library: " + s.message());
       return nullptr;
     }
