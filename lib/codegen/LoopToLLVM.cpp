@@ -423,7 +423,9 @@ llvm::Expected<llvm::Function *> emitLoopFunction(const loop::LoopFunction &f, l
   std::string msg;
   llvm::raw_string_ostream os(msg);
   if (llvm::verifyFunction(*fn, &os) || llvm::verifyFunction(*packed, &os))
-    return makeError("@" + f.name + ": invalid LLVM IR generated: " + msg);
+    return makeError( // a code generation bug (phase "internal", docs/cli.md)
+        Diagnostic::error("@" + f.name + ": invalid LLVM IR generated: " + msg)
+            .inPhase("internal"));
   return fn;
 }
 

@@ -5,6 +5,7 @@
 #include "strata/codegen/Jit.h"
 #include "strata/graph/passes/PassManager.h"
 #include "strata/runtime/Executor.h"
+#include "strata/support/CrashContext.h"
 
 namespace strata::driver {
 
@@ -53,6 +54,8 @@ llvm::Expected<std::unique_ptr<CompiledModel>> compileModel(Graph &g, const Comp
   model->jit_ = std::move(*lljit);
   codegen::CodegenOptions co;
   co.noalias = true; // the plan never passes overlapping buffers to one kernel
+  setCrashContext("generating native code (LLVM) for " + std::to_string(prog->kernels.size()) +
+                  " kernels");
   auto entries = model->jit_->compileAll(prog->kernels, co);
   if (!entries)
     return withContext(entries.takeError(), inPhase("jit: codegen"));

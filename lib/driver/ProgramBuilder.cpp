@@ -1,6 +1,7 @@
 // Graph -> Program: passes, lowering and scheduling of every top-level op, argument placement
 // (inputs, outputs, constants in the weights blob, intermediates as plan buffers with live ranges).
 #include "strata/driver/Program.h"
+#include "strata/support/CrashContext.h"
 #include "strata/support/Error.h"
 
 #include "strata/graph/passes/MemoryPlan.h"
@@ -255,15 +256,20 @@ private:
     auto schedule = [&](loop::LoopFunction &f) -> llvm::Error {
       if (!opts_.schedule)
         return llvm::Error::success();
+      // Invalid loop IR from lowering or the schedule is a compiler bug (phase "internal").
       if (auto err = loop::verifyFunction(f))
-        return makeError("lowered loop IR is invalid: " + llvm::toString(std::move(err)));
+        return makeError(
+            Diagnostic::error("lowered loop IR is invalid: " + llvm::toString(std::move(err)))
+                .inPhase("internal"));
       llvm::Error err = loop::applyDefaultSchedule(f, opts_.scheduleTarget);
       if (!err)
         err = loop::verifyFunction(f);
       if (err)
-        return makeError("default schedule: " + llvm::toString(std::move(err)));
+        return makeError(Diagnostic::error("default schedule: " + llvm::toString(std::move(err)))
+                             .inPhase("internal"));
       return llvm::Error::success();
     };
+    setCrashContext(fmt::format("lowering op '{}' (node {})", op.opName(), nodeName(op)));
     lower::LowerOptions lo;
     lo.vectorLanesF32 = f32Lanes(opts_.scheduleTarget);
     const bool symbolic = lower::hasSymbolicDims(op);
@@ -283,7 +289,12 @@ private:
 
   llvm::Error addStep(const Op &op, loop::LoopFunction f) {
     std::string where = fmt::format("op '{}' (node {})", op.opName(), nodeName(op));
-    auto fail = [&](const std::string &msg) { return makeError(diagnose(op, msg)); };
+    // Everything refused here is an inconsistency of lowering's output: a compiler bug.
+    auto fail = [&](const std::string &msg) {
+      Diagnostic d = diagnose(op, msg);
+      d.phase = "internal";
+      return makeError(std::move(d));
+    };
     size_t numBuffers = op.numOperands() + op.numResults();
     if (f.params.size() < numBuffers)
       return fail("lowered function has an unexpected parameter list");

@@ -2,6 +2,7 @@
 #include "strata/runtime/Executor.h"
 
 #include "strata/runtime/Arena.h"
+#include "strata/support/CrashContext.h"
 #include "strata/support/KernelStatus.h"
 #include "strata/support/ThreadPool.h"
 
@@ -47,6 +48,8 @@ Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weig
     : plan_(std::move(plan)), kernels_(std::move(kernels)), weights_(weights),
       pool_(std::make_unique<ThreadPool>(threads)) {
   own_ = std::make_unique<RunContext>(*this);
+  for (const PlanStep &step : plan_.steps)
+    runLabels_.push_back("running " + step.name);
 }
 
 Executor::~Executor() = default;
@@ -171,6 +174,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     for (size_t a = 0; a < step.args.size(); ++a)
       args[a] = pointer(step.args[a]);
     args.back() = &status;
+    setCrashContext(runLabels_[s]);
     if (!ctx.profiling_) {
       kernels_[step.kernel](args.data());
     } else {
@@ -184,14 +188,43 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
       return Status::error(status.message()); // the site names the op and node
   }
 
-  // Outputs no kernel writes: copies of inputs, constants, buffers or other outputs.
+  // Outputs no kernel writes: copies of inputs, constants, buffers or other outputs, each at
+  // most as large as its source (a plan whose sizes disagree is refused, not over-read).
+  auto tensorBytes = [&](const PlanTensor &t) {
+    int64_t bytes = static_cast<int64_t>(dtypeSize(t.dtype));
+    for (const PlanDim &d : t.dims)
+      bytes =
+          bytes < 0 ? -1 : checkedMul(bytes, d.isStatic() ? d.size : ctx.symbolValues_[d.symbol]);
+    return bytes;
+  };
+  auto sourceBytes = [&](const PlanArg &a) -> int64_t {
+    switch (a.kind) {
+    case PlanArg::Input:
+      return tensorBytes(plan_.inputs[a.index]);
+    case PlanArg::Output:
+      return tensorBytes(plan_.outputs[a.index]);
+    case PlanArg::Constant:
+      return plan_.constants[a.index].bytes;
+    case PlanArg::Buffer: {
+      const PlanSize &size = plan_.buffers[a.index].size;
+      int64_t bytes = size.bytes;
+      for (int sym : size.symbols)
+        bytes = bytes < 0 ? -1 : checkedMul(bytes, ctx.symbolValues_[sym]);
+      return bytes;
+    }
+    case PlanArg::Symbol:
+      return 0;
+    }
+    return 0;
+  };
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
     const PlanArg &src = plan_.outputSources[i];
     if (src.kind == PlanArg::Output && src.index == static_cast<int64_t>(i))
       continue;
-    int64_t bytes = static_cast<int64_t>(dtypeSize(plan_.outputs[i].dtype));
-    for (int64_t d : ctx.outputShapes_[i])
-      bytes *= d;
+    int64_t bytes = tensorBytes(plan_.outputs[i]);
+    if (bytes < 0 || bytes > sourceBytes(src))
+      return Status::error("output '" + plan_.outputs[i].name +
+                           "' is larger than the tensor the plan copies it from");
     if (bytes > 0)
       std::memcpy(outputs[i], pointer(src), static_cast<size_t>(bytes));
   }

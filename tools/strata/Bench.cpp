@@ -66,25 +66,19 @@ int benchModel(const BenchOpts &o) {
   eo.target = o.target;
   std::unique_ptr<Engine> engine = openEngine(o.model, eo);
   if (!engine)
-    return 1;
+    return failedCode();
   auto inputs = modelInputs(*engine, o.inputs, o.dims, 0);
-  if (!inputs) {
-    std::cerr << "error: " << llvm::toString(inputs.takeError()) << "\n";
-    return 1;
-  }
+  if (!inputs)
+    return fail(kBadInput, llvm::toString(inputs.takeError()));
   auto runOnce = [&]() -> llvm::Error {
     auto outputs = engine->run(*inputs);
     return outputs ? llvm::Error::success() : outputs.takeError();
   };
-  if (o.profile && !engine->setProfiling(true)) {
-    std::cerr << "error: --profile needs the jit engine\n";
-    return 1;
-  }
+  if (o.profile && !engine->setProfiling(true))
+    return fail(kUsage, "--profile needs the jit engine");
   auto ms = timeRuns(runOnce, o.warmup, o.iters);
-  if (!ms) {
-    std::cerr << "error: " << o.model << ": " << llvm::toString(ms.takeError()) << "\n";
-    return 1;
-  }
+  if (!ms)
+    return fail(kBadInput, o.model + ": " + llvm::toString(ms.takeError()));
   Stats s = summarize(*ms);
   unsigned threads = engine->name == "interp" ? 1 : engine->threads;
 

@@ -14,22 +14,37 @@ static bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+namespace {
+int lastCode = kFailed;
+} // namespace
+
+int fail(int kind, const std::string &text) {
+  std::cerr << "error: " << text << "\n";
+  // Diagnostics of compiler bugs carry the phase "internal" (docs/cli.md).
+  bool internal =
+      text.find(": internal: ") != std::string::npos || text.rfind("internal: ", 0) == 0;
+  lastCode = internal ? kInternal : kind;
+  return lastCode;
+}
+
+int failedCode() { return lastCode; }
+
 std::unique_ptr<Graph> loadModel(const std::string &path, const ImportOptions &opts) {
   if (endsWith(path, ".onnx")) {
     auto result = importOnnxFile(path, opts);
     if (!result) {
-      std::cerr << "error: " << llvm::toString(result.takeError()) << "\n";
+      fail(kBadModel, llvm::toString(result.takeError()));
       return nullptr;
     }
     return std::move(result->graph);
   }
   auto graph = parseGraphFile(path);
   if (!graph) {
-    std::cerr << "error: " << llvm::toString(graph.takeError()) << "\n";
+    fail(kBadModel, llvm::toString(graph.takeError()));
     return nullptr;
   }
   if (auto err = verifyGraph(**graph)) {
-    std::cerr << "error: " << path << ": " << llvm::toString(std::move(err)) << "\n";
+    fail(kBadModel, path + ": " + llvm::toString(std::move(err)));
     return nullptr;
   }
   return std::move(*graph);
@@ -46,13 +61,13 @@ bool writeTextOutput(const std::string &path, const std::string &text) {
     out << text;
     if (!out.flush()) {
       std::remove(tmp.c_str());
-      std::cerr << "error: " << path << ": write failed\n";
+      fail(kIoError, path + ": write failed");
       return false;
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
-    std::cerr << "error: " << path << ": cannot create file\n";
+    fail(kIoError, path + ": cannot create file");
     return false;
   }
   return true;

@@ -109,24 +109,18 @@ struct GraphCounts {
 int printStats(const CompileOpts &o, const std::string &emit, const Graph &graph,
                const GraphCounts &counts, const driver::Program &prog) {
   auto planOpts = memoryPlanOptions(graph, o.dims);
-  if (!planOpts) {
-    std::cerr << "error: " << llvm::toString(planOpts.takeError()) << "\n";
-    return 1;
-  }
+  if (!planOpts)
+    return fail(kUsage, llvm::toString(planOpts.takeError()));
   auto graphPlan = planMemory(graph, *planOpts);
-  if (!graphPlan) {
-    std::cerr << "error: " << o.model
-              << ": memory planning failed: " << llvm::toString(graphPlan.takeError()) << "\n";
-    return 1;
-  }
+  if (!graphPlan)
+    return fail(kBadModel,
+                o.model + ": memory planning failed: " + llvm::toString(graphPlan.takeError()));
   std::vector<int64_t> symbolValues;
   for (const std::string &sym : prog.plan.symbols)
     symbolValues.push_back(planOpts->symbolSizes.count(sym) ? planOpts->symbolSizes.at(sym) : 1);
   runtime::ArenaLayout arena;
-  if (Status st = runtime::layoutArena(prog.plan, symbolValues, arena)) {
-    std::cerr << "error: " << o.model << ": " << st.message() << "\n";
-    return 1;
-  }
+  if (Status st = runtime::layoutArena(prog.plan, symbolValues, arena))
+    return fail(kBadModel, o.model + ": " + st.message());
   bool toStdout = emit == "obj" || emit == "so" || (!o.output.empty() && o.output != "-");
   std::ostream &os = toStdout ? std::cout : std::cerr;
   os << "ops_imported: " << counts.opsImported << "\n";
@@ -159,23 +153,20 @@ llvm::Expected<driver::Program> buildFor(const CompileOpts &o, Graph &graph) {
 int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
                 std::chrono::steady_clock::time_point start, const GraphCounts &counts) {
   auto prog = buildFor(o, graph);
-  if (!prog) {
-    std::cerr << "error: " << llvm::toString(prog.takeError()) << "\n";
-    return 1;
-  }
-  if (o.stats && printStats(o, emit, graph, counts, *prog) != 0)
-    return 1;
+  if (!prog)
+    return fail(kBadModel, llvm::toString(prog.takeError()));
+  if (o.stats)
+    if (int code = printStats(o, emit, graph, counts, *prog))
+      return code;
   if (emit == "loop") {
     std::string text;
     for (const loop::LoopFunction &f : prog->kernels)
       text += loop::printFunction(f) + "\n";
-    return writeTextOutput(o.output, text) ? 0 : 1;
+    return writeTextOutput(o.output, text) ? kOk : failedCode();
   }
   bool binary = emit == "obj" || emit == "so";
-  if (binary && (o.output.empty() || o.output == "-")) {
-    std::cerr << "error: --emit=" << emit << " needs an output file (-o)\n";
-    return 1;
-  }
+  if (binary && (o.output.empty() || o.output == "-"))
+    return fail(kUsage, "--emit=" + emit + " needs an output file (-o)");
   driver::AotOptions ao;
   ao.target = o.target;
   ao.optLevel = o.optLevel;
@@ -184,10 +175,8 @@ int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
                             : emit == "obj" ? driver::AotOutput::Object
                                             : driver::AotOutput::SharedLibrary;
   std::string path = o.output.empty() ? "-" : o.output;
-  if (llvm::Error err = driver::writeAot(*prog, ao, kind, path)) {
-    std::cerr << "error: " << o.model << ": " << llvm::toString(std::move(err)) << "\n";
-    return 1;
-  }
+  if (llvm::Error err = driver::writeAot(*prog, ao, kind, path))
+    return fail(kBadModel, o.model + ": " + llvm::toString(std::move(err)));
   if (kind != driver::AotOutput::SharedLibrary)
     return 0;
   // The header next to the library: model.so -> model.h.
@@ -196,7 +185,7 @@ int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
   if (!writeTextOutput(std::string(header),
                        driver::aotHeader(prog->plan, llvm::sys::path::filename(path).str()))) {
     std::remove(path.c_str());
-    return 1;
+    return failedCode();
   }
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -210,10 +199,8 @@ int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
 int compileModel(const CompileOpts &o) {
   auto start = std::chrono::steady_clock::now();
   const std::string emit = emitKind(o);
-  if (!o.dims.empty() && !o.stats) { // --dim sizes nothing but the --stats arena
-    std::cerr << "error: --dim sizes the arena that --stats reports; it needs --stats\n";
-    return 1;
-  }
+  if (!o.dims.empty() && !o.stats) // --dim sizes nothing but the --stats arena
+    return fail(kUsage, "--dim sizes the arena that --stats reports; it needs --stats");
   bool emitSupported = false;
   for (const char *e : kSupportedEmits)
     emitSupported |= emit == e;
@@ -221,26 +208,21 @@ int compileModel(const CompileOpts &o) {
     std::string list;
     for (const char *e : kSupportedEmits)
       list += (list.empty() ? "" : ", ") + std::string(e);
-    std::cerr << "error: --emit=" << emit << " is not supported; supported: " << list << "\n";
-    return 1;
+    return fail(kUsage, "--emit=" + emit + " is not supported; supported: " + list);
   }
 
   for (const std::string &name : o.printIrAfter)
-    if (!lookupPass(name)) {
-      std::cerr << "error: --print-ir-after: unknown pass '" << name << "'\n";
-      return 1;
-    }
+    if (!lookupPass(name))
+      return fail(kUsage, "--print-ir-after: unknown pass '" + name + "'");
   PassManagerOptions pmOpts = o.pm;
   pmOpts.printIrAfter.insert(o.printIrAfter.begin(), o.printIrAfter.end());
   PassManager pm(pmOpts);
   // Parse the pipeline before importing, so a typo fails fast.
-  if (llvm::Error err = pm.parsePipeline(o.passes)) {
-    std::cerr << "error: " << llvm::toString(std::move(err)) << "\n";
-    return 1;
-  }
+  if (llvm::Error err = pm.parsePipeline(o.passes))
+    return fail(kUsage, llvm::toString(std::move(err)));
   std::unique_ptr<Graph> graph = loadModel(o.model);
   if (!graph)
-    return 1;
+    return failedCode();
   size_t opsImported = graph->numOpsRecursive();
 
   PassContext ctx;
@@ -250,19 +232,15 @@ int compileModel(const CompileOpts &o) {
     driver::CompileOptions co;
     co.target = o.target;
     auto po = driver::programOptions(co);
-    if (!po) {
-      std::cerr << "error: " << llvm::toString(po.takeError()) << "\n";
-      return 1;
-    }
+    if (!po)
+      return fail(kUsage, llvm::toString(po.takeError()));
     ctx.options = driver::passOptionsFor(po->scheduleTarget);
   } else {
     ctx.options.fusesIntoKernel = [](const Op &op) { return lower::lowersInKernel(op); };
   }
   ctx.options.fastMath = o.fastMath;
-  if (llvm::Error err = pm.run(*graph, ctx)) {
-    std::cerr << "error: " << o.model << ": " << llvm::toString(std::move(err)) << "\n";
-    return 1;
-  }
+  if (llvm::Error err = pm.run(*graph, ctx))
+    return fail(kBadModel, o.model + ": " + llvm::toString(std::move(err)));
 
   const GraphCounts counts{opsImported, &ctx};
   if (emit != "graph")
@@ -270,15 +248,13 @@ int compileModel(const CompileOpts &o) {
   PrintOptions po;
   po.emitBlobs = o.emitBlobs;
   if (!writeTextOutput(o.output, printGraph(*graph, po)))
-    return 1;
+    return failedCode();
   if (!o.stats)
-    return 0;
+    return kOk;
   // The program of this graph (blocked for the portable width, like the graph printed).
   auto prog = buildFor(o, *graph);
-  if (!prog) {
-    std::cerr << "error: " << llvm::toString(prog.takeError()) << "\n";
-    return 1;
-  }
+  if (!prog)
+    return fail(kBadModel, llvm::toString(prog.takeError()));
   return printStats(o, emit, *graph, counts, *prog);
 }
 

@@ -251,16 +251,13 @@ std::set<std::string> readNameList(const std::string &path) {
 
 int runConformance(const ConfOpts &o) {
   std::error_code ec;
-  if (!fs::is_directory(o.dir, ec)) {
-    std::cerr << "error: " << o.dir << ": not a directory\n";
-    return 1;
-  }
+  if (!fs::is_directory(o.dir, ec))
+    return fail(kUsage, o.dir + ": not a directory");
   std::regex filter;
   try {
     filter = std::regex(o.filter.empty() ? ".*" : o.filter);
   } catch (const std::regex_error &e) {
-    std::cerr << "error: --filter: invalid regular expression: " << e.what() << "\n";
-    return 1;
+    return fail(kUsage, std::string("--filter: invalid regular expression: ") + e.what());
   }
   std::vector<fs::path> tests;
   for (const auto &e : fs::directory_iterator(o.dir, ec))
@@ -271,10 +268,8 @@ int runConformance(const ConfOpts &o) {
 
   std::set<std::string> expected;
   if (!o.expected.empty()) {
-    if (!fs::exists(o.expected)) {
-      std::cerr << "error: " << o.expected << ": no such file\n";
-      return 1;
-    }
+    if (!fs::exists(o.expected))
+      return fail(kUsage, o.expected + ": no such file");
     expected = readNameList(o.expected);
   }
 
@@ -314,7 +309,7 @@ int runConformance(const ConfOpts &o) {
     for (const std::string &p : passes)
       text += p + "\n";
     if (!writeTextOutput(o.writePasses, text))
-      return 1;
+      return failedCode();
   }
   for (const std::string &r : regressions)
     fmt::print("REGRESSION {}: listed in {} but failed\n", r, o.expected);

@@ -182,7 +182,7 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
   if (isSharedLibrary(model)) {
     auto m = driver::SharedModel::open(model, opts.threads);
     if (!m) {
-      std::cerr << "error: " << llvm::toString(m.takeError()) << "\n";
+      fail(kBadModel, llvm::toString(m.takeError()));
       return nullptr;
     }
     std::vector<driver::IOSpec> ins = (*m)->inputs(), outs = (*m)->outputs();
@@ -206,7 +206,7 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
     return e;
   }
   if (opts.engine != "jit") {
-    std::cerr << "error: unknown engine '" << opts.engine << "' (expected jit or interp)\n";
+    fail(kUsage, "unknown engine '" + opts.engine + "' (expected jit or interp)");
     return nullptr;
   }
   start = std::chrono::steady_clock::now();
@@ -217,7 +217,7 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
   describeGraph(*e, *graph);
   auto m = driver::compileModel(*graph, co);
   if (!m) {
-    std::cerr << "error: " << model << ": " << llvm::toString(m.takeError()) << "\n";
+    fail(kBadModel, model + ": " + llvm::toString(m.takeError()));
     return nullptr;
   }
   e->setModel(std::move(*m));

@@ -20,11 +20,11 @@ Action addImportCommand(CLI::App &app) {
   return [opts]() {
     auto graph = loadModel(opts->model);
     if (!graph)
-      return 1;
+      return failedCode();
     PrintOptions po;
     po.emitBlobs = opts->emitBlobs;
     po.printLocations = opts->locations;
-    return writeTextOutput(opts->output, printGraph(*graph, po)) ? 0 : 1;
+    return writeTextOutput(opts->output, printGraph(*graph, po)) ? kOk : failedCode();
   };
 }
 

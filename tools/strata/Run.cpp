@@ -35,13 +35,11 @@ int runModel(const RunOpts &o) {
   eo.threads = o.threads;
   std::unique_ptr<Engine> engine = openEngine(o.model, eo);
   if (!engine)
-    return 1;
+    return failedCode();
 
   auto inputs = modelInputs(*engine, o.inputs, o.dims, o.seed);
-  if (!inputs) {
-    std::cerr << "error: " << llvm::toString(inputs.takeError()) << "\n";
-    return 1;
-  }
+  if (!inputs)
+    return fail(kBadInput, llvm::toString(inputs.takeError()));
 
   // Compilation (jit) or loading (aot) is timed apart; the latency is that of one run.
   if (engine->name == "jit")
@@ -52,18 +50,14 @@ int runModel(const RunOpts &o) {
   auto outputs = engine->run(*inputs);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                   .count();
-  if (!outputs) {
-    std::cerr << "error: " << o.model << ": " << llvm::toString(outputs.takeError()) << "\n";
-    return 1;
-  }
+  if (!outputs) // the inputs fit the model's interface: a failure here is on their data
+    return fail(kBadInput, o.model + ": " + llvm::toString(outputs.takeError()));
 
   if (!o.outputDir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.outputDir, ec);
-    if (ec) {
-      std::cerr << "error: " << o.outputDir << ": " << ec.message() << "\n";
-      return 1;
-    }
+    if (ec)
+      return fail(kIoError, o.outputDir + ": " + ec.message());
   }
   for (unsigned i = 0; i < outputs->size(); ++i) {
     const Tensor &t = (*outputs)[i];
@@ -72,27 +66,21 @@ int runModel(const RunOpts &o) {
                dtypeName(t.dtype()));
     if (!o.outputDir.empty()) {
       std::string path = (std::filesystem::path(o.outputDir) / (fileNameFor(name) + ".npy")).string();
-      if (auto err = writeNpy(path, t)) {
-        std::cerr << "error: " << llvm::toString(std::move(err)) << "\n";
-        return 1;
-      }
+      if (auto err = writeNpy(path, t))
+        return fail(kIoError, llvm::toString(std::move(err)));
     }
   }
 
   if (!o.labels.empty()) {
     auto labels = readNpy(o.labels);
-    if (!labels) {
-      std::cerr << "error: " << llvm::toString(labels.takeError()) << "\n";
-      return 1;
-    }
+    if (!labels)
+      return fail(kBadInput, llvm::toString(labels.takeError()));
     const Tensor &logits = (*outputs)[0];
     int64_t classes = logits.rank() ? logits.shape().back() : 1;
     int64_t rows = classes ? logits.numElements() / classes : 0;
-    if (rows != labels->numElements()) {
-      std::cerr << "error: " << o.labels << ": " << labels->numElements()
-                << " labels for " << rows << " predictions\n";
-      return 1;
-    }
+    if (rows != labels->numElements())
+      return fail(kBadInput, o.labels + ": " + std::to_string(labels->numElements()) +
+                                 " labels for " + std::to_string(rows) + " predictions");
     int64_t correct = 0;
     std::vector<int64_t> predictions;
     for (int64_t r = 0; r < rows; ++r) {

@@ -1,12 +1,71 @@
-// strata: the compiler driver. `strata <command> --help` documents each command.
+// strata: the compiler driver. `strata <command> --help` documents each command; exit codes are
+// listed in docs/cli.md and Commands.h.
 #include "Commands.h"
 
-#include "llvm/Support/InitLLVM.h"
+#include "strata/support/CrashContext.h"
 
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <csignal>
+#include <cstring>
 #include <iostream>
+#include <unistd.h>
+
+#ifndef STRATA_VERSION
+#define STRATA_VERSION "unknown"
+#endif
+
+namespace {
+
+// strata's version, LLVM's, and the host target with the CPU features LLVM detects.
+std::string versionText() {
+  std::string features;
+  for (const auto &f : llvm::sys::getHostCPUFeatures())
+    if (f.second)
+      features += (features.empty() ? "" : " ") + f.first().str();
+  return "strata " STRATA_VERSION "\nLLVM " LLVM_VERSION_STRING "\nhost: " +
+         llvm::sys::getDefaultTargetTriple() + ", cpu " + llvm::sys::getHostCPUName().str() +
+         "\nfeatures: " + features;
+}
+
+// A crash is a bug: say what strata was doing (CrashContext.h), then die of the signal as
+// before. Only async-signal-safe calls.
+void onCrash(int sig) {
+  const char *what = strata::crashContext();
+  const char *name = sig == SIGSEGV  ? "SIGSEGV"
+                     : sig == SIGBUS ? "SIGBUS"
+                     : sig == SIGFPE ? "SIGFPE"
+                     : sig == SIGILL ? "SIGILL"
+                                     : "SIGABRT";
+  auto put = [](const char *s) { (void)!::write(2, s, std::strlen(s)); };
+  put("strata: internal error: crashed with ");
+  put(name);
+  put(*what ? " while " : " (no activity recorded)");
+  put(what);
+  put("\nplease report this with the model and the command line\n");
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void installCrashHandler() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return; // the sanitizer's own report is the better one
+#else
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+    std::signal(sig, onCrash);
+#endif
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
+  installCrashHandler();
   CLI::App app{"strata: a neural-network compiler (ONNX -> graph IR -> native code)"};
+  app.set_version_flag("--version", versionText,
+                       "Print strata's and LLVM's versions and the host "
+                       "target with its CPU features");
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App *, strata::cli::Action>> commands;
   auto add = [&](strata::cli::Action (*adder)(CLI::App &)) {
@@ -22,10 +81,11 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    int code = app.exit(e); // prints help, the version, or the usage error
+    return code == 0 ? strata::cli::kOk : strata::cli::kUsage;
   }
   for (auto &[sub, action] : commands)
     if (sub->parsed())
       return action();
-  return 1;
+  return strata::cli::kUsage;
 }

@@ -210,7 +210,7 @@ TEST(PassManagerTest, VerifyEachNamesTheBreakingPass) {
   pm.addPass(fnPass("breaker", breakTypes));
   PassContext ctx;
   std::string err = errorText(pm.run(*g, ctx));
-  EXPECT_EQ(err.rfind("verification failed after pass 'breaker': ", 0), 0u) << err;
+  EXPECT_EQ(err.rfind("internal: verification failed after pass 'breaker': ", 0), 0u) << err;
 }
 
 TEST(PassManagerTest, PassErrorsNameThePass) {

@@ -103,6 +103,7 @@ private:
   const uint8_t *weights_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<RunContext> own_;
+  std::vector<std::string> runLabels_; // per step, for the crash context
 };
 
 } // namespace strata::runtime

@@ -2,6 +2,7 @@
 // ask for (verification, IR dumps, the differential semantics check); fixpoint(...) groups
 // repeat until the printed graph stops changing, with a cap and cycle detection.
 #include "strata/graph/passes/PassManager.h"
+#include "strata/support/CrashContext.h"
 #include "strata/support/Error.h"
 
 #include "GraphState.h"
@@ -220,6 +221,7 @@ private:
       before = fingerprinter_.fingerprint(g);
       semanticsSeconds_ += secondsSince(f);
     }
+    setCrashContext("running pass '" + name + "'");
     Clock::time_point t = Clock::now();
     auto changed = pass.run(g, ctx_);
     Timing &timing = timingFor(name);
@@ -239,8 +241,10 @@ private:
       llvm::Error err = verifyGraph(g);
       verifySeconds_ += secondsSince(v);
       if (err)
-        return makeError("verification failed after pass '" + name +
-                         "': " + llvm::toString(std::move(err)));
+        return makeError( // a pass broke the IR: a compiler bug (phase "internal", docs/cli.md)
+            Diagnostic::error("verification failed after pass '" + name +
+                              "': " + llvm::toString(std::move(err)))
+                .inPhase("internal"));
     }
     // Every pass that changed the graph is checked; one that changed it while reporting no
     // change is itself a bug (fixpoint groups stop on that report), and fails here.

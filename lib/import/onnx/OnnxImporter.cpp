@@ -2,6 +2,7 @@
 // supported, creates graph inputs and constants, converts node by node through the converter
 // table, folds constant subgraphs as it goes, and finishes with dead-code removal and the verifier.
 #include "strata/import/OnnxImporter.h"
+#include "strata/support/CrashContext.h"
 #include "strata/support/Error.h"
 
 #include "Converter.h"
@@ -640,6 +641,7 @@ llvm::Error fileError(const std::string &path, const std::string &msg) {
 } // namespace
 
 llvm::Expected<ImportResult> importOnnxFile(const std::string &path, const ImportOptions &opts) {
+  setCrashContext("importing " + path);
   try {
     Importer importer(path, opts);
     return importer.run();
