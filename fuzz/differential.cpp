@@ -52,7 +52,10 @@ Value *randomOp(Builder &b, Bytes &in, std::vector<Value *> &values) {
                                  OpKind::Sigmoid, OpKind::Erf, OpKind::HardSwish};
   static const OpKind binary[] = {OpKind::Add, OpKind::Sub, OpKind::Mul,
                                   OpKind::Max, OpKind::Min, OpKind::Div};
-  switch (in.next(8)) {
+  const unsigned choice = in.next(8);
+  if (rank == 0 && choice >= 4) // a scalar (a full reduction without keepdims): elementwise only
+    return nullptr;
+  switch (choice) {
   case 0:
   case 1: {
     OpKind k = unary[in.next(std::size(unary))];

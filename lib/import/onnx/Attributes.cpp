@@ -310,6 +310,29 @@ static void copyField(const TensorProto &t, const DecodedHeader &h, Tensor &out,
 }
 
 static Tensor typedFieldTensor(const TensorProto &t, const DecodedHeader &h) {
+  // The field must hold every element before anything is allocated for them: a header may
+  // declare gigabytes that the file does not contain.
+  int fieldSize = 0;
+  switch (t.data_type()) {
+  case TensorProto::FLOAT:
+    fieldSize = t.float_data_size();
+    break;
+  case TensorProto::DOUBLE:
+    fieldSize = t.double_data_size();
+    break;
+  case TensorProto::INT64:
+    fieldSize = t.int64_data_size();
+    break;
+  case TensorProto::UINT32:
+  case TensorProto::UINT64:
+    fieldSize = t.uint64_data_size();
+    break;
+  default:
+    fieldSize = t.int32_data_size();
+    break;
+  }
+  if (static_cast<size_t>(fieldSize) != static_cast<size_t>(numElements(h.shape)))
+    sizeMismatch(t, h, static_cast<size_t>(fieldSize), "elements");
   Tensor out(h.dtype, h.shape);
   switch (t.data_type()) {
   case TensorProto::FLOAT: copyField<float>(t, h, out, t.float_data()); break;
