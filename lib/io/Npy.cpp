@@ -128,6 +128,14 @@ llvm::Expected<Tensor> readNpy(const std::string &path) {
       return npyError(path, "array too large");
     n *= v;
   }
+  // The data must be in the file before memory is taken for it.
+  const std::streampos dataStart = in.tellg();
+  in.seekg(0, std::ios::end);
+  const std::streamoff available = in.tellg() - dataStart;
+  in.seekg(dataStart);
+  const int64_t needed = n * static_cast<int64_t>(dtypeSize(*dtype));
+  if (!in || available < needed)
+    return npyError(path, "truncated data: expected " + std::to_string(needed) + " bytes");
   Tensor t(*dtype, shape);
   if (t.byteSize() && !in.read(static_cast<char *>(t.rawData()), t.byteSize()))
     return npyError(path, "truncated data: expected " + std::to_string(t.byteSize()) + " bytes");

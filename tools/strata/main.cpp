@@ -30,8 +30,9 @@ std::string versionText() {
          "\nfeatures: " + features;
 }
 
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 // A crash is a bug: say what strata was doing (CrashContext.h), then die of the signal as
-// before. Only async-signal-safe calls.
+// before. Only async-signal-safe calls. Sanitizer builds keep the sanitizer's better report.
 void onCrash(int sig) {
   const char *what = strata::crashContext();
   const char *name = sig == SIGSEGV  ? "SIGSEGV"
@@ -50,13 +51,12 @@ void onCrash(int sig) {
 }
 
 void installCrashHandler() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return; // the sanitizer's own report is the better one
-#else
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
     std::signal(sig, onCrash);
-#endif
 }
+#else
+void installCrashHandler() {}
+#endif
 
 } // namespace
 
