@@ -16,8 +16,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
-#include <thread>
 #include <fmt/format.h>
+#include <thread>
+#include <unistd.h>
 
 #include "StrataModelHeader.inc"
 
@@ -73,7 +74,22 @@ llvm::Error buildModule(const Program &prog, llvm::Module &m, bool withKernels, 
   return llvm::Error::success();
 }
 
-// Writes `path`, removing it again on failure. A plain stream rather than ToolOutputFile: that
+// File outputs are written to a temporary next to `path` and renamed into place once complete,
+// so a failed or interrupted write never leaves a partial file at `path` ("-" is stdout).
+std::string stagingPath(const std::string &path) {
+  return path == "-" ? path : path + ".tmp." + std::to_string(::getpid());
+}
+llvm::Error commitStaged(const std::string &staged, const std::string &path) {
+  if (staged == path)
+    return llvm::Error::success();
+  if (std::error_code ec = llvm::sys::fs::rename(staged, path)) {
+    llvm::sys::fs::remove(staged);
+    return makeError("cannot write " + path + ": " + ec.message());
+  }
+  return llvm::Error::success();
+}
+
+// Writes `path` (staged, see above). A plain stream rather than ToolOutputFile: that
 // registers the file for removal on signals, which installs LLVM's signal handlers and an
 // alternate signal stack on the calling thread (worker threads here; ASan then fails to unmap
 // the stack when the thread exits).
@@ -81,10 +97,11 @@ llvm::Error emitMachineCode(llvm::Module &m, llvm::TargetMachine &tm, llvm::Code
                             const std::string &path) {
   std::error_code ec;
   llvm::Error err = llvm::Error::success();
+  const std::string staged = stagingPath(path);
   {
-    llvm::raw_fd_ostream out(path, ec, type == llvm::CodeGenFileType::AssemblyFile
-                                           ? llvm::sys::fs::OF_Text
-                                           : llvm::sys::fs::OF_None);
+    llvm::raw_fd_ostream out(staged, ec,
+                             type == llvm::CodeGenFileType::AssemblyFile ? llvm::sys::fs::OF_Text
+                                                                         : llvm::sys::fs::OF_None);
     if (ec)
       return makeError("cannot write " + path + ": " + ec.message());
     llvm::legacy::PassManager pm;
@@ -99,9 +116,12 @@ llvm::Error emitMachineCode(llvm::Module &m, llvm::TargetMachine &tm, llvm::Code
       }
     }
   }
-  if (err && path != "-")
-    llvm::sys::fs::remove(path);
-  return err;
+  if (err) {
+    if (staged != "-")
+      llvm::sys::fs::remove(staged);
+    return err;
+  }
+  return commitStaged(staged, path);
 }
 
 llvm::Error linkSharedLibrary(const std::vector<std::string> &objects, const std::string &archive,
@@ -173,18 +193,21 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
     codegen::optimizeModule(m, **tm, opts.optLevel);
     if (kind == AotOutput::LLVM) {
       std::error_code ec;
-      llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
-      if (ec)
-        return makeError("cannot write " + path + ": " + ec.message());
-      m.print(os, nullptr);
-      os.flush();
-      if (os.has_error()) {
-        os.clear_error();
-        if (path != "-")
-          llvm::sys::fs::remove(path);
-        return makeError("cannot write " + path);
+      const std::string staged = stagingPath(path);
+      {
+        llvm::raw_fd_ostream os(staged, ec, llvm::sys::fs::OF_Text);
+        if (ec)
+          return makeError("cannot write " + path + ": " + ec.message());
+        m.print(os, nullptr);
+        os.flush();
+        if (os.has_error()) {
+          os.clear_error();
+          if (staged != "-")
+            llvm::sys::fs::remove(staged);
+          return makeError("cannot write " + path);
+        }
       }
-      return llvm::Error::success();
+      return commitStaged(staged, path);
     }
     return emitMachineCode(m, **tm,
                            kind == AotOutput::Asm ? llvm::CodeGenFileType::AssemblyFile

@@ -1,4 +1,4 @@
-// The process-wide activity record the crash handler prints (CrashContext.h).
+// The activity record the crash handler prints (CrashContext.h).
 #include "strata/support/CrashContext.h"
 
 #include <algorithm>
@@ -8,20 +8,21 @@
 namespace strata {
 
 namespace {
-// Two buffers: a writer fills the one not published, then publishes it, so a reader (the signal
-// handler) sees a whole record. Concurrent writers may interleave; the record stays terminated.
-char buffers[2][320];
-std::atomic<int> published{0};
+// Each thread writes only its own record, so writers never race; `latest` points at the record
+// of the thread that wrote last. The handler prefers the crashing thread's own record.
+thread_local char ownRecord[320];
+std::atomic<const char *> latest{""};
 } // namespace
 
 void setCrashContext(std::string_view what) {
-  int next = 1 - published.load(std::memory_order_relaxed);
-  size_t n = std::min(what.size(), sizeof buffers[0] - 1);
-  std::memcpy(buffers[next], what.data(), n);
-  buffers[next][n] = '\0';
-  published.store(next, std::memory_order_release);
+  size_t n = std::min(what.size(), sizeof ownRecord - 1);
+  std::memcpy(ownRecord, what.data(), n);
+  ownRecord[n] = '\0';
+  latest.store(ownRecord, std::memory_order_release);
 }
 
-const char *crashContext() { return buffers[published.load(std::memory_order_acquire)]; }
+const char *crashContext() {
+  return ownRecord[0] ? ownRecord : latest.load(std::memory_order_acquire);
+}
 
 } // namespace strata

@@ -66,12 +66,14 @@ double Tensor::getDouble(int64_t i) const {
     return halfToFloat(reinterpret_cast<const uint16_t *>(p)[i]);
   case DType::BF16:
     return bf16ToFloat(reinterpret_cast<const uint16_t *>(p)[i]);
+  case DType::Bool: // read as a byte: any non-zero byte is true (a C++ bool load of 2 is UB)
+    return p[i] != 0 ? 1.0 : 0.0;
 #define X(e, n, ty, s)                                                                             \
   case DType::e:                                                                                   \
     return static_cast<double>(reinterpret_cast<const ty *>(p)[i]);
-    X(F32, , float, ) X(F64, , double, ) X(I8, , int8_t, ) X(I16, , int16_t, ) X(I32, , int32_t, )
-    X(I64, , int64_t, ) X(U8, , uint8_t, ) X(U16, , uint16_t, ) X(U32, , uint32_t, )
-    X(U64, , uint64_t, ) X(Bool, , bool, )
+    X(F32, , float, )
+    X(F64, , double, ) X(I8, , int8_t, ) X(I16, , int16_t, ) X(I32, , int32_t, ) X(I64, , int64_t, )
+        X(U8, , uint8_t, ) X(U16, , uint16_t, ) X(U32, , uint32_t, ) X(U64, , uint64_t, )
 #undef X
   }
   return 0;

@@ -68,6 +68,40 @@ def build(case):
                  helper.make_node("Neg", ["a"], ["b"], name="neg_b"),
                  helper.make_node("Add", ["x", "a"], ["y"], name="add_out")]
         return model(nodes, [vi("x", [2])], [vi("y", [2])])
+    if case == "chain-20000":  # 20,000 elementwise ops in one chain
+        nodes, prev = [], "x"
+        for i in range(20000):
+            op = ("Neg", "Relu", "Abs", "Sigmoid")[i % 4]
+            nodes.append(helper.make_node(op, [prev], [f"v{i}"], name=f"n{i}"))
+            prev = f"v{i}"
+        nodes.append(helper.make_node("Identity", [prev], ["y"], name="out"))
+        return model(nodes, [vi("x", [4])], [vi("y", [4])])
+    if case == "sum-3000":  # one Sum of 3,000 inputs
+        n = helper.make_node("Sum", [f"x{i}" for i in range(3000)], ["y"], name="sum_all")
+        return model([n], [vi(f"x{i}", [2]) for i in range(3000)], [vi("y", [2])])
+    if case == "duplicate-output":  # two nodes define the same value
+        nodes = [helper.make_node("Relu", ["x"], ["t"], name="first"),
+                 helper.make_node("Neg", ["x"], ["t"], name="second"),
+                 helper.make_node("Abs", ["t"], ["y"], name="use")]
+        return model(nodes, [vi("x", [2])], [vi("y", [2])])
+    if case == "unknown-dtype":  # an elem_type no ONNX version defines
+        n = helper.make_node("Relu", ["x"], ["y"], name="relu_x")
+        m = model([n], [vi("x", [2])], [vi("y", [2])])
+        m.graph.input[0].type.tensor_type.elem_type = 99
+        return m
+    if case == "int-div-zero":  # integer Div and Mod with zero divisors (defined: 0)
+        nodes = [helper.make_node("Div", ["a", "b"], ["q"], name="div_ab"),
+                 helper.make_node("Mod", ["a", "b"], ["r"], name="mod_ab")]
+        return model(nodes, [vi("a", [4], TensorProto.INT32), vi("b", [4], TensorProto.INT32)],
+                     [vi("q", [4], TensorProto.INT32), vi("r", [4], TensorProto.INT32)])
+    if case == "nan-inf":  # IEEE specials through arithmetic, comparisons and reductions
+        nodes = [helper.make_node("Add", ["x", "x"], ["s"], name="add_xx"),
+                 helper.make_node("Mul", ["s", "x"], ["p"], name="mul_sx"),
+                 helper.make_node("Max", ["p", "x"], ["m"], name="max_px"),
+                 helper.make_node("Relu", ["m"], ["r"], name="relu_m"),
+                 helper.make_node("Exp", ["r"], ["e"], name="exp_r"),
+                 helper.make_node("ReduceSum", ["e"], ["y"], name="sum_e", keepdims=1)]
+        return model(nodes, [vi("x", [2, 4])], [vi("y", [1, 1])])
     raise SystemExit(f"unknown case {case}")
 
 
