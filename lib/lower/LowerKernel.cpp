@@ -13,9 +13,18 @@
 
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace strata::lower {
 namespace {
+
+// An inlined value whose expression, counted as a tree, exceeds this many nodes is bound to a
+// per-iteration local instead of being inlined again at every use. Expressions share their
+// operands by pointer, so an op that reads its operand k times (relu reads it five times through
+// its NaN-exact select) makes a chain of n such ops a DAG of n nodes but a tree of k^n: every walk
+// of the loop IR (printer, simplifier, code generation) would take that many steps. Real
+// epilogues stay far below the bound, so their loop IR is unchanged.
+constexpr uint64_t kMaxInlinedTreeNodes = 256;
 
 struct KernelLowering {
   LowerCtx &c;
@@ -25,6 +34,49 @@ struct KernelLowering {
   std::vector<bool> written;    // kernel result j is already stored by an anchor
   std::vector<Stmt> stmts;      // in execution order
   std::vector<loop::Buffer> temps;
+  // Locals bound in the loop body being built (their stores, in order): see bindLarge.
+  std::vector<std::pair<loop::Buffer, Stmt>> bindings;
+  std::unordered_map<const loop::ExprNode *, uint64_t> treeSizes;
+
+  // The node count of `e` as a tree (saturating), memoized per node.
+  uint64_t treeSize(const Expr &e) {
+    if (auto it = treeSizes.find(e.get()); it != treeSizes.end())
+      return it->second;
+    uint64_t n = 1;
+    for (const Expr &o : e->operands)
+      n = std::min<uint64_t>(n + treeSize(o), uint64_t(1) << 40);
+    return treeSizes[e.get()] = n;
+  }
+
+  // `e` itself, or, when its tree is large, a load of a local it is stored to first (in the
+  // body being built, see withBindings).
+  Expr bindLarge(const Expr &value) {
+    if (treeSize(value) <= kMaxInlinedTreeNodes)
+      return value;
+    const Expr e = widenLanes(value); // its type then has its lanes (micro-kernel epilogues)
+    const int lanes = e.type().lanes;
+    loop::Buffer b = localArray(c, "bound", e.type().dtype, lanes);
+    Exprs at{lanes > 1 ? loop::ramp(imm(0), imm(1), lanes) : imm(0)};
+    bindings.push_back({b, loop::store(b, at, e)});
+    return loop::load(b, at);
+  }
+
+  // The statement `body()` builds for one iteration, preceded by the locals bound while building
+  // it and enclosed by their allocations.
+  Stmt withBindings(const std::function<Stmt()> &body) {
+    std::vector<std::pair<loop::Buffer, Stmt>> outer;
+    outer.swap(bindings);
+    Stmt s = body();
+    std::vector<Stmt> seq;
+    for (auto &[b, store] : bindings)
+      seq.push_back(store);
+    seq.push_back(s);
+    Stmt r = loop::seq(seq);
+    for (size_t i = bindings.size(); i-- > 0;)
+      r = loop::allocate(bindings[i].first, r);
+    bindings.swap(outer);
+    return r;
+  }
 
   Shape shapeOf(const Value *v) {
     const TensorType &type = v->type();
@@ -99,7 +151,7 @@ struct KernelLowering {
       return constantBuffer(v, ops::ConstantOp(op).value());
     loop::Buffer b = newTemp(v, "t");
     stmts.push_back(loopNest(c, shapeOf(v), LoopRole::Parallel, [&](const Exprs &idx) {
-      return loop::store(b, idx, valueExpr(v, idx));
+      return withBindings([&] { return loop::store(b, idx, valueExpr(v, idx)); });
     }));
     return buffers[v] = b;
   }
@@ -165,7 +217,7 @@ struct KernelLowering {
         args.push_back(valueExpr(operand, broadcastIndex(idx, shape, shapeOf(operand))));
         types.push_back(operand->type().dtype);
       }
-      e = elementwiseExpr(*op, args, types);
+      e = bindLarge(elementwiseExpr(*op, args, types));
     } else { // index map
       const Value *src = op->operand(0);
       e = valueExpr(src, indexMapSource(*op, shapeOf(src), shape, idx));
@@ -228,11 +280,13 @@ bool fuseEpilogue(KernelLowering &k, const KernelPlan &plan) {
   sub.outs.push_back(nullptr); // never stored directly: storeResult writes the results
   sub.storeResult = [&k, a, &region](const Exprs &idx, const Expr &value) {
     k.cache[a] = {{idx, value}};
-    std::vector<Stmt> stores;
-    for (unsigned j = 0; j < region.numOutputs(); ++j)
-      stores.push_back(
-          loop::store(k.c.outs[j], idx, widenLanes(k.valueExpr(region.output(j), idx))));
-    return loop::seq(stores);
+    return k.withBindings([&] {
+      std::vector<Stmt> stores;
+      for (unsigned j = 0; j < region.numOutputs(); ++j)
+        stores.push_back(
+            loop::store(k.c.outs[j], idx, widenLanes(k.valueExpr(region.output(j), idx))));
+      return loop::seq(stores);
+    });
   };
   sub.varCounter = std::max(sub.varCounter, k.c.varCounter);
   k.stmts.push_back(lowerBody(sub));
@@ -284,7 +338,7 @@ Stmt lowerKernelBody(LowerCtx &c) {
   auto plan = kernelPlan(c.op);
   if (!plan)
     throw LowerError("kernel: " + llvm::toString(plan.takeError()));
-  KernelLowering k{c, region, {}, {}, std::vector<bool>(c.outs.size(), false), {}, {}};
+  KernelLowering k{c, region, {}, {}, std::vector<bool>(c.outs.size(), false), {}, {}, {}, {}};
   if (fuseEpilogue(k, *plan)) {
     Stmt body = loop::seq(k.stmts);
     for (size_t t = k.temps.size(); t-- > 0;)
@@ -305,10 +359,12 @@ Stmt lowerKernelBody(LowerCtx &c) {
       if (!k.written[i] && c.outShapes[i] == shape)
         group.push_back(i);
     Stmt nest = loopNest(c, shape, LoopRole::Parallel, [&](const Exprs &idx) {
-      std::vector<Stmt> stores;
-      for (unsigned i : group)
-        stores.push_back(loop::store(c.outs[i], idx, k.valueExpr(region.output(i), idx)));
-      return loop::seq(stores);
+      return k.withBindings([&] {
+        std::vector<Stmt> stores;
+        for (unsigned i : group)
+          stores.push_back(loop::store(c.outs[i], idx, k.valueExpr(region.output(i), idx)));
+        return loop::seq(stores);
+      });
     });
     for (unsigned i : group)
       k.written[i] = true;

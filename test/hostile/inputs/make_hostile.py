@@ -68,9 +68,9 @@ def build(case):
                  helper.make_node("Neg", ["a"], ["b"], name="neg_b"),
                  helper.make_node("Add", ["x", "a"], ["y"], name="add_out")]
         return model(nodes, [vi("x", [2])], [vi("y", [2])])
-    if case == "chain-20000":  # 20,000 elementwise ops in one chain
+    if case.startswith("chain-"):  # chain-N: N elementwise ops in one chain (fused into a kernel)
         nodes, prev = [], "x"
-        for i in range(20000):
+        for i in range(int(case[len("chain-"):])):
             op = ("Neg", "Relu", "Abs", "Sigmoid")[i % 4]
             nodes.append(helper.make_node(op, [prev], [f"v{i}"], name=f"n{i}"))
             prev = f"v{i}"
