@@ -119,8 +119,11 @@ void Tensor::setDouble(int64_t i, double v) {
   case DType::Bool:
     reinterpret_cast<bool *>(p)[i] = v != 0;
     return;
-  default:
-    setInt(i, std::isnan(v) ? 0 : static_cast<int64_t>(v));
+  default: // saturating, as a conversion of a double beyond int64 would be undefined
+    setInt(i, std::isnan(v) ? 0
+              : v >= 0x1p63 ? std::numeric_limits<int64_t>::max()
+              : v < -0x1p63 ? std::numeric_limits<int64_t>::min()
+                            : static_cast<int64_t>(v));
     return;
   }
 }
