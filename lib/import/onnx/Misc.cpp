@@ -263,6 +263,8 @@ Values convertHardmax(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, n, 0, "input");
   int64_t rank = x->type().rank();
+  if (rank < 1) // normalizeAxis lets a scalar keep axis -1; Hardmax needs an axis to take
+    throw ConvertError("Hardmax needs an input of rank >= 1, got a scalar");
   if (ctx.opset() >= 13)
     return {hardmaxAlong(b, x, normalizeAxis(attrInt(n, "axis", -1), rank))};
   // Before opset 13 the input is coerced to 2-D at `axis` and the max taken per row.
