@@ -83,10 +83,8 @@ size_t checkedAxis(const LowerCtx &c, int64_t axis, size_t rank) {
 
 Expr checkedDataIndex(const LowerCtx &c, const Expr &raw, DType t, int64_t dim,
                       const std::string &what, bool used) {
-  std::string node = !c.op.location().empty()                               ? c.op.location()
-                     : c.op.numResults() && !c.op.result(0)->name().empty() ? c.op.result(0)->name()
-                                                                            : "<unnamed>";
-  std::string site = "op '" + std::string(c.op.opName()) + "' (node \"" + node + "\"): " + what;
+  // Named as every diagnostic names an op, so the run's error reads like the interpreter's.
+  std::string site = diagnose(c.op, what).str();
   if (dim == 0 && used)
     throw LowerError(site + " indexes an axis of size 0");
   Expr i = t == DType::I64 ? raw : loop::cast(DType::I64, raw);
