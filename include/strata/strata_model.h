@@ -2,8 +2,9 @@
  * (docs/runtime.md, "AOT libraries"). Every such library exports exactly these functions; the
  * header `strata compile` writes next to the library holds this text plus the model's interface.
  *
- * Stable ABI, version 2: functions are only ever added (version 2 added the strata_context_*
- * functions); a library reports its version through strata_abi_version(). Errors: functions
+ * Stable ABI, version 3: functions are only ever added (version 2 added the strata_context_*
+ * functions, version 3 strata_model_set_limit and strata_model_limit); a library reports its
+ * version through strata_abi_version(). Errors: functions
  * returning int give 0 on success and -1 on error, those returning pointers give NULL;
  * strata_last_error() then describes the error (per thread). */
 #ifndef STRATA_MODEL_H
@@ -16,7 +17,7 @@
 extern "C" {
 #endif
 
-#define STRATA_ABI_VERSION 2
+#define STRATA_ABI_VERSION 3
 
 /* Element types (the values strata_model_*_dtype return). */
 typedef enum strata_dtype {
@@ -91,6 +92,16 @@ int strata_context_run(strata_context *context, const strata_tensor *inputs, int
 const void *strata_context_output_data(const strata_context *context, int index);
 const int64_t *strata_context_output_shape(const strata_context *context, int index);
 int64_t strata_context_arena_bytes(const strata_context *context);
+
+/* ABI 3. Run-time limits (docs/cli.md, "Limits"), checked before a run allocates anything:
+ * "max-tensor-elements" bounds every input and output, "max-arena-bytes" the intermediate memory
+ * of one run (it grows with symbolic dims). A run beyond one fails with an error naming it.
+ * They start at the documented defaults and apply to the model and all its contexts; set them
+ * before runs start. strata_model_set_limit returns -1 for another name (the other limits are
+ * fixed when the model is compiled) or a negative value; strata_model_limit gives the current
+ * value of either, -1 for another name. */
+int strata_model_set_limit(strata_model *model, const char *name, int64_t value);
+int64_t strata_model_limit(const strata_model *model, const char *name);
 
 #ifdef __cplusplus
 }

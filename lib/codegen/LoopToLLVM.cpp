@@ -105,6 +105,10 @@ void LoopEmitter::store(const loop::StmtNode &s) {
     b_.CreateAlignedStore(v, p, elemAlign(t));
 }
 
+// Serial loops whose bodies have more LLVM instructions than this are not offered to LLVM's loop
+// vectorizer (see forLoop).
+constexpr size_t kMaxAutoVectorizedInstructions = 2000;
+
 // for v in [min, min + extent): a bottom-tested loop over a counter in v's type.
 void LoopEmitter::forLoop(const loop::StmtNode &s) {
   if (s.forKind == ForKind::GpuBlock || s.forKind == ForKind::GpuThread) {
@@ -135,14 +139,26 @@ void LoopEmitter::forLoop(const loop::StmtNode &s) {
   // Loop kinds become hints to LLVM's loop passes: `vectorized` asks the loop vectorizer (explicit
   // widening of a scalar body into vector IR is the schedule's job), `unrolled` asks for full
   // unrolling. Nested `parallel` loops (inside an outlined body) run serially here.
+  // A serial loop with a huge body (a long fused chain) is kept from LLVM's loop vectorizer,
+  // whose cost on it grows faster than linearly (a 4,000-op chain: seconds) for no gain: the
+  // schedule already chose not to vectorize it.
+  bool hugeBody = false;
+  if (s.forKind == ForKind::Serial) {
+    size_t instructions = body->size();
+    for (auto it = std::next(exit->getIterator()); it != fn_->end(); ++it)
+      instructions += it->size();
+    hugeBody = instructions > kMaxAutoVectorizedInstructions;
+  }
   const char *hint = s.forKind == ForKind::Vectorized ? "llvm.loop.vectorize.enable"
                      : s.forKind == ForKind::Unrolled ? "llvm.loop.unroll.full"
+                     : hugeBody                       ? "llvm.loop.vectorize.enable"
                                                       : nullptr;
   if (hint) {
     llvm::SmallVector<llvm::Metadata *, 2> ops{nullptr};
-    if (s.forKind == ForKind::Vectorized)
-      ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, hint),
-                                             llvm::ConstantAsMetadata::get(b_.getTrue())}));
+    if (s.forKind == ForKind::Vectorized || hugeBody)
+      ops.push_back(llvm::MDNode::get(
+          ctx_, {llvm::MDString::get(ctx_, hint),
+                 llvm::ConstantAsMetadata::get(hugeBody ? b_.getFalse() : b_.getTrue())}));
     else
       ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, hint)}));
     llvm::MDNode *loopID = llvm::MDNode::getDistinct(ctx_, ops);

@@ -95,9 +95,39 @@ llvm::Value *LoopEmitter::toI64(llvm::Value *v, DType t) {
 }
 
 // Evaluating `e` could fault (it loads, or divides integers) or report (it checks an index).
+// A load whose every index is a constant (or a ramp of constants) inside the buffer's constant
+// shape reads its own memory whichever way a select goes: a per-iteration local of a fused chain
+// (lowering's bound values) is the common case, and guarding it would put a branch diamond per
+// select into straight-line code.
+static bool constantIndexInBounds(const Expr &load) {
+  const loop::BufferNode &b = *load->buffer;
+  if (load->operands.size() != b.rank())
+    return false;
+  for (size_t d = 0; d < b.rank(); ++d) {
+    std::optional<int64_t> extent = b.shape[d].asInt();
+    const Expr &i = load->operands[d];
+    int64_t lo, hi;
+    if (auto v = i.asInt()) {
+      lo = hi = *v;
+    } else if (i.kind() == ExprKind::Ramp && i->operands[0].asInt() && i->operands[1].asInt()) {
+      int64_t base = *i->operands[0].asInt(), stride = *i->operands[1].asInt();
+      int64_t last = base + stride * (i.type().lanes - 1);
+      lo = std::min(base, last);
+      hi = std::max(base, last);
+    } else {
+      return false;
+    }
+    if (!extent || lo < 0 || hi >= *extent)
+      return false;
+  }
+  return true;
+}
+
 static bool mayTrap(const Expr &e) {
   return loop::anyExpr(e, [](const Expr &x) {
-    if (x.kind() == ExprKind::Load || x.kind() == ExprKind::CheckIndex)
+    if (x.kind() == ExprKind::Load)
+      return !constantIndexInBounds(x);
+    if (x.kind() == ExprKind::CheckIndex)
       return true;
     bool division = x.kind() == ExprKind::Div || x.kind() == ExprKind::Mod ||
                     x.kind() == ExprKind::FloorDiv || x.kind() == ExprKind::FloorMod;

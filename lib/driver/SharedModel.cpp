@@ -1,5 +1,6 @@
 #include "strata/driver/SharedModel.h"
 #include "strata/support/Error.h"
+#include "strata/support/Limits.h"
 
 #include "strata/strata_model.h"
 
@@ -64,6 +65,18 @@ llvm::Expected<std::unique_ptr<SharedModel>> SharedModel::open(const std::string
   if (!model)
     return makeError(path + ": " + a.strata_last_error());
   m->model_ = model;
+  // The process's run-time limits (`strata run --limit`) apply to the library too; libraries
+  // before ABI 3 keep the defaults they were built with.
+  if (a.strata_abi_version() >= 3) {
+    using SetLimit = int (*)(strata_model *, const char *, int64_t);
+    auto setLimit = reinterpret_cast<SetLimit>(::dlsym(m->handle_, "strata_model_set_limit"));
+    if (!setLimit)
+      return makeError(path + ": not a strata model library (no symbol strata_model_set_limit)");
+    const Limits limits = processLimits();
+    for (const LimitInfo &l : limitTable())
+      if (l.runTime && setLimit(model, l.name, limits.*l.field) != 0)
+        return makeError(path + ": " + a.strata_last_error());
+  }
   auto describe = [&](bool input, int i) {
     IOSpec s;
     s.name = input ? a.strata_model_input_name(model, i) : a.strata_model_output_name(model, i);
@@ -103,13 +116,17 @@ llvm::Expected<std::vector<Tensor>> SharedModel::run(const std::vector<Tensor> &
   if (a.strata_model_run(model, views.data(), static_cast<int>(views.size())) != 0)
     return makeError(std::string("aot: ") + a.strata_last_error());
   std::vector<Tensor> outputs;
-  for (size_t o = 0; o < outputs_.size(); ++o) {
-    const int64_t *shape = a.strata_model_output_shape(model, static_cast<int>(o));
-    Shape s(shape, shape + outputs_[o].type.rank());
-    Tensor t(outputs_[o].type.dtype, s);
-    if (size_t n = t.byteSize())
-      std::memcpy(t.rawData(), a.strata_model_output_data(model, static_cast<int>(o)), n);
-    outputs.push_back(std::move(t));
+  try {
+    for (size_t o = 0; o < outputs_.size(); ++o) {
+      const int64_t *shape = a.strata_model_output_shape(model, static_cast<int>(o));
+      Shape s(shape, shape + outputs_[o].type.rank());
+      Tensor t(outputs_[o].type.dtype, s);
+      if (size_t n = t.byteSize())
+        std::memcpy(t.rawData(), a.strata_model_output_data(model, static_cast<int>(o)), n);
+      outputs.push_back(std::move(t));
+    }
+  } catch (const std::exception &e) { // the library's limits may exceed this process's
+    return makeError(std::string("aot: output: ") + e.what());
   }
   return outputs;
 }

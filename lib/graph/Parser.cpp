@@ -5,6 +5,7 @@
 // and become one `file:line:col: error: ...` line at the public boundary.
 #include "strata/graph/Parser.h"
 #include "strata/support/Error.h"
+#include "strata/support/Limits.h"
 #include "strata/support/SourceLocation.h"
 
 #include "Lexer.h"
@@ -26,8 +27,6 @@ using text::Lexer;
 using text::TextError;
 using text::Tok;
 using text::Token;
-
-constexpr int kMaxRegionDepth = 64; // bounds recursion on hostile input
 
 std::string spellValue(const std::string &name) {
   std::string s = "%";
@@ -316,6 +315,9 @@ private:
       expect(Tok::RParen, "after the location string");
     }
 
+    if (++numOps_ > limits_.maxOps) // before a huge file has built a huge graph
+      fail("more than " + std::to_string(limits_.maxOps) + " ops, " +
+           overLimit(&Limits::maxOps, limits_.maxOps));
     Op *op = g.createOp(info->kind, operands, types, std::move(attrs));
     op->setLocation(std::move(loc));
     for (PendingBlob &b : blobs)
@@ -326,8 +328,9 @@ private:
     }
 
     if (tok_.kind == Tok::LBrace) {
-      if (depth + 1 > kMaxRegionDepth)
-        fail("regions nested more than " + std::to_string(kMaxRegionDepth) + " deep");
+      if (depth + 1 > limits_.maxRegionDepth) // bounds the recursion on hostile input
+        fail("regions nested " + std::to_string(depth + 1) + " deep, " +
+             overLimit(&Limits::maxRegionDepth, limits_.maxRegionDepth));
       advance();
       while (isKeyword("graph"))
         parseGraph(op->addRegion(), depth + 1);
@@ -662,6 +665,8 @@ private:
   std::vector<Scope> scopes_;
   std::vector<BlobRef> blobRefs_;
   std::map<std::string, BlobData> blobData_;
+  const Limits limits_ = processLimits();
+  int64_t numOps_ = 0;
 };
 
 } // namespace

@@ -4,6 +4,7 @@
 
 #include "strata/graph/Layout.h"
 #include "strata/support/Error.h"
+#include "strata/support/Limits.h"
 #include "strata/support/ShapeMath.h"
 
 #include <algorithm>
@@ -229,6 +230,34 @@ void checkArity(OpKind kind, size_t n) {
        std::to_string(n));
 }
 
+// Every result within the process limits (support/Limits.h), so a hostile attribute or constant
+// cannot make a tensor no later rung could allocate or loop over.
+void checkResultLimits(const std::vector<TensorType> &types) {
+  const Limits limits = processLimits();
+  for (size_t r = 0; r < types.size(); ++r) {
+    const TensorType &t = types[r];
+    std::string what = types.size() == 1 ? "the result" : "result " + std::to_string(r);
+    if (t.rank() > limits.maxRank)
+      fail(what + " has rank " + std::to_string(t.rank()) + ", " +
+           overLimit(&Limits::maxRank, limits.maxRank));
+    for (const Dim &d : t.dims) {
+      if (d.isStatic() && d.size < 0)
+        fail(what + " has negative dim " + std::to_string(d.size) + " in " + dimsToString(t.dims));
+      if (d.isStatic() && d.size > limits.maxTensorElements) // even beside a 0 dim
+        fail(what + " has dim " + std::to_string(d.size) + ", " +
+             overLimit(&Limits::maxTensorElements, limits.maxTensorElements));
+    }
+    Shape known; // the static dims: a lower bound on the elements whatever the symbols are
+    for (const Dim &d : t.dims)
+      if (d.isStatic())
+        known.push_back(d.size);
+    if (int64_t n = numElements(known); n > limits.maxTensorElements)
+      fail(what + " " + dimsToString(t.dims) + " has " +
+           (n == INT64_MAX ? std::string("2^63 or more") : std::to_string(n)) + " elements, " +
+           overLimit(&Limits::maxTensorElements, limits.maxTensorElements));
+  }
+}
+
 // The shape function of each op, in OpKind order.
 const ShapeFn kShapeFns[] = {
 #define OP(e, name, lo, hi, res, traits, dtypes, shape, ...) &shape,
@@ -249,6 +278,7 @@ Inferred inferDetailed(OpKind kind, const std::vector<TensorType> &operands, con
   Inferred out;
   InferContext c{kind, operands, attrs, &out.freshSymbols};
   out.types = kShapeFns[static_cast<size_t>(kind)](c);
+  checkResultLimits(out.types);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include "strata/graph/Verifier.h"
 #include "strata/graph/Kernel.h"
 #include "strata/support/Error.h"
+#include "strata/support/Limits.h"
 
 #include "TypeInferenceImpl.h"
 
@@ -260,8 +261,62 @@ private:
 
 } // namespace
 
+// The graph-wide limits (support/Limits.h): ops, region depth, constant bytes and the rank and
+// size of graph inputs (op results are checked by type inference). Walked before the structural
+// checks, whose recursion must not meet a hostile nesting depth first.
+class LimitChecker {
+public:
+  explicit LimitChecker(const Limits &limits) : limits_(limits) {}
+
+  void check(const Graph &g, int64_t depth) {
+    if (depth > limits_.maxRegionDepth)
+      graphError(g, "regions nested " + std::to_string(depth) + " deep, " +
+                        overLimit(&Limits::maxRegionDepth, limits_.maxRegionDepth));
+    for (const Value *in : g.inputs())
+      checkType(g, in->type(), "input '" + in->name() + "'");
+    for (const Op &op : g.ops()) {
+      if (++ops_ > limits_.maxOps)
+        graphError(g, "has more than " + std::to_string(limits_.maxOps) + " ops, " +
+                          overLimit(&Limits::maxOps, limits_.maxOps));
+      if (op.kind() == OpKind::Constant && op.hasAttr("value")) {
+        const Tensor &t = op.attr("value").getTensor();
+        const void *key = t.buffer() ? static_cast<const void *>(t.buffer().get()) : &op;
+        if (counted_.insert(key).second)
+          constantBytes_ += static_cast<int64_t>(t.byteSize());
+        if (constantBytes_ > limits_.maxConstantBytes)
+          opError(op, "constants total " + std::to_string(constantBytes_) + " bytes, " +
+                          overLimit(&Limits::maxConstantBytes, limits_.maxConstantBytes));
+      }
+      for (unsigned r = 0; r < op.numRegions(); ++r)
+        check(op.region(r), depth + 1);
+    }
+  }
+
+private:
+  void checkType(const Graph &g, const TensorType &t, const std::string &what) {
+    if (t.rank() > limits_.maxRank)
+      graphError(g, what + " has rank " + std::to_string(t.rank()) + ", " +
+                        overLimit(&Limits::maxRank, limits_.maxRank));
+    Shape known;
+    for (const Dim &d : t.dims)
+      if (d.isStatic())
+        known.push_back(d.size);
+    if (int64_t n = numElements(known); n > limits_.maxTensorElements)
+      graphError(g, what + " " + t.str() + " has " +
+                        (n == INT64_MAX ? std::string("2^63 or more") : std::to_string(n)) +
+                        " elements, " +
+                        overLimit(&Limits::maxTensorElements, limits_.maxTensorElements));
+  }
+
+  const Limits &limits_;
+  int64_t ops_ = 0, constantBytes_ = 0;
+  std::unordered_set<const void *> counted_;
+};
+
 llvm::Error verifyGraph(const Graph &g) {
   try {
+    const Limits limits = processLimits();
+    LimitChecker(limits).check(g, 0);
     GraphVerifier().verify(g);
     return llvm::Error::success();
   } catch (const VerifyError &e) {

@@ -1,6 +1,7 @@
 // .npy files: a magic string, a version, a Python-dict header, then raw C-order data.
 #include "strata/io/Npy.h"
 #include "strata/support/Error.h"
+#include "strata/support/Limits.h"
 
 #include <cstdio>
 #include <fstream>
@@ -116,18 +117,17 @@ llvm::Expected<Tensor> readNpy(const std::string &path) {
       return npyError(path, "bad dimension '" + item + "'");
     shape.push_back(v);
   }
-  // At most 16 GiB, checked dim by dim so the product cannot overflow.
-  const int64_t maxElements = (int64_t{1} << 34) / static_cast<int64_t>(dtypeSize(*dtype));
-  int64_t n = 1;
-  for (int64_t v : shape) {
-    if (v == 0) {
-      n = 0;
-      break;
-    }
-    if (n > maxElements / v)
-      return npyError(path, "array too large");
-    n *= v;
-  }
+  // Within the limits (support/Limits.h) before anything is allocated.
+  const Limits limits = processLimits();
+  if (static_cast<int64_t>(shape.size()) > limits.maxRank)
+    return npyError(path, "array of rank " + std::to_string(shape.size()) + ", " +
+                              overLimit(&Limits::maxRank, limits.maxRank));
+  const int64_t n = numElements(shape); // saturates
+  if (n > limits.maxTensorElements || n > INT64_MAX / 16)
+    return npyError(path, "array of shape " + shapeToString(shape) + " has " +
+                              (n == INT64_MAX ? std::string("2^63 or more") : std::to_string(n)) +
+                              " elements, " +
+                              overLimit(&Limits::maxTensorElements, limits.maxTensorElements));
   // The data must be in the file before memory is taken for it.
   const std::streampos dataStart = in.tellg();
   in.seekg(0, std::ios::end);

@@ -25,6 +25,9 @@ namespace {
 // of the loop IR (printer, simplifier, code generation) would take that many steps. Real
 // epilogues stay far below the bound, so their loop IR is unchanged.
 constexpr uint64_t kMaxInlinedTreeNodes = 256;
+// An operand that an op reads more than once is bound when its tree has more nodes than this:
+// small ones (a load, a bias add) cost less recomputed than stored and reloaded.
+constexpr uint64_t kMaxDuplicatedTreeNodes = 16;
 
 struct KernelLowering {
   LowerCtx &c;
@@ -48,11 +51,32 @@ struct KernelLowering {
     return treeSizes[e.get()] = n;
   }
 
+  // How many times `part` occurs in `e` counted as a tree (saturating).
+  static uint64_t occurrences(const Expr &e, const Expr &part) {
+    std::unordered_map<const loop::ExprNode *, uint64_t> memo;
+    std::function<uint64_t(const Expr &)> count = [&](const Expr &x) -> uint64_t {
+      if (x.same(part))
+        return 1;
+      if (auto it = memo.find(x.get()); it != memo.end())
+        return it->second;
+      uint64_t n = 0;
+      for (const Expr &o : x->operands)
+        n = std::min<uint64_t>(n + count(o), 2);
+      return memo[x.get()] = n;
+    };
+    return count(e);
+  }
+
   // `e` itself, or, when its tree is large, a load of a local it is stored to first (in the
   // body being built, see withBindings).
   Expr bindLarge(const Expr &value) {
     if (treeSize(value) <= kMaxInlinedTreeNodes)
       return value;
+    return bind(value);
+  }
+
+  // A load of a new local that `value` is stored to first.
+  Expr bind(const Expr &value) {
     const Expr e = widenLanes(value); // its type then has its lanes (micro-kernel epilogues)
     const int lanes = e.type().lanes;
     loop::Buffer b = localArray(c, "bound", e.type().dtype, lanes);
@@ -217,7 +241,18 @@ struct KernelLowering {
         args.push_back(valueExpr(operand, broadcastIndex(idx, shape, shapeOf(operand))));
         types.push_back(operand->type().dtype);
       }
-      e = bindLarge(elementwiseExpr(*op, args, types));
+      e = elementwiseExpr(*op, args, types);
+      // An operand the op reads more than once (relu reads it five times) is bound once
+      // rather than copied into every read: a chain of such ops stays linear in size.
+      bool rebuilt = false;
+      for (Expr &a : args)
+        if (treeSize(a) > kMaxDuplicatedTreeNodes && occurrences(e, a) > 1) {
+          a = bind(a);
+          rebuilt = true;
+        }
+      if (rebuilt)
+        e = elementwiseExpr(*op, args, types);
+      e = bindLarge(e);
     } else { // index map
       const Value *src = op->operand(0);
       e = valueExpr(src, indexMapSource(*op, shapeOf(src), shape, idx));

@@ -1,6 +1,7 @@
 // Arena layout of a plan's buffers (Arena.h).
 #include "strata/runtime/Arena.h"
 
+#include "strata/support/Limits.h"
 #include "strata/support/LiveRanges.h"
 
 #include <limits>
@@ -18,7 +19,8 @@ int64_t checkedMul(int64_t a, int64_t b) {
 
 } // namespace
 
-Status layoutArena(const Plan &plan, const std::vector<int64_t> &symbolValues, ArenaLayout &out) {
+Status layoutArena(const Plan &plan, const std::vector<int64_t> &symbolValues, ArenaLayout &out,
+                   int64_t maxArenaBytes) {
   std::vector<LiveRange> ranges;
   for (const PlanBuffer &b : plan.buffers) {
     int64_t bytes = b.size.bytes;
@@ -26,9 +28,15 @@ Status layoutArena(const Plan &plan, const std::vector<int64_t> &symbolValues, A
       bytes = bytes < 0 ? -1 : checkedMul(bytes, symbolValues[s]);
     if (bytes < 0 || bytes > kMaxBytes)
       return Status::error("intermediate buffer too large for the bound dims");
+    if (bytes > maxArenaBytes) // refused before the placement sums sizes
+      return Status::error("an intermediate buffer needs " + std::to_string(bytes) + " bytes, " +
+                           overLimit(&Limits::maxArenaBytes, maxArenaBytes));
     ranges.push_back({bytes, b.first, b.last});
   }
   out.offsets = placeLiveRanges(ranges, kArenaAlign, &out.bytes);
+  if (out.bytes > maxArenaBytes)
+    return Status::error("the intermediate buffers need a " + std::to_string(out.bytes) +
+                         "-byte arena, " + overLimit(&Limits::maxArenaBytes, maxArenaBytes));
   return Status();
 }
 

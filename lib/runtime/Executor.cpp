@@ -4,6 +4,7 @@
 #include "strata/runtime/Arena.h"
 #include "strata/support/CrashContext.h"
 #include "strata/support/KernelStatus.h"
+#include "strata/support/Limits.h"
 #include "strata/support/ThreadPool.h"
 
 #include <chrono>
@@ -26,6 +27,18 @@ int64_t checkedMul(int64_t a, int64_t b) {
   if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
     return -1;
   return a * b;
+}
+
+// Elements of a shape of non-negative dims, saturating at INT64_MAX.
+int64_t elementCount(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n = n < 0 || d < 0 ? -1 : checkedMul(n, d);
+  return n < 0 ? std::numeric_limits<int64_t>::max() : n;
+}
+
+std::string countText(int64_t n) {
+  return n == std::numeric_limits<int64_t>::max() ? "2^63 or more" : std::to_string(n);
 }
 
 } // namespace
@@ -53,6 +66,18 @@ Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weig
 }
 
 Executor::~Executor() = default;
+
+bool Executor::setLimit(int64_t Limits::*field, int64_t value) {
+  if (value < 0)
+    return false;
+  if (field == &Limits::maxArenaBytes)
+    maxArenaBytes_.store(value, std::memory_order_relaxed);
+  else if (field == &Limits::maxTensorElements)
+    maxTensorElements_.store(value, std::memory_order_relaxed);
+  else
+    return false;
+  return true;
+}
 
 unsigned Executor::threads() const { return pool_->threads(); }
 
@@ -94,6 +119,10 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
                              std::to_string(v));
       v = got;
     }
+    if (int64_t n = elementCount(shapes[i]); n > maxTensorElements())
+      return Status::error(what + " of shape " + shapeText(shapes[i]) + " has " + countText(n) +
+                           " elements, " +
+                           overLimit(&Limits::maxTensorElements, maxTensorElements()));
   }
   for (size_t s = 0; s < values.size(); ++s)
     if (values[s] < 0)
@@ -107,7 +136,11 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
       s.push_back(d.isStatic() ? d.size : values[d.symbol]);
       bytes = bytes < 0 ? -1 : checkedMul(bytes, s.back());
     }
-    // Callers allocate outputs from these shapes: refuse sizes no machine has.
+    // Callers allocate outputs from these shapes: refuse sizes beyond the limit.
+    if (int64_t n = elementCount(s); n > maxTensorElements())
+      return Status::error("output '" + o.name + "' of shape " + shapeText(s) + " has " +
+                           countText(n) + " elements, " +
+                           overLimit(&Limits::maxTensorElements, maxTensorElements()));
     if (bytes < 0 || bytes > kMaxBytes)
       return Status::error("output '" + o.name + "' of shape " + shapeText(s) + " is too large");
     outShapes.push_back(std::move(s));
@@ -120,7 +153,7 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
 
 Status Executor::placeBuffers(RunContext &ctx) const {
   ArenaLayout layout;
-  if (Status s = layoutArena(plan_, ctx.symbolValues_, layout))
+  if (Status s = layoutArena(plan_, ctx.symbolValues_, layout, maxArenaBytes()))
     return s;
   const int64_t peak = layout.bytes;
   if (peak > ctx.arenaCapacity_ || !ctx.arena_) {
@@ -147,6 +180,9 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
   if (!ctx.placed_ || ctx.placedFor_ != ctx.symbolValues_)
     if (Status s = placeBuffers(ctx))
       return s;
+  if (ctx.arenaBytes_ > maxArenaBytes()) // the limit was lowered since the placement
+    return Status::error("the intermediate buffers need a " + std::to_string(ctx.arenaBytes_) +
+                         "-byte arena, " + overLimit(&Limits::maxArenaBytes, maxArenaBytes()));
 
   auto pointer = [&](const PlanArg &a) -> void * {
     switch (a.kind) {

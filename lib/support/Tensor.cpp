@@ -1,4 +1,5 @@
 #include "strata/support/Tensor.h"
+#include "strata/support/Limits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -39,11 +40,20 @@ std::string shapeToString(const Shape &shape) {
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   // Refuse before allocating: an absurd shape must be an error, not an out-of-memory kill.
-  constexpr int64_t kMaxBytes = int64_t{16} << 30;
+  auto label = [&] {
+    return "tensor<" + shapeToString(shape_) + "x" + std::string(dtypeName(dtype)) + ">";
+  };
+  for (int64_t d : shape_)
+    if (d < 0)
+      throw std::length_error(label() + " has a negative dim");
   int64_t n = strata::numElements(shape_);
-  if (n > kMaxBytes / static_cast<int64_t>(dtypeSize(dtype)))
-    throw std::length_error("tensor<" + shapeToString(shape_) + "x" +
-                            std::string(dtypeName(dtype)) + "> is too large (over 16 GiB)");
+  const int64_t limit = processLimits().maxTensorElements;
+  if (n > limit)
+    throw std::length_error(label() + " has " +
+                            (n == INT64_MAX ? std::string("2^63 or more") : std::to_string(n)) +
+                            " elements, " + overLimit(&Limits::maxTensorElements, limit));
+  if (n > std::numeric_limits<int64_t>::max() / 16) // a raised limit: bytes must still fit
+    throw std::length_error(label() + " is too large (its byte size overflows)");
   buffer_ = std::make_shared<Buffer>(byteSize());
 }
 

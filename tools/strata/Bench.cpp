@@ -126,6 +126,7 @@ int benchModel(const BenchOpts &o) {
 Action addBenchCommand(CLI::App &app) {
   auto o = std::make_shared<BenchOpts>();
   CLI::App *cmd = app.add_subcommand("bench", "Time a model's runs: compile time and latency");
+  addLimitOption(cmd);
   addModelOptions(cmd, o->model, o->engine);
   cmd->add_option("--threads", o->threads,
                   "Threads for parallel loops of the jit and aot engines (0: one per core)")

@@ -43,6 +43,10 @@ Action addBenchCommand(CLI::App &app);
 // (fail(kBadModel, ...)) and returns null on failure.
 std::unique_ptr<Graph> loadModel(const std::string &path, const ImportOptions &opts = {});
 
+// `--limit NAME=VALUE` (repeatable): sets a process limit (support/Limits.h) while the command
+// line is parsed; a bad name or value is a usage error.
+void addLimitOption(CLI::App *cmd);
+
 // Writes `text` to `path` atomically ("-" = stdout). Returns false after fail(kIoError, ...).
 bool writeTextOutput(const std::string &path, const std::string &text);
 

@@ -2,6 +2,7 @@
 
 #include "strata/graph/Parser.h"
 #include "strata/graph/Verifier.h"
+#include "strata/support/Limits.h"
 
 #include <cstdio>
 #include <fstream>
@@ -48,6 +49,24 @@ std::unique_ptr<Graph> loadModel(const std::string &path, const ImportOptions &o
     return nullptr;
   }
   return std::move(*graph);
+}
+
+void addLimitOption(CLI::App *cmd) {
+  std::string names;
+  for (const LimitInfo &l : limitTable())
+    names += std::string(names.empty() ? "" : ", ") + l.name;
+  cmd->add_option_function<std::vector<std::string>>(
+         "--limit",
+         [](const std::vector<std::string> &assignments) {
+           Limits limits = processLimits();
+           for (const std::string &a : assignments)
+             if (auto why = parseLimitAssignment(a, limits))
+               throw CLI::ValidationError("--limit", *why);
+           setProcessLimits(limits);
+         },
+         "Change a resource limit: NAME=VALUE (K/M/G/T suffixes: powers of 1024); names: " + names +
+             " (docs/cli.md, \"Limits\")")
+      ->type_name("NAME=VALUE");
 }
 
 bool writeTextOutput(const std::string &path, const std::string &text) {

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 namespace strata::cli {
 
@@ -119,7 +120,8 @@ int printStats(const CompileOpts &o, const std::string &emit, const Graph &graph
   for (const std::string &sym : prog.plan.symbols)
     symbolValues.push_back(planOpts->symbolSizes.count(sym) ? planOpts->symbolSizes.at(sym) : 1);
   runtime::ArenaLayout arena;
-  if (Status st = runtime::layoutArena(prog.plan, symbolValues, arena))
+  if (Status st =
+          runtime::layoutArena(prog.plan, symbolValues, arena, std::numeric_limits<int64_t>::max()))
     return fail(kBadModel, o.model + ": " + st.message());
   bool toStdout = emit == "obj" || emit == "so" || (!o.output.empty() && o.output != "-");
   std::ostream &os = toStdout ? std::cout : std::cerr;
@@ -264,6 +266,7 @@ Action addCompileCommand(CLI::App &app) {
   auto o = std::make_shared<CompileOpts>();
   CLI::App *cmd =
       app.add_subcommand("compile", "Import a model, optimize it with a pass pipeline and emit it");
+  addLimitOption(cmd);
   cmd->add_option("model", o->model, "ONNX model or graph IR text file")->required();
   cmd->add_option("--emit", o->emit,
                   "What to emit: graph, loop, llvm, asm, obj or so (default: from the -o "

@@ -330,6 +330,7 @@ int runConformance(const ConfOpts &o) {
 Action addConformanceCommand(CLI::App &app) {
   auto o = std::make_shared<ConfOpts>();
   CLI::App *cmd = app.add_subcommand("conformance", "Run ONNX backend test folders");
+  addLimitOption(cmd);
   cmd->add_option("dir", o->dir, "Folder of ONNX backend test folders")->required();
   cmd->add_option("--engine", o->engine, "Execution engine")
       ->check(CLI::IsMember({"interp", "jit"}))

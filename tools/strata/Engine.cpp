@@ -1,5 +1,6 @@
 #include "Engine.h"
 #include "strata/support/Error.h"
+#include "strata/support/Limits.h"
 
 #include "strata/interp/Interpreter.h"
 #include "strata/driver/CompiledModel.h"
@@ -150,10 +151,12 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
     for (const Dim &d : in.type.dims)
       shape.push_back(d.isStatic() ? d.size
                                    : (symbolSizes.count(d.symbol) ? symbolSizes[d.symbol] : 1));
-    // Refuse absurd sizes before allocating (2^31 elements is far beyond any sane input).
-    if (numElements(shape) > (int64_t{1} << 31))
+    // Refuse absurd sizes before allocating.
+    const int64_t limit = processLimits().maxTensorElements;
+    if (numElements(shape) > limit)
       return makeError("input '" + in.name + "' of shape [" + shapeToString(shape) +
-                       "] is too large to generate");
+                       "] is too large to generate, " +
+                       overLimit(&Limits::maxTensorElements, limit));
     inputs.push_back(randomTensor(in.type.dtype, shape, rng));
   }
   if (!byName.empty())

@@ -12,6 +12,7 @@ Action addImportCommand(CLI::App &app) {
   };
   auto opts = std::make_shared<Opts>();
   CLI::App *cmd = app.add_subcommand("import", "Import an ONNX model and print its graph IR");
+  addLimitOption(cmd);
   cmd->add_option("model", opts->model, "ONNX model file")->required();
   cmd->add_option("-o,--output", opts->output, "Write the IR here instead of stdout");
   cmd->add_flag("--emit-blobs", opts->emitBlobs,

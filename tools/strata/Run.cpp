@@ -107,6 +107,7 @@ int runModel(const RunOpts &o) {
 Action addRunCommand(CLI::App &app) {
   auto o = std::make_shared<RunOpts>();
   CLI::App *cmd = app.add_subcommand("run", "Run a model (.onnx, graph IR text, or an AOT library .so) on inputs");
+  addLimitOption(cmd);
   addModelOptions(cmd, o->model, o->engine);
   cmd->add_option("--input,-i", o->inputs, "Input as NAME=FILE or FILE (.npy or TensorProto .pb)");
   cmd->add_option("--output-dir", o->outputDir, "Write <output name>.npy files here");

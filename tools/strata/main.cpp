@@ -85,7 +85,13 @@ int main(int argc, char **argv) {
     return code == 0 ? strata::cli::kOk : strata::cli::kUsage;
   }
   for (auto &[sub, action] : commands)
-    if (sub->parsed())
-      return action();
+    if (sub->parsed()) {
+      try {
+        return action();
+      } catch (const std::exception &e) { // every expected failure is an error value: a bug
+        return strata::cli::fail(strata::cli::kInternal,
+                                 std::string("internal: uncaught exception: ") + e.what());
+      }
+    }
   return strata::cli::kUsage;
 }

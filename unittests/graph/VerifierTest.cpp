@@ -1,6 +1,8 @@
 // One hand-built graph per verifier error kind, plus graphs that must pass.
-#include "strata/graph/Builder.h"
 #include "strata/graph/Verifier.h"
+#include "strata/graph/Builder.h"
+#include "strata/graph/TypeInference.h"
+#include "strata/support/Limits.h"
 
 #include <gtest/gtest.h>
 
@@ -234,6 +236,113 @@ TEST_F(VerifierTest, ErrorsInsideRegionsAreFound) {
   bad->setLocation("fused/Mul_1");
   EXPECT_EQ(verify(g), "verifier: op 'mul' (node \"fused/Mul_1\"): operand 1 has dtype i32 but "
                        "operand 0 has f32");
+}
+
+// --- limits (support/Limits.h) -------------------------------------------------------------------
+
+// Sets the process limits for one test and restores the previous ones.
+class ScopedLimits {
+public:
+  explicit ScopedLimits(const Limits &l) : saved_(processLimits()) { setProcessLimits(l); }
+  ~ScopedLimits() { setProcessLimits(saved_); }
+
+private:
+  Limits saved_;
+};
+
+TEST(Limits, ParseAssignments) {
+  Limits l;
+  EXPECT_FALSE(parseLimitAssignment("max-ops=12", l));
+  EXPECT_EQ(l.maxOps, 12);
+  EXPECT_FALSE(parseLimitAssignment("max-arena-bytes=3G", l));
+  EXPECT_EQ(l.maxArenaBytes, int64_t(3) << 30);
+  EXPECT_FALSE(parseLimitAssignment("max-tensor-elements=9223372036854775807", l));
+  EXPECT_EQ(l.maxTensorElements, INT64_MAX);
+  EXPECT_EQ(*parseLimitAssignment("max-tensor-elements=9223372036854775808", l),
+            "limit max-tensor-elements value '9223372036854775808' is too large");
+  EXPECT_EQ(*parseLimitAssignment("max-rank=9000000000000T", l),
+            "limit max-rank value '9000000000000T' is too large");
+  EXPECT_EQ(*parseLimitAssignment("max-rank=-1", l),
+            "limit max-rank needs a non-negative integer, got '-1'");
+  EXPECT_EQ(*parseLimitAssignment("max-rank", l), "expected NAME=VALUE, got 'max-rank'");
+  EXPECT_NE(parseLimitAssignment("max-bananas=1", l)
+                ->find("unknown limit 'max-bananas' (known: "
+                       "max-rank, max-tensor-elements"),
+            std::string::npos);
+  EXPECT_EQ(l.maxRank, Limits{}.maxRank); // failed assignments change nothing
+}
+
+TEST_F(VerifierTest, OpCountLimit) {
+  Value *v = x;
+  for (int i = 0; i < 5; ++i)
+    v = b.value(OpKind::Neg, {v});
+  g.addOutput(v, "out");
+  Limits l;
+  l.maxOps = 4;
+  ScopedLimits scope(l);
+  EXPECT_EQ(verify(g), "verifier: graph 'main': has more than 4 ops, over the max-ops limit of 4");
+}
+
+TEST_F(VerifierTest, ConstantBytesLimitCountsSharedDataOnce) {
+  Tensor t(DType::F32, {16}); // 64 bytes, used by two constant ops
+  g.addOutput(b.value(OpKind::Add, {b.constant(t), b.constant(t)}), "out");
+  Limits l;
+  l.maxConstantBytes = 64;
+  {
+    ScopedLimits scope(l);
+    EXPECT_EQ(verify(g), "ok");
+  }
+  g.addOutput(b.constant(Tensor(DType::F32, {1})), "more");
+  ScopedLimits scope(l);
+  EXPECT_NE(verify(g).find("constants total 68 bytes, over the max-constant-bytes limit of 64"),
+            std::string::npos);
+}
+
+TEST_F(VerifierTest, InputRankAndSizeLimits) {
+  g.addInput(TensorType(DType::F32, {2, 2, 2}), "cube");
+  Limits l;
+  l.maxRank = 2;
+  {
+    ScopedLimits scope(l);
+    EXPECT_EQ(verify(g), "verifier: graph 'main': input 'cube' has rank 3, over the max-rank "
+                         "limit of 2");
+  }
+  l = Limits{};
+  l.maxTensorElements = 7;
+  ScopedLimits scope(l);
+  EXPECT_EQ(verify(g), "verifier: graph 'main': input 'cube' tensor<2x2x2xf32> has 8 elements, "
+                       "over the max-tensor-elements limit of 7");
+}
+
+TEST(Limits, TypeInferenceRefusesResultsBeyondThem) {
+  Limits l;
+  l.maxTensorElements = 1000;
+  ScopedLimits scope(l);
+  TensorType big(DType::F32, {100, 100});
+  auto t = inferResultTypes(OpKind::Neg, {big}, {});
+  ASSERT_FALSE(static_cast<bool>(t));
+  EXPECT_EQ(llvm::toString(t.takeError()), "the result [100, 100] has 10000 elements, over the "
+                                           "max-tensor-elements limit of 1000");
+  l.maxRank = 1;
+  l.maxTensorElements = Limits{}.maxTensorElements;
+  ScopedLimits rank(l);
+  auto u = inferResultTypes(OpKind::Neg, {big}, {});
+  ASSERT_FALSE(static_cast<bool>(u));
+  EXPECT_EQ(llvm::toString(u.takeError()), "the result has rank 2, over the max-rank limit of 1");
+}
+
+TEST(Limits, TensorAllocationRefusedBeyondThem) {
+  Limits l;
+  l.maxTensorElements = 10;
+  ScopedLimits scope(l);
+  EXPECT_NO_THROW(Tensor(DType::F32, {10}));
+  try {
+    Tensor t(DType::F32, {11});
+    FAIL() << "allocated beyond the limit";
+  } catch (const std::length_error &e) {
+    EXPECT_STREQ(e.what(),
+                 "tensor<11xf32> has 11 elements, over the max-tensor-elements limit of 10");
+  }
 }
 
 } // namespace

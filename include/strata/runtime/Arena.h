@@ -19,7 +19,8 @@ struct ArenaLayout {
 };
 
 // Sizes the plan's buffers for `symbolValues` (one per Plan::symbols entry) and places them.
-// Errors: a buffer beyond kMaxBytes.
-Status layoutArena(const Plan &plan, const std::vector<int64_t> &symbolValues, ArenaLayout &out);
+// Errors: a buffer beyond kMaxBytes, an arena beyond `maxArenaBytes` (the max-arena-bytes limit).
+Status layoutArena(const Plan &plan, const std::vector<int64_t> &symbolValues, ArenaLayout &out,
+                   int64_t maxArenaBytes);
 
 } // namespace strata::runtime

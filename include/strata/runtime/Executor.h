@@ -6,7 +6,9 @@
 #pragma once
 #include "strata/runtime/Plan.h"
 #include "strata/support/Diagnostic.h"
+#include "strata/support/Limits.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -95,6 +97,14 @@ public:
   int64_t arenaAllocations() const { return own_->arenaAllocations(); }
   unsigned threads() const;
 
+  // The run-time limits (support/Limits.h): inputs and outputs of at most maxTensorElements
+  // elements, an arena of at most maxArenaBytes, checked by bind() and run() before anything is
+  // allocated. They start at the process limits when the executor is created. setLimit accepts
+  // those two fields (false for another field or a negative value).
+  bool setLimit(int64_t Limits::*field, int64_t value);
+  int64_t maxArenaBytes() const { return maxArenaBytes_.load(std::memory_order_relaxed); }
+  int64_t maxTensorElements() const { return maxTensorElements_.load(std::memory_order_relaxed); }
+
 private:
   Status placeBuffers(RunContext &ctx) const;
 
@@ -104,6 +114,8 @@ private:
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<RunContext> own_;
   std::vector<std::string> runLabels_; // per step, for the crash context
+  std::atomic<int64_t> maxArenaBytes_{processLimits().maxArenaBytes};
+  std::atomic<int64_t> maxTensorElements_{processLimits().maxTensorElements};
 };
 
 } // namespace strata::runtime

@@ -237,6 +237,11 @@ private:
   }
 
   bool canMerge(int a, int b) {
+    // A kernel's loop body is one basic block per iteration: past this many ops LLVM's
+    // instruction scheduling grows quadratically (a 20,000-op chain: minutes), while a cut costs
+    // one store and reload per element.
+    if (members_[a].size() + members_[b].size() > kMaxKernelOps)
+      return false;
     std::vector<int> merged;
     std::merge(members_[a].begin(), members_[a].end(), members_[b].begin(), members_[b].end(),
                std::back_inserter(merged));

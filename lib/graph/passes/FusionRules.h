@@ -8,7 +8,8 @@
 //     shapes are the row shape or the reduced shape;
 //   - reshape/transpose/slice/expand ride along as index maps when all their users are in the
 //     group (they never become a kernel's output);
-//   - a merge never leaves a path producer -> outside op -> consumer (acyclicity).
+//   - a merge never leaves a path producer -> outside op -> consumer (acyclicity);
+//   - a kernel holds at most kMaxKernelOps ops (a longer chain becomes several kernels).
 #pragma once
 #include "strata/graph/Kernel.h"
 #include "strata/graph/passes/Pass.h"
@@ -17,6 +18,8 @@
 #include <vector>
 
 namespace strata::fusion {
+
+constexpr size_t kMaxKernelOps = 256;
 
 // What part an op can play in a kernel: decided by its op groups (OpTable.def), and None for an
 // op the code generator cannot compute inside a kernel (PassOptions::fusesIntoKernel).

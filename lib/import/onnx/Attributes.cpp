@@ -2,6 +2,7 @@
 // (inline, typed fields and external data) and small shape utilities.
 #include "Converter.h"
 
+#include "strata/support/Limits.h"
 #include "strata/support/ShapeMath.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -144,9 +145,6 @@ static std::string onnxTypeName(int32_t t) {
 
 // --- TensorProto decoding ----------------------------------------------------------------------
 
-// Anything past this is not a tensor a model can mean; refusing early avoids huge allocations.
-static constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
-
 static std::string tensorLabel(const TensorProto &t) {
   return "tensor '" + t.name() + "'";
 }
@@ -162,18 +160,28 @@ static DecodedHeader decodeHeader(const TensorProto &t) {
   if (!dt)
     throw ConvertError(tensorLabel(t) + " has unsupported element type " +
                        onnxTypeName(t.data_type()));
+  // Refused before anything is read or allocated (support/Limits.h).
+  const Limits limits = processLimits();
+  if (t.dims_size() > limits.maxRank)
+    throw ConvertError(tensorLabel(t) + " has rank " + std::to_string(t.dims_size()) + ", " +
+                       overLimit(&Limits::maxRank, limits.maxRank));
   Shape shape(t.dims().begin(), t.dims().end());
-  int64_t elems = 1;
   for (int64_t d : shape) {
     if (d < 0)
       throw ConvertError(tensorLabel(t) + " has negative dim " + std::to_string(d));
-    if (d != 0 && elems > kMaxTensorBytes / d)
-      throw ConvertError(tensorLabel(t) + " has absurd shape " + shapeToString(shape));
-    elems *= d;
+    if (d > limits.maxTensorElements)
+      throw ConvertError(tensorLabel(t) + " has dim " + std::to_string(d) + ", " +
+                         overLimit(&Limits::maxTensorElements, limits.maxTensorElements));
   }
+  int64_t elems = numElements(shape);
+  if (elems > limits.maxTensorElements)
+    throw ConvertError(tensorLabel(t) + " of shape " + shapeToString(shape) + " has " +
+                       (elems == INT64_MAX ? std::string("2^63 or more") : std::to_string(elems)) +
+                       " elements, " +
+                       overLimit(&Limits::maxTensorElements, limits.maxTensorElements));
+  if (elems > INT64_MAX / 16) // a raised limit must still leave the byte count representable
+    throw ConvertError(tensorLabel(t) + " of shape " + shapeToString(shape) + " is too large");
   int64_t bytes = elems * static_cast<int64_t>(dtypeSize(*dt));
-  if (bytes > kMaxTensorBytes)
-    throw ConvertError(tensorLabel(t) + " has absurd shape " + shapeToString(shape));
   return {*dt, std::move(shape), static_cast<size_t>(bytes)};
 }
 
@@ -273,6 +281,11 @@ static Tensor externalTensor(const TensorProto &t, const DecodedHeader &h,
       throw ConvertError(tensorLabel(t) + ": external data location '" + location +
                          "' escapes the model's directory");
   }
+  // A FIFO or device would block or never end: only regular files hold weights.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(full, status) && !llvm::sys::fs::is_regular_file(status))
+    throw ConvertError(tensorLabel(t) + ": external data location '" + location +
+                       "' is not a regular file");
   std::shared_ptr<llvm::MemoryBuffer> file = openShared(std::string(full.str()), tensorLabel(t));
   int64_t fileSize = static_cast<int64_t>(file->getBufferSize());
   if (length >= 0 && length != static_cast<int64_t>(h.bytes))

@@ -4,6 +4,7 @@
 #include "strata/import/OnnxImporter.h"
 #include "strata/support/CrashContext.h"
 #include "strata/support/Error.h"
+#include "strata/support/Limits.h"
 
 #include "Converter.h"
 #include "strata/graph/Verifier.h"
@@ -35,9 +36,6 @@ struct ImportFailure : std::runtime_error {
 // Opsets 1-6 are accepted because the ops strata supports mean the same there, except for the
 // legacy `broadcast` attribute of binary ops, which convertNode rejects.
 constexpr int64_t kMinOpset = 1, kMaxOpset = 21;
-// A graph input dim beyond this is not a real model; refuse it before anything allocates.
-constexpr int64_t kMaxDim = INT32_MAX;
-constexpr int64_t kMaxInputElements = int64_t(1) << 40;
 
 bool isDefaultDomain(const std::string &d) { return d.empty() || d == "ai.onnx"; }
 
@@ -134,6 +132,9 @@ public:
     registerLossConverters(table_);
 
     const onnx::GraphProto &g = model_.graph();
+    if (g.node_size() > limits_.maxOps)
+      throw ImportFailure("the graph has " + std::to_string(g.node_size()) + " nodes, " +
+                          overLimit(&Limits::maxOps, limits_.maxOps));
     nodeNames_.reserve(g.node_size());
     for (int i = 0; i < g.node_size(); ++i)
       nodeNames_.push_back(g.node(i).name().empty() ? g.node(i).op_type() + "_" + std::to_string(i)
@@ -143,6 +144,7 @@ public:
     readOpset();
     sortNodes();
     checkDefinitions();
+    checkConstantBytes();
     collectInitializers();
     createInputs();
     for (int i = 0; i < g.node_size(); ++i)
@@ -368,6 +370,32 @@ private:
         throw ImportFailure("graph output '" + out.name() + "' is not defined by any node");
   }
 
+  // The bytes every initializer and Constant node declares, before any is read or mapped: a
+  // model claiming terabytes of weights is refused here, not by the allocator.
+  void checkConstantBytes() {
+    const onnx::GraphProto &g = model_.graph();
+    int64_t total = 0;
+    auto add = [&](const onnx::TensorProto &t) {
+      auto dt = dtypeFromOnnx(t.data_type());
+      Shape shape(t.dims().begin(), t.dims().end());
+      int64_t elems = numElements(shape), size = dt ? static_cast<int64_t>(dtypeSize(*dt)) : 1;
+      int64_t bytes = elems > INT64_MAX / size ? INT64_MAX : elems * size;
+      total = bytes > INT64_MAX - total ? INT64_MAX : total + bytes;
+      if (total > limits_.maxConstantBytes)
+        throw ImportFailure(
+            "the model's constants declare " +
+            (total == INT64_MAX ? std::string("2^63 or more") : std::to_string(total)) +
+            " bytes (at tensor '" + t.name() + "'), " +
+            overLimit(&Limits::maxConstantBytes, limits_.maxConstantBytes));
+    };
+    for (const auto &t : g.initializer())
+      add(t);
+    for (const auto &n : g.node())
+      for (const auto &a : n.attribute())
+        if (a.has_t())
+          add(a.t());
+  }
+
   void collectInitializers() {
     onnx::GraphProto *g = model_.mutable_graph();
     for (int i = 0; i < g->initializer_size(); ++i)
@@ -424,16 +452,23 @@ private:
                                : std::to_string(tt.elem_type())));
     if (!tt.has_shape())
       throw ImportFailure(what + " has no shape (unknown rank is unsupported)");
+    if (tt.shape().dim_size() > limits_.maxRank)
+      throw ImportFailure(what + " has rank " + std::to_string(tt.shape().dim_size()) + ", " +
+                          overLimit(&Limits::maxRank, limits_.maxRank));
     std::vector<Dim> dims;
-    int64_t staticElems = 1;
+    Shape known; // the static dims: the input has at least this many elements
     for (const auto &d : tt.shape().dim()) {
       if (d.has_dim_value()) {
         int64_t v = d.dim_value();
-        if (v < 0 || v > kMaxDim)
-          throw ImportFailure(what + " has absurd dim " + std::to_string(v));
-        staticElems = v == 0 ? 0 : std::min(kMaxInputElements + 1, staticElems * v);
-        if (staticElems > kMaxInputElements)
-          throw ImportFailure(what + " has an absurd static size (over 2^40 elements)");
+        if (v < 0)
+          throw ImportFailure(what + " has negative dim " + std::to_string(v));
+        known.push_back(v);
+        if (v > limits_.maxTensorElements)
+          throw ImportFailure(what + " has dim " + std::to_string(v) + ", " +
+                              overLimit(&Limits::maxTensorElements, limits_.maxTensorElements));
+        if (int64_t n = numElements(known); n > limits_.maxTensorElements)
+          throw ImportFailure(what + " has " + std::to_string(n) + " elements or more, " +
+                              overLimit(&Limits::maxTensorElements, limits_.maxTensorElements));
         dims.push_back(Dim(v));
       } else if (d.has_dim_param() && !d.dim_param().empty()) {
         dims.push_back(Dim::sym(sanitizeSymbol(d.dim_param())));
@@ -621,6 +656,7 @@ private:
 
   std::string path_, dir_;
   const ImportOptions &opts_;
+  const Limits limits_ = processLimits();
   onnx::ModelProto model_;
   int64_t opset_ = 0;
   ConverterTable table_;

@@ -263,3 +263,30 @@ STRATA_API const int64_t *strata_context_output_shape(const strata_context *c, i
 STRATA_API int64_t strata_context_arena_bytes(const strata_context *c) {
   return c ? c->run->arenaBytes() : fail("null context");
 }
+
+STRATA_API int strata_model_set_limit(strata_model *m, const char *name, int64_t value) {
+  if (!m)
+    return fail("null model");
+  const LimitInfo *info = name ? findLimit(name) : nullptr;
+  if (!info)
+    return fail("unknown limit '" + std::string(name ? name : "(null)") + "'");
+  if (!info->runTime)
+    return fail(std::string("limit ") + info->name + " is fixed when the model is compiled");
+  if (!m->exec->setLimit(info->field, value))
+    return fail(std::string("limit ") + info->name + " must be non-negative, got " +
+                std::to_string(value));
+  return 0;
+}
+
+STRATA_API int64_t strata_model_limit(const strata_model *m, const char *name) {
+  if (!m)
+    return fail("null model");
+  const LimitInfo *info = name ? findLimit(name) : nullptr;
+  if (!info)
+    return fail("unknown limit '" + std::string(name ? name : "(null)") + "'");
+  if (info->field == &Limits::maxArenaBytes)
+    return m->exec->maxArenaBytes();
+  if (info->field == &Limits::maxTensorElements)
+    return m->exec->maxTensorElements();
+  return fail(std::string("limit ") + info->name + " is fixed when the model is compiled");
+}

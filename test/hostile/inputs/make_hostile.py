@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Writes one hostile input for the lit tests: `make_hostile.py CASE OUT`, or an indexing op with an
-out-of-range index and its inputs, one folder per case: `make_hostile.py index OUT_DIR`."""
+"""Writes one hostile input for the lit tests: `make_hostile.py CASE OUT`; an indexing op with an
+out-of-range index and its inputs, one folder per case: `make_hostile.py index OUT_DIR`; models
+whose external data escapes their folder: `make_hostile.py external OUT_DIR`."""
 import os
 import random
 import sys
@@ -102,7 +103,49 @@ def build(case):
                  helper.make_node("Exp", ["r"], ["e"], name="exp_r"),
                  helper.make_node("ReduceSum", ["e"], ["y"], name="sum_e", keepdims=1)]
         return model(nodes, [vi("x", [2, 4])], [vi("y", [1, 1])])
+    if case == "rank-40":  # a rank beyond the max-rank limit
+        n = helper.make_node("Relu", ["x"], ["y"], name="relu_deep")
+        return model([n], [vi("x", [1] * 40)], [vi("y", [1] * 40)])
+    if case.startswith("ir-chain-"):  # ir-chain-N: graph IR text, a chain of N negations
+        n, t = int(case[len("ir-chain-"):]), "tensor<4xf32>"
+        lines = [f"graph @main(%x: {t}) -> (y: {t}) {{"]
+        lines += [f"  %v{i} = neg(%{'x' if i == 0 else f'v{i - 1}'}) : {t}" for i in range(n)]
+        lines += [f"  return %v{n - 1}", "}"]
+        return ("\n".join(lines) + "\n").encode()
+    if case.startswith("nested-"):  # nested-N: graph IR text with kernels nested N deep
+        depth = int(case[len("nested-"):])
+        t = "tensor<4xf32>"
+        lines = [f"graph @main(%x: {t}) -> (y: {t}) {{"]
+        for d in range(depth):
+            arg = "%x" if d == 0 else f"%a{d}"
+            lines.append(f'%k{d} = kernel({arg}) {{kind = "elementwise"}} : {t} {{')
+            lines.append(f"graph @r{d}(%a{d + 1}: {t}) -> (o: {t}) {{")
+        lines.append(f"%n = neg(%a{depth}) : {t}")
+        lines.append("return %n")
+        for d in reversed(range(depth)):
+            lines += ["}", "}", f"return %k{d}"]
+        lines.append("}")
+        return ("\n".join(lines) + "\n").encode()
     raise SystemExit(f"unknown case {case}")
+
+
+def external_cases(out_dir):
+    """OUT_DIR/models/{symlink,fifo,absolute}.onnx: an initializer whose external data is a
+    symlink out of the model's folder, a FIFO inside it, an absolute path."""
+    models = out_dir + "/models"
+    os.makedirs(models, exist_ok=True)
+    np.arange(4, dtype=np.float32).tofile(out_dir + "/outside.bin")
+    os.symlink("../outside.bin", models + "/w.bin")
+    os.mkfifo(models + "/fifo.bin")
+    for name, location in (("symlink", "w.bin"), ("fifo", "fifo.bin"),
+                           ("absolute", os.path.abspath(out_dir + "/outside.bin"))):
+        w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[4])
+        w.data_location = TensorProto.EXTERNAL
+        w.external_data.add(key="location", value=location)
+        n = helper.make_node("Add", ["x", "w"], ["y"], name="add_w")
+        m = model([n], [vi("x", [4])], [vi("y", [4])], inits=[w])
+        with open(f"{models}/{name}.onnx", "wb") as f:
+            f.write(m.SerializeToString())
 
 
 # Indexing ops fed an index outside its axis: (node, inputs as (name, array), output shape).
@@ -150,6 +193,9 @@ def main():
     if sys.argv[1] == "index":  # make_hostile.py index OUT_DIR: OUT_DIR/CASE for every case
         for case in INDEX_CASES:
             index_case(case, f"{sys.argv[2]}/{case}")
+        return
+    if sys.argv[1] == "external":  # make_hostile.py external OUT_DIR
+        external_cases(sys.argv[2])
         return
     case, out = sys.argv[1], sys.argv[2]
     m = build(case)
