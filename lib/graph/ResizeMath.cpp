@@ -83,6 +83,10 @@ ResizeTaps resizeTaps(const ResizeParams &p, int64_t inSize, int64_t outSize, do
   ResizeTaps t;
   for (int64_t o = 0; o < outSize; ++o) {
     double xOri = resizeSourceCoordinate(p.coordinateMode, static_cast<double>(o), scale, inSize);
+    // A tiny scale sends xOri far outside (even to inf), where converting floor(xOri) to int64
+    // would be undefined. Every tap of a coordinate beyond [-8, inSize + 8] clamps to the same
+    // edge element, so clamping the coordinate there keeps the taps' indices; NaN reads element 0.
+    xOri = std::isnan(xOri) ? 0.0 : std::clamp(xOri, -8.0, static_cast<double>(inSize) + 8.0);
     // The neighbours are chosen so the one just left of xOri is `base`, with ratio in (0, 1]:
     // an integral xOri is treated as ratio 1 from its left neighbour.
     double floorX = std::floor(xOri);

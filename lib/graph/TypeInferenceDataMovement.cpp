@@ -41,7 +41,12 @@ TensorType reshapeType(const InferContext &c) {
     } else {
       hasZero |= s == 0;
       out[i] = Dim(s);
-      knownOut *= s;
+      // (`shape` is the attribute here, so the namespace is spelled out.)
+      std::optional<int64_t> product = strata::shape::checkedMul(knownOut, s);
+      if (!product)
+        fail("attribute 'shape' " + intsToString(shape) +
+             " has dims whose product overflows int64");
+      knownOut = *product;
     }
   }
   if (allowZero && hasZero && inferredAt >= 0)
@@ -53,10 +58,14 @@ TensorType reshapeType(const InferContext &c) {
   for (size_t i = 0; i < x.dims.size(); ++i) {
     if (copied[i])
       continue;
-    if (x.dims[i].isStatic())
-      staticIn *= x.dims[i].size;
-    else
+    if (x.dims[i].isStatic()) {
+      std::optional<int64_t> product = strata::shape::checkedMul(staticIn, x.dims[i].size);
+      if (!product)
+        fail("input " + dimsToString(x.dims) + " has dims whose product overflows int64");
+      staticIn = *product;
+    } else {
       symbolsIn.push_back(x.dims[i].symbol);
+    }
   }
 
   std::string inShape = dimsToString(x.dims);
@@ -172,7 +181,11 @@ TensorType concatType(const InferContext &c) {
              t.dims[d].str() + " but operand 0 has " + first.dims[d].str() +
              " (only the concat axis may differ)");
     symbolic |= !t.dims[axis].isStatic();
-    total += t.dims[axis].isStatic() ? t.dims[axis].size : 0;
+    std::optional<int64_t> sum =
+        shape::checkedAdd(total, t.dims[axis].isStatic() ? t.dims[axis].size : 0);
+    if (!sum)
+      fail("concat along axis " + std::to_string(axis) + " makes a dim past int64");
+    total = *sum;
   }
   if (symbolic && c.numOperands() > 1)
     fail("concat along a symbolic dim (axis " + std::to_string(axis) +
@@ -201,11 +214,21 @@ TensorType padType(const InferContext &c) {
         fail("cannot pad symbolic dim " + x.dims[d].str() + " (axis " + std::to_string(d) + ")");
       continue;
     }
-    int64_t size = x.dims[d].size + begin + end;
-    if (size < 0)
+    // Negative pads crop first, as the interpreter and the lowering apply them; checking each crop
+    // against the dim also keeps -begin and -end defined (pads may be INT64_MIN).
+    const int64_t dim = x.dims[d].size;
+    if (begin < -dim || end < -dim ||
+        dim + std::min<int64_t>(begin, 0) + std::min<int64_t>(end, 0) < 0)
       fail("attribute 'pads' " + intsToString(pads) + " crops axis " + std::to_string(d) +
            " below zero size");
-    out[d] = Dim(size);
+    const int64_t kept = dim + std::min<int64_t>(begin, 0) + std::min<int64_t>(end, 0);
+    std::optional<int64_t> size = shape::checkedAdd(kept, std::max<int64_t>(begin, 0));
+    if (size)
+      size = shape::checkedAdd(*size, std::max<int64_t>(end, 0));
+    if (!size)
+      fail("attribute 'pads' " + intsToString(pads) + " grows axis " + std::to_string(d) +
+           " past int64");
+    out[d] = Dim(*size);
   }
   return x.withDims(std::move(out));
 }
@@ -245,6 +268,9 @@ TensorType gatherNDType(const InferContext &c) {
   int64_t b = c.view<ops::GatherNDOp>().batch_dims();
   if (b < 0)
     fail("attribute 'batch_dims' must be >= 0, got " + std::to_string(b));
+  if (b > c.rank(1)) // before b + 1 below, which overflows for INT64_MAX
+    fail("attribute 'batch_dims' " + std::to_string(b) + " exceeds the rank of operand 1 (" +
+         std::to_string(c.rank(1)) + ")");
   requireRankAtLeast(c, 0, b + 1);
   requireRankAtLeast(c, 1, b + 1);
   int64_t m = staticDim(c, 1, indices.rank() - 1, "index tuple length");

@@ -4,10 +4,20 @@
 #include "TypeInferenceImpl.h"
 
 #include "strata/graph/Layout.h"
+#include "strata/support/ShapeMath.h"
 
 namespace strata::infer {
 
 namespace {
+
+// blocks * block as a static dim; the block comes from a layout attribute ("NCHW<c>c", any c).
+Dim unblockedDim(int64_t blocks, int64_t block, const std::string &what) {
+  std::optional<int64_t> n = shape::checkedMul(blocks, block);
+  if (!n)
+    fail(what + " unblocks to " + std::to_string(blocks) + " x " + std::to_string(block) +
+         ", past int64");
+  return Dim(*n);
+}
 
 // [N, C, S...] -> [N, C/block, S..., block]
 TensorType blockType(const TensorType &t, int64_t block, const char *what) {
@@ -32,7 +42,7 @@ TensorType unblockType(const TensorType &t, int64_t block, const char *what) {
   if (!(t.dims.back() == Dim(block)) || !t.dims[1].isStatic())
     fail(std::string(what) + " of shape " + dimsToString(t.dims) + " is not blocked by " +
          std::to_string(block));
-  std::vector<Dim> dims = {t.dims[0], Dim(t.dims[1].size * block)};
+  std::vector<Dim> dims = {t.dims[0], unblockedDim(t.dims[1].size, block, what)};
   dims.insert(dims.end(), t.dims.begin() + 2, t.dims.end() - 1);
   return t.withDims(std::move(dims));
 }
@@ -59,7 +69,8 @@ std::vector<TensorType> inferBlockedConv(const InferContext &c, int64_t block) {
   if (outBlock != block)
     fail("operand 1 (blocked weight) has output block " + std::to_string(outBlock) +
          " but the layout blocks by " + std::to_string(block));
-  std::vector<Dim> plainW = {Dim(w.dims[0].size * outBlock), Dim(w.dims[1].size * inBlock)};
+  std::vector<Dim> plainW = {unblockedDim(w.dims[0].size, outBlock, "operand 1 (blocked weight)"),
+                             unblockedDim(w.dims[1].size, inBlock, "operand 1 (blocked weight)")};
   plainW.insert(plainW.end(), w.dims.begin() + 2, w.dims.end() - 2);
   std::vector<TensorType> plainOperands = {plainX, w.withDims(std::move(plainW))};
   for (size_t i = 2; i < c.numOperands(); ++i)

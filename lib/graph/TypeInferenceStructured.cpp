@@ -5,6 +5,7 @@
 #include "strata/support/ShapeMath.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace strata::infer {
 
@@ -117,7 +118,11 @@ template <typename ConvView> TensorType convType(const InferContext &c, bool tra
   if (!transposed) {
     // w: [C_out, C_in / group, k...]
     int64_t perGroup = staticDim(c, 1, 1, "weight input channels");
-    if (channels.isStatic() && channels.size != perGroup * group)
+    std::optional<int64_t> inChannels = shape::checkedMul(perGroup, group);
+    if (!inChannels) // `group` comes from the model file
+      fail("operand 1 (weight) expects " + std::to_string(perGroup) + " x group " +
+           std::to_string(group) + " input channels, past int64");
+    if (channels.isStatic() && channels.size != *inChannels)
       fail("operand 0 has " + std::to_string(channels.size) +
            " channels but operand 1 (weight) expects " + std::to_string(perGroup) + " x group " +
            std::to_string(group));
@@ -134,7 +139,12 @@ template <typename ConvView> TensorType convType(const InferContext &c, bool tra
     if (channels.isStatic() && channels.size % group != 0)
       fail("input channels " + channels.str() + " are not divisible by group " +
            std::to_string(group));
-    outChannels = Dim(staticDim(c, 1, 1, "weight output channels") * group);
+    int64_t perGroup = staticDim(c, 1, 1, "weight output channels");
+    std::optional<int64_t> total = shape::checkedMul(perGroup, group);
+    if (!total) // `group` comes from the model file
+      fail("output channels " + std::to_string(perGroup) + " x group " + std::to_string(group) +
+           " overflow int64");
+    outChannels = Dim(*total);
   }
   checkBias(c, outChannels);
 
@@ -153,11 +163,13 @@ template <typename ConvView> TensorType convType(const InferContext &c, bool tra
       out.push_back(Dim(windowOutput(in, win[i], i, false)));
       continue;
     }
-    int64_t size = shape::convTransposeOutputSize(in, win[i], outputPadding[i]);
-    if (size < 0)
+    std::optional<int64_t> size = shape::convTransposeOutputSize(in, win[i], outputPadding[i]);
+    if (!size)
+      fail("conv_transpose output on " + axisName(i) + " overflows int64");
+    if (*size < 0)
       fail("conv_transpose output on " + axisName(i) + " would have negative size " +
-           std::to_string(size));
-    out.push_back(Dim(size));
+           std::to_string(*size));
+    out.push_back(Dim(*size));
   }
   return x.withDims(std::move(out));
 }
@@ -265,9 +277,12 @@ TensorType resizeType(const InferContext &c) {
   if (!scales.empty() && static_cast<int64_t>(scales.size()) != x.rank())
     fail("attribute 'scales' has " + std::to_string(scales.size()) +
          " entries; expected none or one per dim (rank " + std::to_string(x.rank()) + ")");
-  for (double s : scales)
+  for (double s : scales) {
     if (!(s > 0))
       fail("attribute 'scales' has a non-positive scale " + std::to_string(s));
+    if (std::isinf(s)) // would map output coordinates to NaN (ResizeMath.h)
+      fail("attribute 'scales' has an infinite scale");
+  }
   return x.withDims(std::vector<Dim>(sizes.begin(), sizes.end()));
 }
 

@@ -105,6 +105,8 @@ Tensor convTyped(const Tensor &x, const Tensor &w, const Tensor *bias, const Con
   int64_t colRows = inPerGroup * kernelSize;
 
   Tensor result(x.dtype(), outShape);
+  if (result.numElements() == 0) // nothing to compute; huge pads could still overflow the col size
+    return result;
   const T *xData = x.data<T>(), *wData = w.data<T>();
   T *yData = result.data<T>();
   // A 1x1 kernel with unit stride and no padding reads the input directly as the column matrix.
@@ -184,7 +186,8 @@ Tensors convKernelPlain(const Op &op, const Tensors &operands) {
   ConvGeometry g = readGeometry<ops::ConvOp>(op, rank);
   int64_t group = std::max<int64_t>(ops::ConvOp(op).group(), 1);
   int64_t inChannels = x.shape()[1], outChannels = w.shape()[0];
-  if (inChannels % group || outChannels % group || w.shape()[1] * group != inChannels)
+  std::optional<int64_t> weightChannels = shape::checkedMul(w.shape()[1], group); // group: hostile
+  if (inChannels % group || outChannels % group || weightChannels != inChannels)
     fail(op, "channels do not match group " + std::to_string(group) + ": input " +
                  shapeToString(x.shape()) + ", weight " + shapeToString(w.shape()));
   checkBias(op, bias, outChannels, x.dtype());
@@ -283,17 +286,23 @@ Tensors convTransposeKernel(const Op &op, const Tensors &operands) {
   if (static_cast<int64_t>(outputPadding.size()) != rank)
     fail(op, "output_padding has " + std::to_string(outputPadding.size()) + " entries, expected " +
                  std::to_string(rank));
-  int64_t outChannels = w.shape()[1] * group;
+  std::optional<int64_t> channels = shape::checkedMul(w.shape()[1], group); // group: hostile
+  if (!channels)
+    fail(op, "output channels " + std::to_string(w.shape()[1]) + " x group " +
+                 std::to_string(group) + " overflow int64");
+  int64_t outChannels = *channels;
   checkBias(op, bias, outChannels, x.dtype());
 
   Shape outShape = {x.shape()[0], outChannels};
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t size = shape::convTransposeOutputSize(x.shape()[d + 2], g.window(d, w.shape()[d + 2]),
-                                                  outputPadding[d]);
-    if (size < 0)
-      fail(op, "output size " + std::to_string(size) + " is negative in spatial dim " +
+    std::optional<int64_t> size = shape::convTransposeOutputSize(
+        x.shape()[d + 2], g.window(d, w.shape()[d + 2]), outputPadding[d]);
+    if (!size)
+      fail(op, "output size overflows int64 in spatial dim " + std::to_string(d));
+    if (*size < 0)
+      fail(op, "output size " + std::to_string(*size) + " is negative in spatial dim " +
                    std::to_string(d));
-    outShape.push_back(size);
+    outShape.push_back(*size);
   }
   Tensor result = visitDType(op, x.dtype(), /*allowInts=*/false, [&](auto tag) {
     using T = decltype(tag);

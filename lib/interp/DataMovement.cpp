@@ -42,7 +42,11 @@ Tensors reshapeKernel(const Op &op, const Tensors &xs) {
       throw InterpError("reshape: invalid shape entry " + std::to_string(d));
     }
     out[i] = d;
-    known = known * d;
+    std::optional<int64_t> product = shape::checkedMul(known, d);
+    if (!product) // more elements than any input has; the product itself would be undefined
+      throw InterpError("reshape: cannot reshape " + shapeText(x.shape()) + " into " +
+                        shapeText(target) + " (its product overflows int64)");
+    known = *product;
   }
   const int64_t total = x.numElements();
   if (inferAt >= 0) {
@@ -141,7 +145,10 @@ Tensors concatKernel(const Op &op, const Tensors &xs) {
       throw InterpError("concat: operand " + std::to_string(k) + " has shape " +
                         shapeText(x.shape()) + ", incompatible with " + shapeText(first.shape()) +
                         " along axis " + std::to_string(axis));
-    outShape[axis] += x.shape()[axis];
+    std::optional<int64_t> sum = shape::checkedAdd(outShape[axis], x.shape()[axis]);
+    if (!sum) // empty operands can have huge dims
+      throw InterpError("concat: the result's axis " + std::to_string(axis) + " overflows int64");
+    outShape[axis] = *sum;
   }
   Tensor out(first.dtype(), outShape);
   // Each operand contributes a contiguous block of (its axis dim x inner) elements per outer index.
@@ -211,13 +218,21 @@ Tensors padKernel(const Op &op, const Tensors &xs) {
   std::vector<std::vector<int64_t>> sourceIndex(rank); // per axis: output coord -> input coord
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t dim = x.shape()[d], begin = pads[d], end = pads[rank + d];
-    const int64_t lo = std::max<int64_t>(0, -begin);
-    const int64_t kept = dim - lo - std::max<int64_t>(0, -end);
+    // Checked before negating: a pad of INT64_MIN has no negation.
+    const bool cropsTooMuch = begin < -dim || end < -dim;
+    const int64_t lo = cropsTooMuch ? 0 : std::max<int64_t>(0, -begin);
+    const int64_t kept = cropsTooMuch ? -1 : dim - lo - std::max<int64_t>(0, -end);
     if (kept < 0)
       throw InterpError("pad: pads " + std::to_string(begin) + ", " + std::to_string(end) +
                         " crop more than axis " + std::to_string(d) + " of size " +
                         std::to_string(dim));
-    outShape[d] = kept + std::max<int64_t>(0, begin) + std::max<int64_t>(0, end);
+    std::optional<int64_t> size = shape::checkedAdd(kept, std::max<int64_t>(0, begin));
+    if (size)
+      size = shape::checkedAdd(*size, std::max<int64_t>(0, end));
+    if (!size)
+      throw InterpError("pad: pads " + std::to_string(begin) + ", " + std::to_string(end) +
+                        " grow axis " + std::to_string(d) + " past int64");
+    outShape[d] = *size;
     if (kept == 0 && outShape[d] > 0 && mode != PadMode::Constant)
       throw InterpError("pad: cannot " + std::string(enumName(mode)) + "-pad axis " +
                         std::to_string(d) + ", which has no elements");

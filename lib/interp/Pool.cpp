@@ -64,7 +64,9 @@ Tensor poolTyped(const Tensor &x, const Shape &outShape, const std::vector<DimWi
         for (int64_t t : taps)
           next.push_back(base + t * inStrides[d]);
       offsets = std::move(next);
-      padded *= windows[d].paddedCount[outIdx[d]];
+      // Saturates rather than overflows: the kernel sizes come from the model file.
+      padded = shape::checkedMul(padded, windows[d].paddedCount[outIdx[d]])
+                   .value_or(std::numeric_limits<int64_t>::max());
     }
     for (int64_t plane = 0; plane < planes; ++plane) {
       const T *in = xData + plane * inSize;

@@ -110,6 +110,11 @@ llvm::Expected<loop::LoopFunction> lowerOp(const Op &op, const LowerOptions &opt
       const TensorType &t = v->type();
       if (!t.isStatic())
         notLowered(op, "symbolic dims");
+      // Every lowering multiplies dims (strides, row counts) in int64; a type whose dims' product
+      // overflows (hostile attributes, an empty tensor's huge dims) cannot be lowered.
+      if (!shape::strideExtent(t.staticShape()))
+        throw LowerError(std::string(op.opName()) + ": the dims of " + t.str() +
+                         " have a product past int64");
       requireSupportedDType(op, t.dtype);
       Exprs shape;
       for (int64_t d : t.staticShape())

@@ -149,9 +149,10 @@ Stmt lowerPool(LowerCtx &c) {
   if (kernel.size() != rank)
     throw LowerError("pool: kernel needs one entry per spatial dim");
   Shape grid(x.begin() + 2, x.end());
-  int64_t windowSize = 1;
-  for (int64_t k : kernel)
-    windowSize *= k;
+  // The kernel attribute is not bounded by any tensor's size: its product is checked.
+  std::optional<int64_t> windowSize = shape::checkedProduct(kernel);
+  if (!windowSize)
+    throw LowerError("pool: the kernel's window size overflows int64");
   bool isMax = kind == PoolKind::Max, isLp = kind == PoolKind::Lp;
   DType at = isMax ? t : DType::F64;
   // lp: (sum |x|^p)^(1/p) in f64, as the interpreter.
@@ -196,7 +197,8 @@ Stmt lowerPool(LowerCtx &c) {
       Expr root = loop::call(Intrinsic::Pow, {a, bin(ExprKind::Div, loop::floatImm(1, at), p)});
       result = loop::cast(t, root);
     } else {
-      Expr divisor = includePad ? loop::floatImm(static_cast<double>(windowSize), at) : loop::cast(at, n);
+      Expr divisor =
+          includePad ? loop::floatImm(static_cast<double>(*windowSize), at) : loop::cast(at, n);
       Expr avg = bin(ExprKind::Div, a, divisor);
       if (!includePad) // no real tap: NaN, like the interpreter's 0 / 0
         avg = loop::select(bin(ExprKind::EQ, n, imm(0)), loop::floatImm(NAN, at), avg);

@@ -1,5 +1,6 @@
 #include "strata/support/Tensor.h"
 #include "strata/support/Limits.h"
+#include "strata/support/ShapeMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -38,6 +39,14 @@ std::string shapeToString(const Shape &shape) {
   return s;
 }
 
+// Kernels address a tensor through its row-major strides, so those must fit in int64 even when a
+// 0 dim leaves it empty: a hostile [0, 2^40, 2^40] has no elements but strides past int64.
+static void checkStrides(const Shape &dims, DType dtype) {
+  if (!shape::strideExtent(dims))
+    throw std::length_error("tensor<" + shapeToString(dims) + "x" + std::string(dtypeName(dtype)) +
+                            "> has dims whose product overflows int64");
+}
+
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   // Refuse before allocating: an absurd shape must be an error, not an out-of-memory kill.
   auto label = [&] {
@@ -54,6 +63,7 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
                             " elements, " + overLimit(&Limits::maxTensorElements, limit));
   if (n > std::numeric_limits<int64_t>::max() / 16) // a raised limit: bytes must still fit
     throw std::length_error(label() + " is too large (its byte size overflows)");
+  checkStrides(shape_, dtype);
   buffer_ = std::make_shared<Buffer>(byteSize());
 }
 
@@ -61,6 +71,7 @@ Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer)
     : dtype_(dtype), shape_(std::move(shape)), buffer_(std::move(buffer)) {
   if (!buffer_ || buffer_->size() < byteSize())
     throw std::invalid_argument("tensor buffer smaller than its shape requires");
+  checkStrides(shape_, dtype_); // e.g. reshaped() of an empty tensor
 }
 
 Tensor Tensor::scalar(DType dtype, double value) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 using namespace strata;
@@ -60,6 +61,35 @@ TEST(ShapeMath, WindowOutputSizes) {
   EXPECT_EQ(shape::convTransposeOutputSize(5, {3, 2, 1, 1, 1}, 1), 10);
 }
 
+TEST(ShapeMath, CheckedArithmeticRefusesOverflow) {
+  const int64_t big = int64_t(1) << 40;
+  EXPECT_EQ(shape::checkedAdd(kMax - 1, 1), kMax);
+  EXPECT_FALSE(shape::checkedAdd(kMax, 1).has_value());
+  EXPECT_FALSE(shape::checkedSub(kMin, 1).has_value());
+  EXPECT_FALSE(shape::checkedMul(big, big).has_value());
+  EXPECT_EQ(shape::checkedProduct({big, big, 0}), 0); // exact: empty whatever the other dims
+  EXPECT_FALSE(shape::checkedProduct({big, big}).has_value());
+  EXPECT_EQ(shape::strideExtent({0, 3, 4}), 12);
+  EXPECT_FALSE(shape::strideExtent({0, big, big}).has_value()); // empty, but strides overflow
+  EXPECT_EQ(shape::checkedToInt64(-0x1p63), kMin);
+  EXPECT_FALSE(shape::checkedToInt64(0x1p63).has_value());
+  EXPECT_FALSE(shape::checkedToInt64(std::nan("")).has_value());
+}
+
+TEST(ShapeMath, WindowSizesOfHostileAttributes) {
+  // An error, never a wrapped size: pads, kernels, dilations and strides come from model files.
+  std::string why;
+  EXPECT_FALSE(shape::windowOutputSize(5, {2, 1, kMax, 1, 1}, false, &why).has_value());
+  EXPECT_NE(why.find("overflows int64"), std::string::npos) << why;
+  EXPECT_FALSE(shape::windowOutputSize(5, {kMax, 1, 0, 0, 2}, false).has_value());
+  EXPECT_FALSE(shape::windowOutputSize(5, {1, 0, 0, 0, 1}, true).has_value()); // stride 0
+  EXPECT_EQ(shape::windowOutputSize(kMax, {1, 1, 0, 0, 1}, true), kMax);
+  EXPECT_EQ(shape::windowOutputSize(10, {1, kMax, 0, 0, 1}, true), 1);
+  EXPECT_FALSE(shape::convTransposeOutputSize(3, {3, kMax, 0, 0, 1}, 0).has_value());
+  EXPECT_FALSE(shape::convTransposeOutputSize(3, {3, 1, 0, 0, 1}, kMax).has_value());
+  EXPECT_FALSE(shape::convTransposeOutputSize(3, {3, 1, kMin, 0, 1}, 0).has_value());
+}
+
 TEST(ShapeMath, SliceRangesClampAsOnnx) {
   auto len = [](int64_t dim, int64_t s, int64_t e, int64_t st) {
     return shape::sliceRange(dim, s, e, st).length;
@@ -95,6 +125,10 @@ TEST(ResizeMath, CoordinatesAndTaps) {
   EXPECT_DOUBLE_EQ(t.weight[3], 0.5);
   EXPECT_FALSE(t.identity);
   EXPECT_TRUE(resizeTaps(linear, 3, 3, 1.0).identity);
+  // A tiny scale maps output 1 to 1e300: clamped to the edge, not converted out of range.
+  ResizeTaps far = resizeTaps(linear, 4, 2, 1e-300);
+  EXPECT_EQ(far.index[2], 3);
+  EXPECT_EQ(far.index[3], 3);
   EXPECT_DOUBLE_EQ(resizeScale({}, 0, 4, 6), 1.5);
   EXPECT_DOUBLE_EQ(resizeScale({2.0, 3.0}, 1, 4, 6), 3.0);
 }

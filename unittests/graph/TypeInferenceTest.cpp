@@ -327,6 +327,60 @@ TEST_F(InferTest, Einsum) {
             "einsum term \"ijk\" does not match operand 0 of rank 2");
 }
 
+// Attributes come from model files: arithmetic on them is an error when it would overflow int64
+// (undefined behaviour), never a wrapped size.
+TEST_F(InferTest, HostileAttributesDoNotOverflow) {
+  Value *x = f32({5}), *v = b.scalar(DType::F32, 0);
+  EXPECT_EQ(error(OpKind::Reshape, {x}, {{"shape", Ints{kMax, 2, -1}}}),
+            "attribute 'shape' [9223372036854775807, 2, -1] has dims whose product overflows "
+            "int64");
+  EXPECT_EQ(error(OpKind::Pad, {x, v}, {{"pads", Ints{kMin, kMax}}, {"mode", "constant"}}),
+            "attribute 'pads' [-9223372036854775808, 9223372036854775807] crops axis 0 below zero "
+            "size");
+  EXPECT_EQ(error(OpKind::Pad, {x, v}, {{"pads", Ints{kMax, 1}}, {"mode", "constant"}}),
+            "attribute 'pads' [9223372036854775807, 1] grows axis 0 past int64");
+  Value *data = f32({2, 3}), *idx = in(DType::I64, {2, 1});
+  EXPECT_EQ(error(OpKind::GatherND, {data, idx}, {{"batch_dims", kMax}}),
+            "attribute 'batch_dims' 9223372036854775807 exceeds the rank of operand 1 (2)");
+
+  Value *img = f32({1, 4, 5, 5}), *w = f32({2, 2, 3, 3});
+  AttrMap conv = {{"strides", Ints{1, 1}},
+                  {"pads", Ints{0, 0, 0, 0}},
+                  {"dilations", Ints{1, 1}},
+                  {"group", kMax}};
+  EXPECT_EQ(error(OpKind::Conv, {img, w}, conv),
+            "operand 1 (weight) expects 2 x group 9223372036854775807 input channels, past int64");
+  conv["group"] = Attribute(2);
+  conv["pads"] = Attribute(Ints{kMax, 0, 0, 0});
+  EXPECT_NE(error(OpKind::Conv, {img, w}, conv).find("overflows int64 on spatial axis 0"),
+            std::string::npos);
+  conv["pads"] = Attribute(Ints{0, 0, 0, 0});
+  conv["dilations"] = Attribute(Ints{kMax, 1});
+  EXPECT_NE(error(OpKind::Conv, {img, w}, conv).find("overflows int64 on spatial axis 0"),
+            std::string::npos);
+
+  Value *tw = f32({4, 3, 3, 3});
+  AttrMap convT = {{"strides", Ints{1, 1}},
+                   {"pads", Ints{0, 0, 0, 0}},
+                   {"dilations", Ints{1, 1}},
+                   {"group", 1},
+                   {"output_padding", Ints{kMax, 0}}};
+  EXPECT_EQ(error(OpKind::ConvTranspose, {img, tw}, convT),
+            "conv_transpose output on spatial axis 0 overflows int64");
+  convT["output_padding"] = Attribute(Ints{0, 0});
+  convT["group"] = Attribute(kMax / 2);
+  EXPECT_EQ(error(OpKind::ConvTranspose, {f32({1, 0, 5, 5}), f32({0, 3, 3, 3})}, convT),
+            "output channels 3 x group 4611686018427387903 overflow int64");
+
+  const double inf = std::numeric_limits<double>::infinity();
+  AttrMap resize = {
+      {"sizes", Ints{1, 4, 10, 10}}, {"scales", std::vector<double>{1, 1, inf, 2}},
+      {"mode", "nearest"},           {"coordinate_transformation_mode", "half_pixel_symmetric"},
+      {"nearest_mode", "floor"},     {"cubic_coeff_a", -0.75},
+      {"exclude_outside", 0},        {"extrapolation_value", 0.0}};
+  EXPECT_EQ(error(OpKind::Resize, {img}, resize), "attribute 'scales' has an infinite scale");
+}
+
 TEST_F(InferTest, ArityAndAttributeErrors) {
   Value *x = f32({2});
   EXPECT_EQ(error(OpKind::Add, {x}), "expected 2 operands, got 1");

@@ -1,5 +1,6 @@
-// Shape arithmetic that more than one rung needs, defined once: axis normalization, numpy
-// broadcasting, sliding-window output sizes (conv, pool, conv_transpose) and ONNX Slice ranges.
+// Shape arithmetic that more than one rung needs, defined once: checked size arithmetic, axis
+// normalization, numpy broadcasting, sliding-window output sizes (conv, pool, conv_transpose) and
+// ONNX Slice ranges.
 // Type inference, the interpreter, lowering and batch lifting all call these. Header-only and
 // free of graph types, so the runtime can evaluate the same formulas on bound sizes.
 //
@@ -13,6 +14,63 @@
 #include <vector>
 
 namespace strata::shape {
+
+// Checked int64 arithmetic for sizes computed from dims and attributes, which a hostile model file
+// controls: nullopt where the exact result does not fit (signed overflow is undefined behaviour).
+inline std::optional<int64_t> checkedAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    return std::nullopt;
+  return r;
+}
+inline std::optional<int64_t> checkedSub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r))
+    return std::nullopt;
+  return r;
+}
+inline std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    return std::nullopt;
+  return r;
+}
+
+// The exact product of non-negative `sizes` (0 when any is 0); nullopt when it overflows int64.
+inline std::optional<int64_t> checkedProduct(const std::vector<int64_t> &sizes) {
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end())
+    return 0;
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    std::optional<int64_t> m = checkedMul(n, s);
+    if (!m)
+      return std::nullopt;
+    n = *m;
+  }
+  return n;
+}
+
+// The row-major extent of `dims`: their product with zeros counted as 1. Every stride and every
+// element offset of a tensor of these dims stays below it, even for an empty tensor (whose other
+// dims are not bounded by its element count); nullopt past int64.
+inline std::optional<int64_t> strideExtent(const std::vector<int64_t> &dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    std::optional<int64_t> m = checkedMul(n, std::max<int64_t>(d, 1));
+    if (!m)
+      return std::nullopt;
+    n = *m;
+  }
+  return n;
+}
+
+// `v` (already rounded as the caller's formula says) as an int64 when it is finite and in range;
+// nullopt otherwise, where the conversion would be undefined.
+inline std::optional<int64_t> checkedToInt64(double v) {
+  if (!(v >= -0x1p63 && v < 0x1p63)) // also false for NaN
+    return std::nullopt;
+  return static_cast<int64_t>(v);
+}
 
 // `axis` in [-rank, rank) as an index in [0, rank); nullopt when out of range.
 inline std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
@@ -66,29 +124,71 @@ struct WindowDim {
 
 // Output size of a window over `in` elements (floor mode, or ceil mode where the last window must
 // still start inside the input or the begin padding, as ONNX says); nullopt with the reason when
-// the window does not fit even once.
+// the window does not fit even once, the stride is not positive, or the arithmetic would overflow
+// int64 (kernel, pads and dilation come from the model file).
 inline std::optional<int64_t> windowOutputSize(int64_t in, const WindowDim &w, bool ceilMode,
                                                std::string *why = nullptr) {
-  int64_t padded = in + w.padBegin + w.padEnd;
-  if (padded < w.effectiveKernel()) {
+  auto refuse = [&](std::string reason) -> std::optional<int64_t> {
     if (why)
-      *why = "window of effective size " + std::to_string(w.effectiveKernel()) +
-             " does not fit padded size " + std::to_string(padded);
+      *why = std::move(reason);
     return std::nullopt;
+  };
+  auto overflow = [&] {
+    return refuse("window of kernel " + std::to_string(w.kernel) + ", dilation " +
+                  std::to_string(w.dilation) + " and pads " + std::to_string(w.padBegin) + ", " +
+                  std::to_string(w.padEnd) + " over " + std::to_string(in) +
+                  " elements overflows int64");
+  };
+  if (w.stride < 1)
+    return refuse("window stride " + std::to_string(w.stride) + " is not positive");
+  std::optional<int64_t> start = checkedAdd(in, w.padBegin); // where the end padding begins
+  std::optional<int64_t> padded = start ? checkedAdd(*start, w.padEnd) : std::nullopt;
+  std::optional<int64_t> effective = checkedSub(w.kernel, 1);
+  if (effective)
+    effective = checkedMul(*effective, w.dilation);
+  if (effective)
+    effective = checkedAdd(*effective, 1);
+  if (!padded || !effective)
+    return overflow();
+  if (*padded < *effective)
+    return refuse("window of effective size " + std::to_string(*effective) +
+                  " does not fit padded size " + std::to_string(*padded));
+  std::optional<int64_t> span = checkedSub(*padded, *effective);
+  if (!span)
+    return overflow();
+  // Windows after the first: floor(span / stride), or its ceiling in ceil mode.
+  int64_t steps = *span / w.stride + (ceilMode && *span % w.stride != 0 ? 1 : 0);
+  std::optional<int64_t> out = checkedAdd(steps, 1);
+  if (!out)
+    return overflow();
+  if (ceilMode) {
+    // A last start past int64 is past the input and the begin padding too.
+    std::optional<int64_t> lastStart = checkedMul(steps, w.stride);
+    if (!lastStart || *lastStart >= *start)
+      --*out;
   }
-  int64_t span = padded - w.effectiveKernel();
-  if (!ceilMode)
-    return span / w.stride + 1;
-  int64_t out = (span + w.stride - 1) / w.stride + 1;
-  if ((out - 1) * w.stride >= in + w.padBegin)
-    --out;
   return out;
 }
 
 // conv_transpose: stride * (in - 1) + output_padding + effective kernel - both paddings (may be
-// negative: the caller reports it).
-inline int64_t convTransposeOutputSize(int64_t in, const WindowDim &w, int64_t outputPadding) {
-  return w.stride * (in - 1) + outputPadding + w.effectiveKernel() - w.padBegin - w.padEnd;
+// negative: the caller reports it); nullopt when that overflows int64 (every term but `in` comes
+// from the model file).
+inline std::optional<int64_t> convTransposeOutputSize(int64_t in, const WindowDim &w,
+                                                      int64_t outputPadding) {
+  std::optional<int64_t> size = checkedSub(in, 1), taps = checkedSub(w.kernel, 1);
+  if (size)
+    size = checkedMul(*size, w.stride);
+  if (taps)
+    taps = checkedMul(*taps, w.dilation);
+  if (!size || !taps)
+    return std::nullopt;
+  for (int64_t term : {outputPadding, *taps, int64_t{1}})
+    if (!(size = checkedAdd(*size, term)))
+      return std::nullopt;
+  for (int64_t pad : {w.padBegin, w.padEnd})
+    if (!(size = checkedSub(*size, pad)))
+      return std::nullopt;
+  return size;
 }
 
 // The elements one dim of an ONNX Slice keeps: `length` elements from `start` (in [0, dim)) in

@@ -3,6 +3,7 @@
 #include "FusionRules.h"
 
 #include "strata/graph/Ops.h"
+#include "strata/support/ShapeMath.h"
 
 #include <algorithm>
 #include <map>
@@ -37,13 +38,16 @@ namespace {
 bool sameElementCount(const TensorType &a, const TensorType &b) {
   if (a.dims == b.dims)
     return true;
-  int64_t sizeA = 1, sizeB = 1;
+  std::vector<int64_t> staticA, staticB;
   std::multiset<std::string> symA, symB;
   for (const Dim &d : a.dims)
-    d.isStatic() ? void(sizeA *= d.size) : void(symA.insert(d.symbol));
+    d.isStatic() ? staticA.push_back(d.size) : void(symA.insert(d.symbol));
   for (const Dim &d : b.dims)
-    d.isStatic() ? void(sizeB *= d.size) : void(symB.insert(d.symbol));
-  return sizeA == sizeB && symA == symB;
+    d.isStatic() ? staticB.push_back(d.size) : void(symB.insert(d.symbol));
+  // Checked: huge static dims (a hostile file's) would overflow; such shapes never fuse.
+  std::optional<int64_t> sizeA = shape::checkedProduct(staticA);
+  std::optional<int64_t> sizeB = shape::checkedProduct(staticB);
+  return sizeA && sizeB && *sizeA == *sizeB && symA == symB;
 }
 
 // The rows a reduction works on: its input shape and the (normalized) reduced axes. Reductions

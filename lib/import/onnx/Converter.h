@@ -86,6 +86,8 @@ void registerMiscConverters(ConverterTable &t);          // Misc.cpp: Constant*,
 void registerLossConverters(ConverterTable &t);          // Losses.cpp: NLL, softmax cross entropy
 
 // Normalizes a possibly negative axis for a tensor of `rank`; throws ConvertError if out of range.
+// A scalar (rank 0) keeps 0 and -1 unchanged: a caller that indexes dims or per-axis vectors with
+// the result must refuse rank 0 first (the graph ops' axis attributes already do).
 int64_t normalizeAxis(int64_t axis, int64_t rank);
 
 // Reshapes x to `dims`: a symbolic dim is copied with 0 when it sits at the same position in x,

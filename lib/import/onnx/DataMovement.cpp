@@ -2,6 +2,9 @@
 // gathers and scatters, and the shape queries (which fold to constants).
 #include "Decompose.h"
 
+#include "strata/support/Limits.h"
+#include "strata/support/ShapeMath.h"
+
 #include <numeric>
 
 namespace strata::onnx_import {
@@ -47,9 +50,13 @@ std::optional<Dim> productDim(const std::vector<Dim> &dims, size_t from, size_t 
   int64_t p = 1;
   std::optional<Dim> symbol;
   for (size_t i = from; i < to; ++i) {
-    if (dims[i].isStatic())
-      p *= dims[i].size;
-    else if (symbol)
+    if (dims[i].isStatic()) {
+      std::optional<int64_t> product = shape::checkedMul(p, dims[i].size);
+      if (!product) // static dims may be huge (e.g. after Expand), not bounded by real data
+        throw ConvertError("the product of dims " + std::to_string(from) + " to " +
+                           std::to_string(to) + " overflows int64");
+      p = *product;
+    } else if (symbol)
       return std::nullopt;
     else
       symbol = dims[i];
@@ -93,6 +100,8 @@ Values convertSqueeze(ImportContext &ctx, const Node &n) {
   int64_t rank = x->type().rank();
   std::vector<bool> drop(rank, false);
   if (auto axes = axesAttrOrInput(ctx, n, 13)) {
+    if (rank < 1 && !axes->empty()) // normalizeAxis lets a scalar keep axis 0 / -1: dims[ax] below
+      throw ConvertError("Squeeze of a scalar takes no axes");
     for (int64_t a : *axes) {
       int64_t ax = normalizeAxis(a, rank);
       if (dims[ax].isStatic() && dims[ax].size != 1)
@@ -163,6 +172,8 @@ Value *sliceAxis(Builder &b, Value *x, int64_t axis, int64_t start, int64_t end)
 
 Values convertSplit(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "input");
+  if (x->type().rank() < 1) // normalizeAxis lets a scalar keep axis 0 / -1: dims[axis] below
+    throw ConvertError("Split needs an input of rank >= 1, got a scalar");
   int64_t axis = normalizeAxis(attrInt(n, "axis", 0), x->type().rank());
   int64_t outputs = n.output_size();
   std::vector<int64_t> sizes;
@@ -178,8 +189,11 @@ Values convertSplit(ImportContext &ctx, const Node &n) {
                                                                    : outputs;
     if (parts <= 0)
       throw ConvertError("cannot split into " + std::to_string(parts) + " parts");
-    // Equal parts; from opset 18 the last one may be smaller (ceil division).
-    int64_t each = ctx.opset() >= 18 ? (d.size + parts - 1) / parts : d.size / parts;
+    if (parts != outputs) // before one size per part is made: num_outputs can be huge
+      throw ConvertError("num_outputs " + std::to_string(parts) + " for " +
+                         std::to_string(outputs) + " outputs");
+    // Equal parts; from opset 18 the last one may be smaller (ceil division, without d + parts).
+    int64_t each = d.size / parts + (ctx.opset() >= 18 && d.size % parts != 0 ? 1 : 0);
     if (ctx.opset() < 18 && d.size % parts != 0)
       throw ConvertError("dim " + d.str() + " does not split evenly into " +
                          std::to_string(parts) + " parts");
@@ -194,8 +208,11 @@ Values convertSplit(ImportContext &ctx, const Node &n) {
   for (int64_t s : sizes) {
     if (s < 0)
       throw ConvertError("negative split size " + std::to_string(s));
-    results.push_back(sliceAxis(ctx.builder(), x, axis, start, start + s));
-    start += s;
+    std::optional<int64_t> end = shape::checkedAdd(start, s); // sizes come from the file
+    if (!end)
+      throw ConvertError("split sizes add up past int64");
+    results.push_back(sliceAxis(ctx.builder(), x, axis, start, *end));
+    start = *end;
   }
   return results;
 }
@@ -257,6 +274,8 @@ Values convertPad(ImportContext &ctx, const Node &n) {
       if (pads.size() != 2 * axes.size())
         throw ConvertError("pads has " + std::to_string(pads.size()) + " entries for " +
                            std::to_string(axes.size()) + " axes");
+      if (rank < 1 && !axes.empty()) // normalizeAxis lets a scalar keep axis 0 / -1: full[a] below
+        throw ConvertError("Pad of a scalar takes no axes");
       std::vector<int64_t> full(2 * rank, 0);
       for (size_t i = 0; i < axes.size(); ++i) {
         int64_t a = normalizeAxis(axes[i], rank);
@@ -295,6 +314,10 @@ Values convertTile(ImportContext &ctx, const Node &n) {
         continue;
       if (repeats[a] == 0)
         throw ConvertError("repeat 0 of a symbolic shape is unsupported");
+      // A concat of `repeats` operands: bounded before that many are made.
+      if (const int64_t limit = processLimits().maxOps; repeats[a] > limit)
+        throw ConvertError("repeat " + std::to_string(repeats[a]) + " of a symbolic shape, " +
+                           overLimit(&Limits::maxOps, limit));
       Values copies(repeats[a], v);
       v = b.value(OpKind::Concat, copies, {{"axis", Attribute(static_cast<int64_t>(a))}});
     }
@@ -308,7 +331,11 @@ Values convertTile(ImportContext &ctx, const Node &n) {
     interleaved.push_back(dims[a]);
     expanded.push_back(repeats[a]);
     expanded.push_back(dims[a].size);
-    result.push_back(repeats[a] * dims[a].size);
+    std::optional<int64_t> tiled = shape::checkedMul(repeats[a], dims[a].size);
+    if (!tiled) // repeats come from the file
+      throw ConvertError("repeat " + std::to_string(repeats[a]) + " of dim " +
+                         std::to_string(dims[a].size) + " overflows int64");
+    result.push_back(*tiled);
   }
   Value *v = reshapeTo(b, x, interleaved);
   v = b.value(OpKind::Expand, {v}, {{"shape", Attribute(expanded)}});
@@ -409,11 +436,15 @@ Values convertDepthToSpace(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "input");
   NCHW s = nchw(x, "DepthToSpace");
   int64_t bs = attrInt(n, "blocksize", 0);
-  if (bs <= 0 || s.c % (bs * bs) != 0)
+  std::optional<int64_t> square = bs > 0 ? shape::checkedMul(bs, bs) : std::nullopt;
+  if (!square || s.c % *square != 0)
     throw ConvertError("blocksize " + std::to_string(bs) + " does not divide channels " +
                        std::to_string(s.c));
+  std::optional<int64_t> h = shape::checkedMul(s.h, bs), w = shape::checkedMul(s.w, bs);
+  if (!h || !w) // static H and W need not be small (e.g. after Expand)
+    throw ConvertError("blocksize " + std::to_string(bs) + " makes H or W overflow int64");
   std::string mode = attrString(n, "mode", "DCR");
-  int64_t c = s.c / (bs * bs);
+  int64_t c = s.c / *square;
   Value *v;
   if (mode == "DCR") {
     v = reshapeTo(b, x, {s.n, bs, bs, c, s.h, s.w});
@@ -424,7 +455,7 @@ Values convertDepthToSpace(ImportContext &ctx, const Node &n) {
   } else {
     throw ConvertError("unknown DepthToSpace mode '" + mode + "'");
   }
-  return {reshapeTo(b, v, {s.n, c, s.h * bs, s.w * bs})};
+  return {reshapeTo(b, v, {s.n, c, *h, *w})};
 }
 
 Values convertSpaceToDepth(ImportContext &ctx, const Node &n) {
@@ -434,9 +465,14 @@ Values convertSpaceToDepth(ImportContext &ctx, const Node &n) {
   int64_t bs = attrInt(n, "blocksize", 0);
   if (bs <= 0 || s.h % bs != 0 || s.w % bs != 0)
     throw ConvertError("blocksize " + std::to_string(bs) + " does not divide H and W");
+  std::optional<int64_t> c = shape::checkedMul(s.c, bs); // bs divides H = W = 0 whatever it is
+  if (c)
+    c = shape::checkedMul(*c, bs);
+  if (!c)
+    throw ConvertError("blocksize " + std::to_string(bs) + " makes the channels overflow int64");
   Value *v = reshapeTo(b, x, {s.n, s.c, s.h / bs, bs, s.w / bs, bs});
   v = b.value(OpKind::Transpose, {v}, {{"perm", Attribute(std::vector<int64_t>{0, 3, 5, 1, 2, 4})}});
-  return {reshapeTo(b, v, {s.n, s.c * bs * bs, s.h / bs, s.w / bs})};
+  return {reshapeTo(b, v, {s.n, *c, s.h / bs, s.w / bs})};
 }
 
 // --- Identity-like ---------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 #include "Decompose.h"
 
 #include "strata/graph/NormalForm.h"
+#include "strata/support/ShapeMath.h"
 
 #include <algorithm>
 
@@ -171,9 +172,21 @@ std::vector<int64_t> resolveWindowPads(const onnx::NodeProto &node, Value *x,
   std::vector<int64_t> pads(2 * n, 0);
   for (size_t i = 0; i < n; ++i) {
     int64_t in = staticDim(x, static_cast<int64_t>(i) + 2, ("auto_pad " + autoPad).c_str());
-    int64_t out = (in + strides[i] - 1) / strides[i];
-    int64_t window = (kernel[i] - 1) * dilations[i] + 1;
-    int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + window - in);
+    // The attributes come straight from the file, before the conv/pool op checks them: a zero
+    // stride would divide by zero here, and kernel and dilation may overflow.
+    if (strides[i] < 1)
+      throw ConvertError("attribute 'strides' has an entry below 1");
+    int64_t out = in / strides[i] + (in % strides[i] != 0 ? 1 : 0); // ceil, without in + stride
+    std::optional<int64_t> window = shape::checkedSub(kernel[i], 1);
+    if (window)
+      window = shape::checkedMul(*window, dilations[i]);
+    // (out - 1) * stride lies in [in - stride, in), so only the window can overflow.
+    std::optional<int64_t> needed =
+        window ? shape::checkedAdd(*window, (out - 1) * strides[i] + 1 - in) : std::nullopt;
+    if (!needed)
+      throw ConvertError("auto_pad " + autoPad + ": kernel " + std::to_string(kernel[i]) +
+                         " with dilation " + std::to_string(dilations[i]) + " overflows int64");
+    int64_t total = std::max<int64_t>(0, *needed);
     int64_t small = total / 2, large = total - small;
     pads[i] = autoPad == "SAME_UPPER" ? small : large;
     pads[i + n] = autoPad == "SAME_UPPER" ? large : small;

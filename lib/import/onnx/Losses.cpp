@@ -19,6 +19,10 @@ Value *negativeLogLikelihood(ImportContext &ctx, const onnx::NodeProto &node, Va
                              Value *target, Value *weight) {
   Builder &b = ctx.builder();
   requireRank(logProb, 2, "input");
+  // target is [N, d...] for input [N, C, d...]; a scalar target would be unsqueezed at axis 1.
+  if (target->type().rank() != logProb->type().rank() - 1)
+    throw ConvertError("target must have rank " + std::to_string(logProb->type().rank() - 1) +
+                       " for input " + logProb->type().str() + ", got " + target->type().str());
   std::string reduction = attrString(node, "reduction", "mean");
   if (reduction != "none" && reduction != "sum" && reduction != "mean")
     throw ConvertError("reduction must be none, sum or mean, got '" + reduction + "'");

@@ -5,6 +5,8 @@
 // registered: the driver reports them as unsupported.
 #include "Decompose.h"
 
+#include "strata/support/ShapeMath.h"
+
 #include <cmath>
 
 namespace strata::onnx_import {
@@ -101,14 +103,20 @@ Values convertRange(ImportContext &ctx, const Node &n) {
     int64_t s = start.getInt(0), l = limit.getInt(0), d = delta.getInt(0);
     if (d == 0)
       throw ConvertError("delta is 0");
-    // ceil((l - s) / d) in integers, clamped at 0.
-    double span = (static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d);
-    if (span > kMaxRange)
-      throw ConvertError("Range of " + std::to_string(span) + " elements is too large");
-    int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(span)));
-    out = Tensor(dt, {count});
-    for (int64_t i = 0; i < count; ++i)
-      out.setInt(i, s + i * d);
+    // ceil((l - s) / d) clamped at 0, exactly, in uint64: l - s need not fit in int64, and a count
+    // from doubles could convert out of range (a span below -2^63) or be one too many.
+    uint64_t count = 0;
+    if (d > 0 ? l > s : l < s) {
+      uint64_t span = d > 0 ? uint64_t(l) - uint64_t(s) : uint64_t(s) - uint64_t(l);
+      uint64_t step = d > 0 ? uint64_t(d) : uint64_t(0) - uint64_t(d);
+      count = span / step + (span % step != 0 ? 1 : 0);
+    }
+    if (count > static_cast<uint64_t>(kMaxRange))
+      throw ConvertError("Range of " + std::to_string(count) + " elements is too large");
+    out = Tensor(dt, {static_cast<int64_t>(count)});
+    // s + i * d lies between s and l, but i * d alone may not fit: wrap in uint64, exact mod 2^64.
+    for (uint64_t i = 0; i < count; ++i)
+      out.setInt(static_cast<int64_t>(i), static_cast<int64_t>(uint64_t(s) + i * uint64_t(d)));
   }
   return {ctx.builder().constant(out)};
 }
@@ -123,8 +131,8 @@ Values convertEyeLike(ImportContext &ctx, const Node &n) {
   int64_t k = attrInt(n, "k", 0);
   Tensor eye(dt, shape);
   for (int64_t i = 0; i < shape[0]; ++i)
-    if (int64_t j = i + k; j >= 0 && j < shape[1])
-      eye.setDouble(i * shape[1] + j, 1);
+    if (k >= -i && k < shape[1] - i) // column i + k is in range; k may be huge, so no i + k first
+      eye.setDouble(i * shape[1] + i + k, 1);
   return {ctx.builder().constant(eye)};
 }
 
@@ -142,7 +150,8 @@ Values convertOneHot(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
   Value *indices = requiredInput(ctx, n, 0, "indices");
   Value *values = requiredInput(ctx, n, 2, "values");
-  int64_t depth = static_cast<int64_t>(requireScalarInput(ctx, n, 1, "depth").getDouble(0));
+  // getInt saturates a float depth (1e30, NaN), which a cast from double would not.
+  int64_t depth = requireScalarInput(ctx, n, 1, "depth").getInt(0);
   if (depth <= 0)
     throw ConvertError("depth must be positive, got " + std::to_string(depth));
   auto numValues = values->type().staticNumElements();
@@ -277,6 +286,8 @@ Values convertHardmax(ImportContext &ctx, const Node &n) {
   if (!x->type().isStatic())
     throw ConvertError("Hardmax before opset 13 needs a static shape, got " + x->type().str());
   Shape shape = x->type().staticShape();
+  if (!strata::shape::strideExtent(shape)) // static dims need not be small (e.g. after Expand)
+    throw ConvertError("Hardmax: the dims of " + x->type().str() + " have a product past int64");
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < rank; ++i)
     (i < axis ? outer : inner) *= shape[i];
@@ -303,6 +314,8 @@ Values buildResize(Builder &b, Value *x, const ResizeParams &p, std::vector<int6
     throw ConvertError("Resize needs a static input shape, got " + x->type().str());
   Shape in = x->type().staticShape();
   int64_t rank = static_cast<int64_t>(in.size());
+  if (rank < 1) // normalizeAxis lets a scalar keep axis 0 / -1, which would index in[] below
+    throw ConvertError("Resize needs an input of rank >= 1, got a scalar");
   if (axes.empty()) {
     axes.resize(rank);
     for (int64_t i = 0; i < rank; ++i)
@@ -318,8 +331,8 @@ Values buildResize(Builder &b, Value *x, const ResizeParams &p, std::vector<int6
                          std::to_string(axes.size()) + " axes");
     allScales.assign(rank, 1.0);
     for (size_t i = 0; i < axes.size(); ++i) {
-      if (!(scales[i] > 0))
-        throw ConvertError("scale " + std::to_string(scales[i]) + " must be positive");
+      if (!(scales[i] > 0) || std::isinf(scales[i])) // inf * a size of 0 would be NaN
+        throw ConvertError("scale " + std::to_string(scales[i]) + " must be positive and finite");
       allScales[axes[i]] = scales[i];
       double out = std::floor(static_cast<double>(in[axes[i]]) * scales[i]);
       if (out > double(int64_t(1) << 31))
@@ -343,10 +356,17 @@ Values buildResize(Builder &b, Value *x, const ResizeParams &p, std::vector<int6
         double s = static_cast<double>(sizes[i]) / static_cast<double>(in[axes[i]]);
         scale = aspectPolicy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
       }
+      // An input dim of 0 makes sizes / in infinite; the sizes must then stay representable.
+      if (!(scale > 0) || std::isinf(scale))
+        throw ConvertError("keep_aspect_ratio_policy '" + aspectPolicy +
+                           "' gives no positive finite scale");
       allScales.assign(rank, 1.0);
       for (int64_t a : axes) {
         allScales[a] = scale;
-        outSizes[a] = static_cast<int64_t>(std::floor(scale * static_cast<double>(in[a]) + 0.5));
+        double out = std::floor(scale * static_cast<double>(in[a]) + 0.5);
+        if (out > double(int64_t(1) << 31)) // also before the conversion, undefined past int64
+          throw ConvertError("scale " + std::to_string(scale) + " gives an absurd size");
+        outSizes[a] = static_cast<int64_t>(out);
       }
     } else {
       throw ConvertError("unknown keep_aspect_ratio_policy '" + aspectPolicy + "'");

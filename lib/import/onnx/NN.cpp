@@ -3,6 +3,8 @@
 // reduces and elementwise math, with ONNX padding conventions resolved to explicit pads here.
 #include "Decompose.h"
 
+#include "strata/support/ShapeMath.h"
+
 namespace strata::onnx_import {
 namespace {
 
@@ -100,16 +102,25 @@ std::vector<Value *> convertConvTranspose(ImportContext &ctx, const onnx::NodePr
     // (output larger than the full transposed conv) appends zeros at the end, as output_padding.
     for (size_t i = 0; i < n; ++i) {
       int64_t in = staticDim(x, static_cast<int64_t>(i) + 2, "ConvTranspose output_shape/auto_pad");
-      int64_t target = outputShape.empty() ? in * strides[i] : outputShape[i];
-      int64_t total = strides[i] * (in - 1) + outputPadding[i] +
-                      (kernel[i] - 1) * dilations[i] + 1 - target;
-      if (total < 0) {
-        outputPadding[i] -= total;
-        total = 0;
+      // Every term but `in` comes from the file, so each step is checked.
+      std::optional<int64_t> target =
+          outputShape.empty() ? shape::checkedMul(in, strides[i]) : outputShape[i];
+      std::optional<int64_t> full = shape::convTransposeOutputSize(
+          in, {kernel[i], strides[i], 0, 0, dilations[i]}, outputPadding[i]);
+      std::optional<int64_t> total =
+          target && full ? shape::checkedSub(*full, *target) : std::nullopt;
+      if (total && *total < 0) {
+        std::optional<int64_t> padding = shape::checkedSub(outputPadding[i], *total);
+        total = padding ? std::optional<int64_t>(0) : std::nullopt;
+        if (padding)
+          outputPadding[i] = *padding;
       }
-      int64_t half = total / 2;
-      pads[i] = autoPad == "SAME_UPPER" ? half : total - half;
-      pads[i + n] = total - pads[i];
+      if (!total)
+        throw ConvertError("ConvTranspose output size on spatial dim " + std::to_string(i) +
+                           " overflows int64");
+      int64_t half = *total / 2;
+      pads[i] = autoPad == "SAME_UPPER" ? half : *total - half;
+      pads[i + n] = *total - pads[i];
     }
   } else if (autoPad == "NOTSET") {
     pads = attrInts(node, "pads", pads);

@@ -3,6 +3,8 @@
 // elementwise epilogue, so fusion can still see the reduction.
 #include "Decompose.h"
 
+#include "strata/support/ShapeMath.h"
+
 #include <algorithm>
 #include <set>
 
@@ -150,6 +152,8 @@ ConvertFn softmaxLike(OpKind kind) {
     if (!x->type().isStatic())
       return {softmaxOverTrailingDims(b, x, axis, kind == OpKind::LogSoftmax)};
     Shape shape = x->type().staticShape();
+    if (!strata::shape::strideExtent(shape)) // static dims need not be small (e.g. after Expand)
+      throw ConvertError("the dims of " + x->type().str() + " have a product past int64");
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < rank; ++i)
       (i < axis ? outer : inner) *= shape[static_cast<size_t>(i)];
