@@ -28,10 +28,11 @@ test-data: deps
 	bash scripts/gen_node_tests.sh $(BUILD)/onnx-node-tests
 	$(PY) scripts/export_zoo.py $(BUILD)/zoo
 
-# AddressSanitizer build of the binaries that read untrusted input.
+# AddressSanitizer + UBSan build of everything: the tools, every unit test, the fuzz targets'
+# replay drivers.
 asan: deps
 	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSTRATA_ASAN=ON
-	ninja -C $(BUILD)-asan -j$(JOBS) strata strata-opt strata-fuzzers
+	ninja -C $(BUILD)-asan -j$(JOBS)
 
 # The runtime (executor, run contexts, thread pool) under ThreadSanitizer: its unit tests,
 # including 8 threads x 200 runs on one executor through contexts of their own.
@@ -52,22 +53,24 @@ fuzz:
 	ninja -C $(BUILD)-fuzz -j$(JOBS) strata-fuzzers
 	bash scripts/run_fuzzers.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# Every test: unit tests, lit, ONNX conformance against the expected-pass list, the model zoo,
-# under AddressSanitizer the hostile-input tests, the conformance suite and the fuzz targets'
-# regression corpora, and under
+# Every test: unit tests, lit, ONNX conformance against the expected-pass lists, the model zoo;
+# under AddressSanitizer + UBSan every unit test, the whole lit suite (hostile inputs, AOT
+# libraries, the C examples), the fuzz targets' regression corpora and the conformance suite on
+# the interpreter and the JIT (the zoo alone is left out: hours in a Debug build); under
 # ThreadSanitizer the runtime's tests.
 # use_sigaltstack=0: should anything make LLVM install its own alternate signal stack on a
 # thread, ASan's thread teardown would try to unmap it as its own ("unable to unmap").
-ASAN_ENV = ASAN_OPTIONS=use_sigaltstack=0
+# allocator_may_return_null=1: tests of absurd sizes expect a refusal, not an abort.
+ASAN_ENV = ASAN_OPTIONS=use_sigaltstack=0:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
 test: build test-data asan tsan
-	$(ASAN_ENV) STRATA_BIN_DIR=$(CURDIR)/$(BUILD)-asan/bin $(PY) /usr/lib/llvm-19/build/utils/lit/lit.py -sv \
-	  --filter hostile $(BUILD)/test
+	cd $(BUILD)-asan && $(ASAN_ENV) ctest -E "zoo|conformance" --output-on-failure
 	$(ASAN_ENV) $(BUILD)-asan/bin/strata conformance $(BUILD)/onnx-node-tests \
 	  --expected conformance/interp-expected.txt > $(BUILD)-asan/conformance.log \
-	  || (grep -E "^(FAIL|REGRESSION)" $(BUILD)-asan/conformance.log; exit 1)
-	@echo "conformance under AddressSanitizer: no regressions ($(BUILD)-asan/conformance.log)"
-	cd $(BUILD)-asan && ASAN_OPTIONS=use_sigaltstack=0:allocator_may_return_null=1 \
-	  ctest -R fuzz-replay --output-on-failure
+	  || (grep -E "^(FAIL|REGRESSION)|Sanitizer|runtime error" $(BUILD)-asan/conformance.log; exit 1)
+	$(ASAN_ENV) $(BUILD)-asan/bin/strata conformance $(BUILD)/onnx-node-tests --engine jit \
+	  --expected conformance/jit-expected.txt > $(BUILD)-asan/conformance-jit.log \
+	  || (grep -E "^(FAIL|REGRESSION)|Sanitizer|runtime error" $(BUILD)-asan/conformance-jit.log; exit 1)
+	@echo "conformance (interp, jit) under AddressSanitizer + UBSan: no regressions"
 	cd $(BUILD) && ctest --output-on-failure
 
 # Latency of strata's JIT engine next to ONNX Runtime (the npm package onnxruntime-node, CPU) on

@@ -2,6 +2,7 @@
 #include "strata/io/Npy.h"
 #include "strata/support/Error.h"
 #include "strata/support/Limits.h"
+#include "strata/support/ShapeMath.h"
 
 #include <cstdio>
 #include <fstream>
@@ -122,6 +123,9 @@ llvm::Expected<Tensor> readNpy(const std::string &path) {
   if (static_cast<int64_t>(shape.size()) > limits.maxRank)
     return npyError(path, "array of rank " + std::to_string(shape.size()) + ", " +
                               overLimit(&Limits::maxRank, limits.maxRank));
+  if (!shape::strideExtent(shape)) // strides must fit even when a 0 dim empties the array
+    return npyError(path, "array of shape " + shapeToString(shape) +
+                              " has dims whose product overflows int64");
   const int64_t n = numElements(shape); // saturates
   if (n > limits.maxTensorElements || n > INT64_MAX / 16)
     return npyError(path, "array of shape " + shapeToString(shape) + " has " +

@@ -1,6 +1,7 @@
 #include "Engine.h"
 #include "strata/support/Error.h"
 #include "strata/support/Limits.h"
+#include "strata/support/ShapeMath.h"
 
 #include "strata/interp/Interpreter.h"
 #include "strata/driver/CompiledModel.h"
@@ -153,6 +154,9 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
                                    : (symbolSizes.count(d.symbol) ? symbolSizes[d.symbol] : 1));
     // Refuse absurd sizes before allocating.
     const int64_t limit = processLimits().maxTensorElements;
+    if (!shape::strideExtent(shape))
+      return makeError("input '" + in.name + "' of shape [" + shapeToString(shape) +
+                       "] has dims whose product overflows int64");
     if (numElements(shape) > limit)
       return makeError("input '" + in.name + "' of shape [" + shapeToString(shape) +
                        "] is too large to generate, " +

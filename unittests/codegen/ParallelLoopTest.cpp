@@ -69,7 +69,8 @@ void check(const std::string &text, int64_t n) {
     llvm::Error err = codegen::LoopJit::call(*k, got);
     ASSERT_FALSE(!!err) << llvm::toString(std::move(err));
     for (size_t i = 0; i < ref.size(); ++i)
-      ASSERT_EQ(std::memcmp(ref[i].rawData(), got[i].rawData(), ref[i].byteSize()), 0)
+      ASSERT_TRUE(ref[i].byteSize() == 0 ||
+                  std::memcmp(ref[i].rawData(), got[i].rawData(), ref[i].byteSize()) == 0)
           << "param " << f->params[i].name() << " with " << threads << " threads, n = " << n;
   }
 }

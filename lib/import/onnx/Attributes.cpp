@@ -179,6 +179,9 @@ static DecodedHeader decodeHeader(const TensorProto &t) {
                        (elems == INT64_MAX ? std::string("2^63 or more") : std::to_string(elems)) +
                        " elements, " +
                        overLimit(&Limits::maxTensorElements, limits.maxTensorElements));
+  if (!shape::strideExtent(shape)) // strides must fit even when a 0 dim empties the tensor
+    throw ConvertError(tensorLabel(t) + " of shape " + shapeToString(shape) +
+                       " has dims whose product overflows int64");
   if (elems > INT64_MAX / 16) // a raised limit must still leave the byte count representable
     throw ConvertError(tensorLabel(t) + " of shape " + shapeToString(shape) + " is too large");
   int64_t bytes = elems * static_cast<int64_t>(dtypeSize(*dt));
