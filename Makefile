@@ -4,7 +4,7 @@ JOBS ?= 2
 STRATA = $(BUILD)/bin/strata
 PY = /usr/bin/python3
 
-.PHONY: all deps configure build demo test test-data asan tsan fuzz bench clean
+.PHONY: all deps configure build demo test test-data asan tsan fuzz fuzz-smoke bench clean
 
 all: build
 
@@ -46,23 +46,34 @@ tsan: deps
 # FUZZ_TARGETS picks some. Failing inputs land in $(BUILD)-fuzz/fuzz-crashes.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
+FUZZ_CONFIGURE = cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DSTRATA_FUZZ=ON -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19
 fuzz:
 	@bash scripts/install_deps.sh fuzz
-	cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_FUZZ=ON \
-	  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19
+	$(FUZZ_CONFIGURE)
 	ninja -C $(BUILD)-fuzz -j$(JOBS) strata-fuzzers
 	bash scripts/run_fuzzers.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# What CI fuzzes (`make test`): the targets whose libraries build in minutes with clang (the
+# importer's and the JIT's need every library: those are replayed, and fuzzed by `make fuzz`).
+FUZZ_SMOKE_TARGETS = npy_reader aot_plan loop_parser graph_parser
+FUZZ_SMOKE_SECONDS ?= 20
+fuzz-smoke:
+	@bash scripts/install_deps.sh fuzz
+	$(FUZZ_CONFIGURE)
+	ninja -C $(BUILD)-fuzz -j$(JOBS) $(addprefix fuzz-,$(FUZZ_SMOKE_TARGETS))
+	bash scripts/run_fuzzers.sh $(BUILD)-fuzz $(FUZZ_SMOKE_SECONDS) $(FUZZ_SMOKE_TARGETS)
 
 # Every test: unit tests, lit, ONNX conformance against the expected-pass lists, the model zoo;
 # under AddressSanitizer + UBSan every unit test, the whole lit suite (hostile inputs, AOT
 # libraries, the C examples), the fuzz targets' regression corpora and the conformance suite on
 # the interpreter and the JIT (the zoo alone is left out: hours in a Debug build); under
-# ThreadSanitizer the runtime's tests.
+# ThreadSanitizer the runtime's tests; and a short libFuzzer run of the quick-to-build targets.
 # use_sigaltstack=0: should anything make LLVM install its own alternate signal stack on a
 # thread, ASan's thread teardown would try to unmap it as its own ("unable to unmap").
 # allocator_may_return_null=1: tests of absurd sizes expect a refusal, not an abort.
 ASAN_ENV = ASAN_OPTIONS=use_sigaltstack=0:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
-test: build test-data asan tsan
+test: build test-data asan tsan fuzz-smoke
 	cd $(BUILD)-asan && $(ASAN_ENV) ctest -E "zoo|conformance" --output-on-failure
 	$(ASAN_ENV) $(BUILD)-asan/bin/strata conformance $(BUILD)/onnx-node-tests \
 	  --expected conformance/interp-expected.txt > $(BUILD)-asan/conformance.log \

@@ -75,7 +75,10 @@ struct KernelLowering {
     return bind(value);
   }
 
-  // A load of a new local that `value` is stored to first.
+  // A load of a new local that `value` is stored to first. The store runs ahead of the statement
+  // being built, outside any select in it: safe because every expression here is the value of an
+  // op at an index it is defined at (elementwise ops and total index maps — reshape, transpose,
+  // expand, slice — never guard their operands; guarded loads stay inside the bound value).
   Expr bind(const Expr &value) {
     const Expr e = widenLanes(value); // its type then has its lanes (micro-kernel epilogues)
     const int lanes = e.type().lanes;
