@@ -254,9 +254,7 @@ void checkResultLimits(const std::vector<TensorType> &types) {
     if (!shape::strideExtent(known)) // kernels' strides must fit even when a 0 dim empties it
       fail(what + " " + dimsToString(t.dims) + " has dims whose product overflows int64");
     if (int64_t n = numElements(known); n > limits.maxTensorElements)
-      fail(what + " " + dimsToString(t.dims) + " has " +
-           (n == INT64_MAX ? std::string("2^63 or more") : std::to_string(n)) + " elements, " +
-           overLimit(&Limits::maxTensorElements, limits.maxTensorElements));
+      fail(what + " " + dimsToString(t.dims) + " " + tooManyElements(n, limits.maxTensorElements));
   }
 }
 

@@ -302,10 +302,7 @@ private:
       if (d.isStatic())
         known.push_back(d.size);
     if (int64_t n = numElements(known); n > limits_.maxTensorElements)
-      graphError(g, what + " " + t.str() + " has " +
-                        (n == INT64_MAX ? std::string("2^63 or more") : std::to_string(n)) +
-                        " elements, " +
-                        overLimit(&Limits::maxTensorElements, limits_.maxTensorElements));
+      graphError(g, what + " " + t.str() + " " + tooManyElements(n, limits_.maxTensorElements));
   }
 
   const Limits &limits_;

@@ -128,10 +128,8 @@ llvm::Expected<Tensor> readNpy(const std::string &path) {
                               " has dims whose product overflows int64");
   const int64_t n = numElements(shape); // saturates
   if (n > limits.maxTensorElements || n > INT64_MAX / 16)
-    return npyError(path, "array of shape " + shapeToString(shape) + " has " +
-                              (n == INT64_MAX ? std::string("2^63 or more") : std::to_string(n)) +
-                              " elements, " +
-                              overLimit(&Limits::maxTensorElements, limits.maxTensorElements));
+    return npyError(path, "array of shape " + shapeToString(shape) + " " +
+                              tooManyElements(n, limits.maxTensorElements));
   // The data must be in the file before memory is taken for it.
   const std::streampos dataStart = in.tellg();
   in.seekg(0, std::ios::end);

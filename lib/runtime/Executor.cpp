@@ -5,6 +5,7 @@
 #include "strata/support/CrashContext.h"
 #include "strata/support/KernelStatus.h"
 #include "strata/support/Limits.h"
+#include "strata/support/Tensor.h"
 #include "strata/support/ThreadPool.h"
 
 #include <chrono>
@@ -27,18 +28,6 @@ int64_t checkedMul(int64_t a, int64_t b) {
   if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
     return -1;
   return a * b;
-}
-
-// Elements of a shape of non-negative dims, saturating at INT64_MAX.
-int64_t elementCount(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n = n < 0 || d < 0 ? -1 : checkedMul(n, d);
-  return n < 0 ? std::numeric_limits<int64_t>::max() : n;
-}
-
-std::string countText(int64_t n) {
-  return n == std::numeric_limits<int64_t>::max() ? "2^63 or more" : std::to_string(n);
 }
 
 } // namespace
@@ -119,10 +108,9 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
                              std::to_string(v));
       v = got;
     }
-    if (int64_t n = elementCount(shapes[i]); n > maxTensorElements())
-      return Status::error(what + " of shape " + shapeText(shapes[i]) + " has " + countText(n) +
-                           " elements, " +
-                           overLimit(&Limits::maxTensorElements, maxTensorElements()));
+    if (int64_t n = numElements(shapes[i]); n > maxTensorElements()) // dims checked >= 0
+      return Status::error(what + " of shape " + shapeText(shapes[i]) + " " +
+                           tooManyElements(n, maxTensorElements()));
   }
   for (size_t s = 0; s < values.size(); ++s)
     if (values[s] < 0)
@@ -137,10 +125,9 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
       bytes = bytes < 0 ? -1 : checkedMul(bytes, s.back());
     }
     // Callers allocate outputs from these shapes: refuse sizes beyond the limit.
-    if (int64_t n = elementCount(s); n > maxTensorElements())
-      return Status::error("output '" + o.name + "' of shape " + shapeText(s) + " has " +
-                           countText(n) + " elements, " +
-                           overLimit(&Limits::maxTensorElements, maxTensorElements()));
+    if (int64_t n = numElements(s); n > maxTensorElements())
+      return Status::error("output '" + o.name + "' of shape " + shapeText(s) + " " +
+                           tooManyElements(n, maxTensorElements()));
     if (bytes < 0 || bytes > kMaxBytes)
       return Status::error("output '" + o.name + "' of shape " + shapeText(s) + " is too large");
     outShapes.push_back(std::move(s));

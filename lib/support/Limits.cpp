@@ -105,4 +105,13 @@ std::string overLimit(int64_t Limits::*field, int64_t limitValue) {
   return "over a limit of " + std::to_string(limitValue);
 }
 
+std::string saturatedCountText(int64_t n) {
+  return n == std::numeric_limits<int64_t>::max() ? "2^63 or more" : std::to_string(n);
+}
+
+std::string tooManyElements(int64_t n, int64_t limitValue) {
+  return "has " + saturatedCountText(n) + " elements, " +
+         overLimit(&Limits::maxTensorElements, limitValue);
+}
+
 } // namespace strata

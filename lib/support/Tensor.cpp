@@ -58,9 +58,7 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   int64_t n = strata::numElements(shape_);
   const int64_t limit = processLimits().maxTensorElements;
   if (n > limit)
-    throw std::length_error(label() + " has " +
-                            (n == INT64_MAX ? std::string("2^63 or more") : std::to_string(n)) +
-                            " elements, " + overLimit(&Limits::maxTensorElements, limit));
+    throw std::length_error(label() + " " + tooManyElements(n, limit));
   if (n > std::numeric_limits<int64_t>::max() / 16) // a raised limit: bytes must still fit
     throw std::length_error(label() + " is too large (its byte size overflows)");
   checkStrides(shape_, dtype);

@@ -47,4 +47,10 @@ void setProcessLimits(const Limits &limits);
 // limit the user can raise.
 std::string overLimit(int64_t Limits::*field, int64_t limitValue);
 
+// A count that saturates at INT64_MAX (numElements, byte totals) as text: "2^63 or more" there.
+std::string saturatedCountText(int64_t n);
+// "has N elements, over the max-tensor-elements limit of L": how every oversized tensor is
+// refused, after what names the tensor.
+std::string tooManyElements(int64_t n, int64_t limitValue);
+
 } // namespace strata

@@ -175,10 +175,8 @@ static DecodedHeader decodeHeader(const TensorProto &t) {
   }
   int64_t elems = numElements(shape);
   if (elems > limits.maxTensorElements)
-    throw ConvertError(tensorLabel(t) + " of shape " + shapeToString(shape) + " has " +
-                       (elems == INT64_MAX ? std::string("2^63 or more") : std::to_string(elems)) +
-                       " elements, " +
-                       overLimit(&Limits::maxTensorElements, limits.maxTensorElements));
+    throw ConvertError(tensorLabel(t) + " of shape " + shapeToString(shape) + " " +
+                       tooManyElements(elems, limits.maxTensorElements));
   if (!shape::strideExtent(shape)) // strides must fit even when a 0 dim empties the tensor
     throw ConvertError(tensorLabel(t) + " of shape " + shapeToString(shape) +
                        " has dims whose product overflows int64");

@@ -382,11 +382,9 @@ private:
       int64_t bytes = elems > INT64_MAX / size ? INT64_MAX : elems * size;
       total = bytes > INT64_MAX - total ? INT64_MAX : total + bytes;
       if (total > limits_.maxConstantBytes)
-        throw ImportFailure(
-            "the model's constants declare " +
-            (total == INT64_MAX ? std::string("2^63 or more") : std::to_string(total)) +
-            " bytes (at tensor '" + t.name() + "'), " +
-            overLimit(&Limits::maxConstantBytes, limits_.maxConstantBytes));
+        throw ImportFailure("the model's constants declare " + saturatedCountText(total) +
+                            " bytes (at tensor '" + t.name() + "'), " +
+                            overLimit(&Limits::maxConstantBytes, limits_.maxConstantBytes));
     };
     for (const auto &t : g.initializer())
       add(t);
