@@ -11,8 +11,13 @@ all: build
 deps:
 	@bash scripts/install_deps.sh
 
+# Optimized, with line tables (-g1): what backtraces, perf and gdb's `bt` need; full debug info
+# (-g) makes the build a third slower. Reconfigure with -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g"
+# for a debugger's view of locals.
+RELEASE_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) -G Ninja $(RELEASE_FLAGS)
 
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j$(JOBS)
@@ -28,59 +33,66 @@ test-data: deps
 	bash scripts/gen_node_tests.sh $(BUILD)/onnx-node-tests
 	$(PY) scripts/export_zoo.py $(BUILD)/zoo
 
-# AddressSanitizer + UBSan build of everything: the tools, every unit test, the fuzz targets'
-# replay drivers.
+# The sanitizer build (clang-19, Debug): everything under AddressSanitizer + UBSan, and with the
+# coverage instrumentation libFuzzer needs, so the same build gives the tools, every unit test and
+# the fuzz targets (which replay their corpora under ctest). Line tables are all the sanitizers'
+# reports need, and full debug info doubles the build's time.
 asan: deps
-	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSTRATA_ASAN=ON
+	@bash scripts/install_deps.sh fuzz
+	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSTRATA_FUZZ=ON \
+	  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+	  -DCMAKE_C_FLAGS_DEBUG=-gline-tables-only -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only
 	ninja -C $(BUILD)-asan -j$(JOBS)
 
 # The runtime (executor, run contexts, thread pool) under ThreadSanitizer: its unit tests,
 # including 8 threads x 200 runs on one executor through contexts of their own.
 tsan: deps
-	cmake -S . -B $(BUILD)-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_TSAN=ON
+	cmake -S . -B $(BUILD)-tsan -G Ninja $(RELEASE_FLAGS) -DSTRATA_TSAN=ON
 	ninja -C $(BUILD)-tsan -j$(JOBS) strata-runtime-tests
 	TSAN_OPTIONS=halt_on_error=1 $(BUILD)-tsan/bin/strata-runtime-tests
 
-# libFuzzer over every input path (docs/fuzzing.md): builds the fuzz targets with clang-19
-# (coverage, ASan, UBSan) in $(BUILD)-fuzz and runs each for FUZZ_SECONDS (default 60);
+# libFuzzer over every input path (docs/fuzzing.md): builds the fuzz targets optimized with
+# clang-19 (coverage, ASan, UBSan) in $(BUILD)-fuzz and runs each for FUZZ_SECONDS (default 60);
 # FUZZ_TARGETS picks some. Failing inputs land in $(BUILD)-fuzz/fuzz-crashes.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
-FUZZ_CONFIGURE = cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DSTRATA_FUZZ=ON -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19
 fuzz:
 	@bash scripts/install_deps.sh fuzz
-	$(FUZZ_CONFIGURE)
+	cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_FUZZ=ON \
+	  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19
 	ninja -C $(BUILD)-fuzz -j$(JOBS) strata-fuzzers
 	bash scripts/run_fuzzers.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# What CI fuzzes (`make test`): every target for a few seconds, from its corpus and seeds.
+# What CI fuzzes (`make test`): every target for a few seconds, from its corpus and seeds, with
+# the sanitizer build's fuzz targets. Failing inputs land in $(BUILD)-asan/fuzz-crashes.
 FUZZ_SMOKE_SECONDS ?= 10
-fuzz-smoke:
-	@bash scripts/install_deps.sh fuzz
-	$(FUZZ_CONFIGURE)
-	ninja -C $(BUILD)-fuzz -j$(JOBS) strata-fuzzers
-	bash scripts/run_fuzzers.sh $(BUILD)-fuzz $(FUZZ_SMOKE_SECONDS)
+fuzz-smoke: asan
+	bash scripts/run_fuzzers.sh $(BUILD)-asan $(FUZZ_SMOKE_SECONDS)
 
 # Every test: unit tests, lit, ONNX conformance against the expected-pass lists, the model zoo;
 # under AddressSanitizer + UBSan every unit test, the whole lit suite (hostile inputs, AOT
 # libraries, the C examples), the fuzz targets' regression corpora and the conformance suite on
 # the interpreter and the JIT (the zoo alone is left out: hours in a Debug build); under
-# ThreadSanitizer the runtime's tests; and a short libFuzzer run of the quick-to-build targets.
+# ThreadSanitizer the runtime's tests; and a short libFuzzer run of every target.
 # use_sigaltstack=0: should anything make LLVM install its own alternate signal stack on a
 # thread, ASan's thread teardown would try to unmap it as its own ("unable to unmap").
 # allocator_may_return_null=1: tests of absurd sizes expect a refusal, not an abort.
 ASAN_ENV = ASAN_OPTIONS=use_sigaltstack=0:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
+ASAN_CONFORMANCE = $(ASAN_ENV) $(BUILD)-asan/bin/strata conformance $(BUILD)/onnx-node-tests
+CONFORMANCE_FAILURES = grep -E "^(FAIL|REGRESSION)|Sanitizer|runtime error"
 test: build test-data asan tsan fuzz-smoke
-	cd $(BUILD)-asan && $(ASAN_ENV) ctest -E "zoo|conformance" --output-on-failure
-	$(ASAN_ENV) $(BUILD)-asan/bin/strata conformance $(BUILD)/onnx-node-tests \
-	  --expected conformance/interp-expected.txt > $(BUILD)-asan/conformance.log \
-	  || (grep -E "^(FAIL|REGRESSION)|Sanitizer|runtime error" $(BUILD)-asan/conformance.log; exit 1)
-	$(ASAN_ENV) $(BUILD)-asan/bin/strata conformance $(BUILD)/onnx-node-tests --engine jit \
-	  --expected conformance/jit-expected.txt > $(BUILD)-asan/conformance-jit.log \
-	  || (grep -E "^(FAIL|REGRESSION)|Sanitizer|runtime error" $(BUILD)-asan/conformance-jit.log; exit 1)
+	cd $(BUILD)-asan && $(ASAN_ENV) ctest -j$(JOBS) -E "zoo|conformance" --output-on-failure
+	# The interpreter's and the JIT's conformance runs side by side (each is one thread).
+	$(ASAN_CONFORMANCE) --expected conformance/interp-expected.txt \
+	  > $(BUILD)-asan/conformance.log 2>&1 & interp=$$!; \
+	$(ASAN_CONFORMANCE) --engine jit --expected conformance/jit-expected.txt \
+	  > $(BUILD)-asan/conformance-jit.log 2>&1; jit=$$?; \
+	wait $$interp; interp=$$?; status=0; \
+	[ $$interp -eq 0 ] || { $(CONFORMANCE_FAILURES) $(BUILD)-asan/conformance.log; status=1; }; \
+	[ $$jit -eq 0 ] || { $(CONFORMANCE_FAILURES) $(BUILD)-asan/conformance-jit.log; status=1; }; \
+	exit $$status
 	@echo "conformance (interp, jit) under AddressSanitizer + UBSan: no regressions"
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
 
 # Latency of strata's JIT engine next to ONNX Runtime (the npm package onnxruntime-node, CPU) on
 # the zoo models. Node.js and the package are installed here only when missing; the package's

@@ -1,6 +1,7 @@
 #include "strata/driver/SharedModel.h"
 #include "strata/support/Error.h"
 #include "strata/support/Limits.h"
+#include "strata/support/Sanitizers.h"
 
 #include "strata/strata_model.h"
 
@@ -102,7 +103,7 @@ llvm::Expected<std::unique_ptr<SharedModel>> SharedModel::open(const std::string
 SharedModel::~SharedModel() {
   if (model_)
     api_->strata_model_destroy(static_cast<strata_model *>(model_));
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(STRATA_ADDRESS_SANITIZER)
   // Under AddressSanitizer the library stays mapped: the libstdc++ linked into it allocates its
   // 72 KB exception emergency pool when loaded and never frees it, so unloading would make
   // LeakSanitizer report that pool (from an unknown module) as strata's leak.

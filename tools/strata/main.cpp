@@ -3,6 +3,7 @@
 #include "Commands.h"
 
 #include "strata/support/CrashContext.h"
+#include "strata/support/Sanitizers.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
@@ -30,7 +31,7 @@ std::string versionText() {
          "\nfeatures: " + features;
 }
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if !defined(STRATA_ADDRESS_SANITIZER) && !defined(STRATA_THREAD_SANITIZER)
 // A crash is a bug: say what strata was doing (CrashContext.h), then die of the signal as
 // before. Only async-signal-safe calls. Sanitizer builds keep the sanitizer's better report.
 void onCrash(int sig) {
