@@ -141,6 +141,11 @@ Stmt lowerBlockedConv(LowerCtx &c);
 // The register-tiled micro-kernel for f32 matmul with whole-vector columns (LowerMatMulTiled.cpp).
 bool canLowerTiledMatMul(const LowerCtx &c);
 Stmt lowerTiledMatMul(LowerCtx &c);
+// Softmax, log_softmax and layer_norm over f32 rows along the last axis, vectorized
+// (LowerRowVector.cpp); other rows keep the scalar lowerings.
+bool canLowerVectorRows(const LowerCtx &c);
+Stmt lowerVectorSoftmax(LowerCtx &c, bool logarithm);
+Stmt lowerVectorLayerNorm(LowerCtx &c);
 // The source index (into operand 0) of result index `idx` of a T_INDEX_MAP op.
 Exprs indexMapSource(const Op &op, const Shape &in, const Shape &out, const Exprs &idx);
 

@@ -86,7 +86,8 @@ Stmt lowerArgReduce(LowerCtx &c) {
 }
 
 // layer_norm over dims [axis, rank): mean, then the mean-centred variance, both in f64;
-// y = (x - mean) * (1 / sqrt(var + eps)) * scale + bias, rounded once.
+// y = (x - mean) * (1 / sqrt(var + eps)) * scale + bias, rounded once. f32 rows along the last
+// axis are vectorized instead (LowerRowVector.cpp).
 Stmt lowerLayerNorm(LowerCtx &c) {
   const Shape &in = c.inShapes[0];
   DType t = c.inTypes[0];
@@ -97,6 +98,8 @@ Stmt lowerLayerNorm(LowerCtx &c) {
       throw LowerError("layer_norm: scale and bias must have the input's dtype");
   if (in.empty())
     throw LowerError("layer_norm: operand must have rank >= 1");
+  if (canLowerVectorRows(c))
+    return lowerVectorLayerNorm(c);
   const ops::LayerNormOp layerNorm(c.op);
   size_t axis = checkedAxis(c, layerNorm.axis(), in.size());
   double eps = layerNorm.epsilon();

@@ -139,13 +139,16 @@ Stmt lowerReduce(LowerCtx &c) {
   });
 }
 
-// softmax / log_softmax along one axis, max-subtracted, all in f64 like the interpreter:
+// softmax / log_softmax along one axis, max-subtracted, all in f64 like the interpreter (f32 rows
+// along the last axis are vectorized instead, LowerRowVector.cpp):
 //   m = max(x); s = sum(exp(x - m)); y = exp(x - m) / s  or  (x - m) - log(s).
 static Stmt lowerSoftmax(LowerCtx &c, bool logarithm) {
   const Shape &in = c.inShapes[0];
   DType t = c.inTypes[0];
   if (!isFloat(t))
     notLowered(c.op, std::string(dtypeName(t)) + " operand");
+  if (canLowerVectorRows(c))
+    return lowerVectorSoftmax(c, logarithm);
   size_t axis = checkedAxis(
       c, logarithm ? ops::LogSoftmaxOp(c.op).axis() : ops::SoftmaxOp(c.op).axis(), in.size());
   std::vector<bool> reduced(in.size(), false);

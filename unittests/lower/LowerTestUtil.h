@@ -123,4 +123,17 @@ inline void checkOp(OpKind kind, const std::vector<Tensor> &inputs, AttrMap attr
   checkOpOn(*b.create(kind, vs, std::move(attrs)), inputs, cmp, tol, lo);
 }
 
+// Lowers `kind` on inputs shaped like `inputs` and returns the loop IR text.
+inline std::string loweredText(OpKind kind, const std::vector<Tensor> &inputs, AttrMap attrs,
+                               const lower::LowerOptions &lo = {}) {
+  Graph g;
+  std::vector<Value *> vs;
+  for (const Tensor &t : inputs)
+    vs.push_back(g.addInput(TensorType::fromShape(t.dtype(), t.shape())));
+  Builder b(g);
+  auto fn = lower::lowerOp(*b.create(kind, vs, std::move(attrs)), lo);
+  EXPECT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
+  return fn ? loop::printFunction(*fn) : "";
+}
+
 } // namespace strata::lowertest

@@ -10,19 +10,6 @@ namespace {
 
 using I = std::vector<int64_t>;
 
-// Lowers `kind` on inputs shaped like `inputs` and returns the loop IR text.
-std::string loweredText(OpKind kind, const std::vector<Tensor> &inputs, AttrMap attrs,
-                        const lower::LowerOptions &lo = {}) {
-  Graph g;
-  std::vector<Value *> vs;
-  for (const Tensor &t : inputs)
-    vs.push_back(g.addInput(TensorType::fromShape(t.dtype(), t.shape())));
-  Builder b(g);
-  auto fn = lower::lowerOp(*b.create(kind, vs, std::move(attrs)), lo);
-  EXPECT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
-  return fn ? loop::printFunction(*fn) : "";
-}
-
 AttrMap conv(I strides, I pads, I dilations, const char *layout) {
   return {{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"group", int64_t{1}},
           {"layout", layout}};

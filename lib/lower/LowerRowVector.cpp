@@ -1,0 +1,258 @@
+// Vectorized f32 row normalizations: softmax, log_softmax and layer_norm along the last axis
+// (layer_norm: over trailing dims whose only dim above 1 is the last one).
+//
+// One row per iteration of a single outer loop (the nest's root, parallel when the schedule says
+// so). Every pass over the row runs whole vectors of the target's f32 width (8 lanes when the row
+// is shorter than that) plus a scalar tail; a sum or max keeps one accumulator per lane, folded by
+// halving (lane l with lane l + h) at the end, a tree that also keeps the rounding error of long
+// rows small. Everything stays in f32, as ONNX Runtime computes it; the interpreter's f64 results
+// differ within a few ulps (the differential tests' tolerance). Rows shorter than 8 keep the
+// scalar lowerings, which follow the interpreter exactly.
+//
+//   softmax:     m = max(x); e = exp(x - m) stored while s = sum(e); y = e * (1 / s)
+//   log_softmax: m = max(x); s = sum(exp(x - m)); y = (x - m) - log(s)
+//   layer_norm:  mean = sum(x) / n; var = sum((x - mean)^2) / n; y = (x - mean) * rstd * scale +
+//   bias
+#include "LowerImpl.h"
+
+#include <cmath>
+
+namespace strata::lower {
+namespace {
+
+using loop::ExprKind;
+
+Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
+Expr f32(double v) { return loop::floatImm(v, DType::F32); }
+
+// The row geometry: `rows` rows of `n` contiguous f32 elements, `lanes` per vector, `whole`
+// elements covered by whole vectors (the rest is the scalar tail).
+struct Rows {
+  Shape outer; // the dims above the row (the input's shape without its last dim)
+  int64_t rows = 1, n = 0, lanes = 8, whole = 0;
+};
+
+Rows rowsOf(const LowerCtx &c, const Shape &in) {
+  Rows r;
+  r.outer.assign(in.begin(), in.end() - 1);
+  r.rows = numElements(r.outer);
+  r.n = in.back();
+  int64_t w = c.opts.vectorLanesF32;
+  r.lanes = w > 8 && r.n >= w ? w : 8;
+  r.whole = r.n / r.lanes * r.lanes;
+  return r;
+}
+
+// One row's worth of loops and accumulators, built inside the outer loop over rows.
+struct RowBuilder {
+  LowerCtx &c;
+  const Rows &g;
+  Exprs rowIdx; // the outer index of this row
+
+  // The index of row elements [base, base + lanes) (lanes 1: the element at base).
+  Exprs at(const Expr &base, int lanes) const {
+    Exprs idx = rowIdx;
+    idx.push_back(lanes > 1 ? loop::ramp(base, imm(1), lanes) : base);
+    return idx;
+  }
+  // A pass over the row: `body(base, lanes)` for each whole vector, then for each tail element.
+  Stmt pass(const std::function<Stmt(const Expr &base, int lanes)> &body, LoopRole role) {
+    std::vector<Stmt> s;
+    if (g.whole > 0) {
+      loop::Var v = c.newVar("v");
+      s.push_back(c.loopOver(v, g.whole / g.lanes, role,
+                             body(loop::var(v) * imm(g.lanes), static_cast<int>(g.lanes))));
+    }
+    if (g.whole < g.n) {
+      loop::Var t = c.newVar("t");
+      c.role(t, role);
+      s.push_back(loop::forLoop(t, imm(g.whole), imm(g.n - g.whole), loop::ForKind::Serial,
+                                body(loop::var(t), 1)));
+    }
+    return loop::seq(s);
+  }
+
+  // The fold of `value(base, lanes)` over the row with `combine`, from `identity`, into the
+  // one-element local `result`: per-lane accumulators, a halving fold, then the tail. `before`,
+  // when given, runs first at each step (a store that `value` reads back).
+  Stmt reduce(const loop::Buffer &result, double identity,
+              const std::function<Expr(const Expr &, const Expr &)> &combine,
+              const std::function<Expr(const Expr &base, int lanes)> &value,
+              const std::function<Stmt(const Expr &base, int lanes)> &before = nullptr) {
+    const int w = static_cast<int>(g.lanes);
+    loop::Buffer acc = localArray(c, "lanes", DType::F32, w);
+    auto accLanes = [&](int64_t from, int lanes) {
+      return lanes > 1 ? loop::ramp(imm(from), imm(1), lanes) : imm(from);
+    };
+    auto step = [&](Stmt update, const Expr &base, int lanes) {
+      return before ? loop::seq({before(base, lanes), std::move(update)}) : update;
+    };
+    std::vector<Stmt> s;
+    s.push_back(loop::store(acc, {accLanes(0, w)}, loop::broadcast(f32(identity), w)));
+    if (g.whole > 0) {
+      loop::Var v = c.newVar("v");
+      Expr cur = loop::load(acc, {accLanes(0, w)}), base = loop::var(v) * imm(g.lanes);
+      s.push_back(c.loopOver(
+          v, g.whole / g.lanes, LoopRole::Reduction,
+          step(loop::store(acc, {accLanes(0, w)}, combine(cur, value(base, w))), base, w)));
+    }
+    for (int h = w / 2; h >= 1; h /= 2)
+      s.push_back(loop::store(
+          acc, {accLanes(0, h)},
+          combine(loop::load(acc, {accLanes(0, h)}), loop::load(acc, {accLanes(h, h)}))));
+    s.push_back(loop::store(result, {imm(0)}, loop::load(acc, {imm(0)})));
+    if (g.whole < g.n) {
+      loop::Var t = c.newVar("t");
+      c.role(t, LoopRole::Reduction);
+      Expr cur = loop::load(result, {imm(0)});
+      s.push_back(
+          loop::forLoop(t, imm(g.whole), imm(g.n - g.whole), loop::ForKind::Serial,
+                        step(loop::store(result, {imm(0)}, combine(cur, value(loop::var(t), 1))),
+                             loop::var(t), 1)));
+    }
+    return loop::allocate(acc, loop::seq(s));
+  }
+};
+
+Expr addF(const Expr &a, const Expr &b) { return a + b; }
+// std::max(a, b) as the interpreter writes it: (a < b) ? b : a.
+Expr maxF(const Expr &a, const Expr &b) { return loop::select(bin(ExprKind::LT, a, b), b, a); }
+
+// `scalar` as a value of `lanes` lanes.
+Expr splat(const Expr &scalar, int lanes) {
+  return lanes > 1 ? loop::broadcast(scalar, lanes) : scalar;
+}
+
+// The outer loop over rows, with `perRow` building one row's statement; registered as a final
+// nest (only its parallelism is open) doing `workPerElement` operations per element.
+Stmt overRows(LowerCtx &c, const Rows &g, int64_t workPerElement,
+              const std::function<Stmt(RowBuilder &)> &perRow) {
+  loop::Var p = c.newVar("row");
+  RowBuilder rb{c, g, delinearize(loop::var(p), g.outer)};
+  Stmt body = perRow(rb);
+  c.nest(p, {std::string(c.op.opName()), g.rows * g.n * workPerElement, true});
+  return c.loopOver(p, g.rows, LoopRole::Parallel, body);
+}
+
+} // namespace
+
+bool canLowerVectorRows(const LowerCtx &c) {
+  const Shape &in = c.inShapes[0];
+  if (in.empty() || in.back() < 8)
+    return false;
+  for (DType t : c.inTypes)
+    if (t != DType::F32)
+      return false;
+  switch (c.op.kind()) {
+  case OpKind::Softmax:
+    return ops::SoftmaxOp(c.op).axis() == static_cast<int64_t>(in.size()) - 1;
+  case OpKind::LogSoftmax:
+    return ops::LogSoftmaxOp(c.op).axis() == static_cast<int64_t>(in.size()) - 1;
+  case OpKind::LayerNorm: {
+    int64_t axis = ops::LayerNormOp(c.op).axis();
+    if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
+      return false;
+    for (size_t d = static_cast<size_t>(axis); d + 1 < in.size(); ++d)
+      if (in[d] != 1)
+        return false;
+    // Scale and bias index the row by its last dim (or broadcast one value along it).
+    for (size_t i = 1; i < c.inShapes.size(); ++i)
+      if (c.inShapes[i].size() > in.size() ||
+          (!c.inShapes[i].empty() && c.inShapes[i].back() != in.back() &&
+           c.inShapes[i].back() != 1))
+        return false;
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+
+Stmt lowerVectorSoftmax(LowerCtx &c, bool logarithm) {
+  const Rows g = rowsOf(c, c.inShapes[0]);
+  // exp dominates: about a dozen operations per element in the vector math.
+  return overRows(c, g, 16, [&](RowBuilder &rb) {
+    loop::Buffer mx = localArray(c, "max", DType::F32), sum = localArray(c, "sum", DType::F32);
+    auto x = [&](const Expr &base, int lanes) { return loop::load(c.ins[0], rb.at(base, lanes)); };
+    auto m = [&](int lanes) { return splat(loop::load(mx, {imm(0)}), lanes); };
+    auto shiftedExp = [&](const Expr &base, int lanes) {
+      return loop::call(loop::Intrinsic::Exp, {x(base, lanes) - m(lanes)});
+    };
+    std::vector<Stmt> s;
+    s.push_back(rb.reduce(mx, -INFINITY, maxF, x));
+    if (logarithm) {
+      s.push_back(rb.reduce(sum, 0, addF, shiftedExp));
+      Expr logSum = loop::call(loop::Intrinsic::Log, {loop::load(sum, {imm(0)})});
+      s.push_back(loop::store(sum, {imm(0)}, logSum));
+      s.push_back(rb.pass(
+          [&](const Expr &base, int lanes) {
+            return loop::store(c.outs[0], rb.at(base, lanes),
+                               (x(base, lanes) - m(lanes)) -
+                                   splat(loop::load(sum, {imm(0)}), lanes));
+          },
+          LoopRole::Parallel));
+    } else {
+      // The exponentials are stored as they are summed (and read back: the store forwards to
+      // the load), then scaled in place.
+      auto storeExp = [&](const Expr &base, int lanes) {
+        return loop::store(c.outs[0], rb.at(base, lanes), shiftedExp(base, lanes));
+      };
+      s.push_back(rb.reduce(
+          sum, 0, addF,
+          [&](const Expr &base, int lanes) { return loop::load(c.outs[0], rb.at(base, lanes)); },
+          storeExp));
+      s.push_back(
+          loop::store(sum, {imm(0)}, bin(ExprKind::Div, f32(1), loop::load(sum, {imm(0)}))));
+      s.push_back(rb.pass(
+          [&](const Expr &base, int lanes) {
+            return loop::store(c.outs[0], rb.at(base, lanes),
+                               loop::load(c.outs[0], rb.at(base, lanes)) *
+                                   splat(loop::load(sum, {imm(0)}), lanes));
+          },
+          LoopRole::Parallel));
+    }
+    return loop::allocate(mx, loop::allocate(sum, loop::seq(s)));
+  });
+}
+
+Stmt lowerVectorLayerNorm(LowerCtx &c) {
+  const Shape &in = c.inShapes[0];
+  const Rows g = rowsOf(c, in);
+  const double eps = ops::LayerNormOp(c.op).epsilon();
+  return overRows(c, g, 6, [&](RowBuilder &rb) {
+    loop::Buffer mean = localArray(c, "mean", DType::F32), rstd = localArray(c, "rstd", DType::F32);
+    auto x = [&](const Expr &base, int lanes) { return loop::load(c.ins[0], rb.at(base, lanes)); };
+    auto mu = [&](int lanes) { return splat(loop::load(mean, {imm(0)}), lanes); };
+    // Scale or bias at the row's elements: by the last index, or one value broadcast.
+    auto operand = [&](size_t i, const Expr &base, int lanes) {
+      const Shape &s = c.inShapes[i];
+      Exprs idx = broadcastIndex(rb.at(base, lanes), in, s);
+      bool along = !s.empty() && s.back() == g.n;
+      return along ? loop::load(c.ins[i], idx) : splat(loop::load(c.ins[i], idx), lanes);
+    };
+    const Expr count = f32(static_cast<double>(g.n));
+    std::vector<Stmt> s;
+    s.push_back(rb.reduce(mean, 0, addF, x));
+    s.push_back(loop::store(mean, {imm(0)}, bin(ExprKind::Div, loop::load(mean, {imm(0)}), count)));
+    s.push_back(rb.reduce(rstd, 0, addF, [&](const Expr &base, int lanes) {
+      Expr d = x(base, lanes) - mu(lanes);
+      return d * d;
+    }));
+    Expr var = bin(ExprKind::Div, loop::load(rstd, {imm(0)}), count);
+    s.push_back(loop::store(
+        rstd, {imm(0)},
+        bin(ExprKind::Div, f32(1), loop::call(loop::Intrinsic::Sqrt, {var + f32(eps)}))));
+    s.push_back(rb.pass(
+        [&](const Expr &base, int lanes) {
+          Expr y = (x(base, lanes) - mu(lanes)) * splat(loop::load(rstd, {imm(0)}), lanes);
+          y = y * operand(1, base, lanes);
+          if (c.ins.size() > 2)
+            y = y + operand(2, base, lanes);
+          return loop::store(c.outs[0], rb.at(base, lanes), y);
+        },
+        LoopRole::Parallel));
+    return loop::allocate(mean, loop::allocate(rstd, loop::seq(s)));
+  });
+}
+
+} // namespace strata::lower
