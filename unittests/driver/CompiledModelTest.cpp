@@ -29,13 +29,14 @@ Value *input(Graph &g, const Shape &s, const std::string &name) {
 // Builds the graph twice (the compiler optimizes its copy in place), runs the interpreter on one
 // and the JIT on the other, and compares within 1e-5 of the largest |reference|.
 void checkAgainstInterpreter(const std::function<void(Graph &)> &build,
-                             const std::vector<Tensor> &inputs, size_t minKernels = 1) {
+                             const std::vector<Tensor> &inputs, size_t minKernels = 1,
+                             const CompileOptions &options = {}) {
   Graph ref, jitGraph;
   build(ref);
   build(jitGraph);
   auto want = interpret(ref, inputs);
   ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());
-  auto model = compileModel(jitGraph);
+  auto model = compileModel(jitGraph, options);
   ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
   EXPECT_GE((*model)->numKernels(), minKernels);
   auto got = (*model)->run(inputs);
@@ -95,6 +96,38 @@ TEST(JitEngine, ConvThenSoftmax) {
         g.addOutput(b.value(OpKind::Softmax, {c}, {{"axis", int64_t{1}}}), "probs");
       },
       {randomTensor({1, 3, 8, 8}, 7)}, 2);
+}
+
+// The vectorized f32 rows (LowerRowVector.cpp) compiled for the host and for AVX2: softmax and
+// log_softmax rows with and without a scalar tail, a layer_norm with scale and bias, and a layer
+// norm written out as reductions (raise-layer-norm makes it one layer_norm) after a residual add.
+TEST(JitEngine, VectorizedSoftmaxAndLayerNormRows) {
+  auto build = [](Graph &g) {
+    Builder b(g);
+    Value *x = input(g, {6, 100}, "x"), *h = input(g, {4, 2, 37}, "h"), *t = input(g, {5, 96}, "t");
+    g.addOutput(b.value(OpKind::Softmax, {x}, {{"axis", int64_t{1}}}), "probs");
+    g.addOutput(b.value(OpKind::LogSoftmax, {h}, {{"axis", int64_t{2}}}), "logp");
+    Value *gamma = b.constant(randomTensor({96}, 21)), *beta = b.constant(randomTensor({96}, 22));
+    g.addOutput(
+        b.value(OpKind::LayerNorm, {t, gamma, beta}, {{"axis", int64_t{1}}, {"epsilon", 1e-5}}),
+        "ln");
+    Value *in = b.value(OpKind::Add, {t, b.constant(randomTensor({5, 96}, 23))});
+    AttrMap mean = {
+        {"kind", std::string("mean")}, {"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}};
+    Value *c = b.value(OpKind::Sub, {in, b.value(OpKind::Reduce, {in}, mean)});
+    Value *var = b.value(OpKind::Reduce, {b.value(OpKind::Mul, {c, c})}, mean);
+    Value *sd = b.value(OpKind::Sqrt, {b.value(OpKind::Add, {var, b.scalar(DType::F32, 1e-5)})});
+    Value *n = b.value(OpKind::Div, {c, sd});
+    g.addOutput(b.value(OpKind::Add, {b.value(OpKind::Mul, {n, gamma}), beta}), "decomposed");
+  };
+  std::vector<Tensor> in = {randomTensor({6, 100}, 24), randomTensor({4, 2, 37}, 25),
+                            randomTensor({5, 96}, 26)};
+  for (const char *target : {"host", "x86-64-v3"}) {
+    SCOPED_TRACE(target);
+    CompileOptions options;
+    options.target = target;
+    checkAgainstInterpreter(build, in, 4, options);
+  }
 }
 
 TEST(JitEngine, OutputsThatAreInputsOrConstants) {

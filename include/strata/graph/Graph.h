@@ -109,6 +109,7 @@ public:
 
   const std::vector<Use> &uses() const { return uses_; }
   bool hasUses() const { return !uses_.empty(); }
+  bool isGraphOutput() const { return !outputUses_.empty(); }
   // Redirects every use of this value (operands and graph outputs) to `other`.
   void replaceAllUsesWith(Value *other);
 

@@ -134,7 +134,7 @@ double secondsSince(Clock::time_point t) {
 } // namespace
 
 std::string_view PassManager::defaultPipeline() {
-  return "fixpoint(canonicalize,constant-fold,cse,dce),fold-batchnorm,fuse-bias,"
+  return "fixpoint(canonicalize,constant-fold,cse,dce),raise-layer-norm,fold-batchnorm,fuse-bias,"
          "fixpoint(canonicalize,constant-fold,cse,dce),layout-nchwc,"
          "fixpoint(canonicalize,cse,dce),fuse,dce";
 }

@@ -6,12 +6,16 @@ namespace strata {
 const std::vector<PassInfo> &passRegistry() {
   static const std::vector<PassInfo> registry = {
       {"canonicalize", "algebraic identities and data-movement cleanups", createCanonicalizePass},
-      {"constant-fold", "evaluate ops on constants through the interpreter", createConstantFoldPass},
+      {"constant-fold", "evaluate ops on constants through the interpreter",
+       createConstantFoldPass},
       {"cse", "merge identical ops (constants compared by content)", createCSEPass},
       {"dce", "remove ops whose results are unused", createDCEPass},
       {"fold-batchnorm", "fold per-channel scale and shift into a conv or matmul",
        createFoldBatchNormPass},
       {"fuse-bias", "merge a bias add into the conv or matmul before it", createFuseBiasPass},
+      {"raise-layer-norm",
+       "layer normalization written as reductions and elementwise ops -> layer_norm",
+       createRaiseLayerNormPass},
       {"layout-nchwc", "convolutions to the blocked NCHWc layout", createLayoutNCHWcPass},
       {"fuse", "group ops into kernels (elementwise chains, epilogues, row reductions)",
        createFusePass},

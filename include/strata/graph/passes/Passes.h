@@ -10,6 +10,7 @@ std::unique_ptr<Pass> createCSEPass();            // CSE.cpp
 std::unique_ptr<Pass> createDCEPass();            // DCE.cpp
 std::unique_ptr<Pass> createFoldBatchNormPass();  // FoldBatchNorm.cpp: scale/bias into conv/matmul
 std::unique_ptr<Pass> createFuseBiasPass();       // FuseBias.cpp: matmul + bias add -> one op
+std::unique_ptr<Pass> createRaiseLayerNormPass(); // RaiseLayerNorm.cpp: decomposed -> layer_norm
 std::unique_ptr<Pass> createLayoutNCHWcPass();    // LayoutNCHWc.cpp
 std::unique_ptr<Pass> createFusePass();           // Fuse.cpp: fusion planning into kernels
 
