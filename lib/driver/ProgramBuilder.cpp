@@ -272,6 +272,7 @@ private:
     setCrashContext(fmt::format("lowering op '{}' (node {})", op.opName(), nodeName(op)));
     lower::LowerOptions lo;
     lo.vectorLanesF32 = f32Lanes(opts_.scheduleTarget);
+    lo.vectorRegisters = opts_.scheduleTarget.vectorRegisters;
     const bool symbolic = lower::hasSymbolicDims(op);
     auto f = symbolic ? lower::lowerSymbolic(op, schedule, lo) : lower::lowerOp(op, lo);
     if (f && !symbolic)
@@ -407,6 +408,7 @@ loop::ScheduleTarget scheduleTargetFor(const std::string &cpu, const std::string
                    : has("+avx2") || cpu == "x86-64-v3"    ? 32
                    : cpu == "x86-64-v4"                    ? 64
                                                            : 16;
+  st.vectorRegisters = st.vectorBytes == 64 ? 32 : 16;
   return st;
 }
 

@@ -2,17 +2,25 @@
 // 8, vectors of the target's width where N allows): each tile of R rows x C vectors of columns
 // keeps R * C vector accumulators in registers and is updated by rank-1 steps, one per k:
 //
-//   for p in [0, batches * rowTiles * colTiles)
+//   for p in [0, batches * colTiles * rowTiles)         (row tiles fastest: see tileOrder)
 //     acc[R, C, 0:8] = bias columns (or 0)
 //     for k in [0, K)
 //       b_c = b[.., k, j0 + 8c : +8]                      (C vector loads)
 //       acc[r, c] = fma(broadcast(a[.., i0 + r, k]), b_c, acc[r, c])
 //     out[.., i0 + r, j0 + 8c : +8] = acc[r, c]           (rows past M neither read nor stored)
 //
+// R = min(M, 4); C as wide as the target's registers allow next to the accumulators (R * C
+// accumulators, C loads of b and one broadcast of a), at most 8: a small M (a GEMV, M = 1)
+// gets many independent accumulators to hide the FMA latency, a large one more reuse of each
+// broadcast. C divides the vectors of N where a divisor near the widest is found; otherwise the
+// last column tile is clamped like the row tail (its extra vectors recomputed, not stored).
+//
 // Rows and columns are unrolled in the IR so the accumulators have constant indices. The sum over
 // k is in ascending order with fused multiply-adds, the bias first: the interpreter's terms in
 // another rounding, like its blocked GEMM.
 #include "LowerImpl.h"
+
+#include <algorithm>
 
 namespace strata::lower {
 
@@ -27,6 +35,17 @@ int64_t lanesFor(const LowerCtx &c, int64_t n) {
 }
 
 Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
+
+// The tile's column vectors for R rows out of `vectors` in all, with `registers` SIMD registers.
+int64_t columnVectors(int64_t vectors, int64_t R, int64_t registers) {
+  int64_t widest = std::clamp<int64_t>((registers - 1) / (R + 1), 1, 8);
+  widest = std::min(widest, vectors);
+  for (int64_t c = widest; 2 * c >= widest; --c)
+    if (vectors % c == 0)
+      return c;
+  int64_t tiles = (vectors + widest - 1) / widest;
+  return (vectors + tiles - 1) / tiles; // balanced tiles, the last one clamped
+}
 
 } // namespace
 
@@ -52,9 +71,9 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
   const int64_t K = as.back(), N = bs.back(), kLanes = lanesFor(c, N);
   const int64_t R = std::min<int64_t>(M, 4);
   const int64_t vectors = N / kLanes;
-  const int64_t C = vectors % 3 == 0 ? 3 : vectors % 2 == 0 ? 2 : 1;
-  const int64_t rowTiles = (M + R - 1) / R, colTiles = vectors / C;
-  const bool rowTail = M % R != 0;
+  const int64_t C = columnVectors(vectors, R, c.opts.vectorRegisters);
+  const int64_t rowTiles = (M + R - 1) / R, colTiles = (vectors + C - 1) / C;
+  const bool rowTail = M % R != 0, colTail = vectors % C != 0;
   Shape batch = flat ? Shape{} : Shape(os.begin(), os.end() - 2);
   Shape aBatch = flat ? Shape{} : Shape(as.begin(), as.end() - 2), bBatch(bs.begin(), bs.end() - 2);
   const Shape aRows(as.begin(), as.end() - 1), outRows(os.begin(), os.end() - 1);
@@ -64,8 +83,11 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
 
   loop::Var p = c.newVar("p"), k = c.newVar("k");
   Expr pv = loop::var(p);
-  Expr nt = bin(ExprKind::FloorMod, pv, imm(colTiles));
-  Expr mt = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, pv, imm(colTiles)), imm(rowTiles));
+  // Row tiles fastest: consecutive tiles (one thread's share of p) reuse one panel of b (K x C
+  // vectors) from cache while the rows of a stream past, instead of every row tile reading all
+  // of b again.
+  Expr mt = bin(ExprKind::FloorMod, pv, imm(rowTiles));
+  Expr nt = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, pv, imm(rowTiles)), imm(colTiles));
   Expr bt = bin(ExprKind::FloorDiv, pv, imm(colTiles * rowTiles));
   Exprs bIdx = delinearize(bt, batch);
   Exprs aPre = broadcastIndex(bIdx, batch, aBatch), bPre = broadcastIndex(bIdx, batch, bBatch);
@@ -73,8 +95,11 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
     v.insert(v.end(), more);
     return v;
   };
+  // Vector ci of the tile; in a clamped last tile, vectors past N repeat the last one.
+  auto vectorAt = [&](int64_t ci) { return nt * imm(C) + imm(ci); };
   auto cols = [&](int64_t ci) {
-    return loop::ramp(nt * imm(C * kLanes) + imm(ci * kLanes), imm(1), static_cast<int>(kLanes));
+    Expr v = colTail ? bin(ExprKind::Min, vectorAt(ci), imm(vectors - 1)) : vectorAt(ci);
+    return loop::ramp(v * imm(kLanes), imm(1), static_cast<int>(kLanes));
   };
   auto row = [&](int64_t r) { return mt * imm(R) + imm(r); };
   loop::Buffer acc = loop::makeBuffer(c.newName("acc"), DType::F32, {imm(R), imm(C), imm(kLanes)},
@@ -102,10 +127,14 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
   }
   for (int64_t r = 0; r < R; ++r) {
     std::vector<Stmt> stores;
-    for (int64_t ci = 0; ci < C; ++ci)
-      stores.push_back(c.storeOut(
+    for (int64_t ci = 0; ci < C; ++ci) {
+      Stmt st = c.storeOut(
           flat ? with(delinearize(row(r), outRows), {cols(ci)}) : with(bIdx, {row(r), cols(ci)}),
-          loop::load(acc, accAt(r, ci))));
+          loop::load(acc, accAt(r, ci)));
+      // Vector 0 of a tile always exists; the others of a clamped last tile may not.
+      bool mayBePast = colTail && ci > 0 && (colTiles - 1) * C + ci >= vectors;
+      stores.push_back(mayBePast ? loop::ifThenElse(bin(ExprKind::LT, vectorAt(ci), imm(vectors)), st) : st);
+    }
     Stmt st = loop::seq(stores);
     // A clamped tail row computed row M-1 again: store only the real rows.
     finish.push_back(rowTail ? loop::ifThenElse(bin(ExprKind::LT, row(r), imm(M)), st) : st);

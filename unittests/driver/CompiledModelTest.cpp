@@ -130,6 +130,26 @@ TEST(JitEngine, VectorizedSoftmaxAndLayerNormRows) {
   }
 }
 
+// The matmul micro-kernel's tiles follow the target's registers (32 with AVX-512, 16 with
+// AVX2): a GEMV row, and rows with a tail, N of 13 and 125 vectors (clamped last tiles).
+TEST(JitEngine, MatMulTilesForEveryTarget) {
+  auto build = [](Graph &g) {
+    Builder b(g);
+    Value *v = input(g, {1, 160}, "v"), *x = input(g, {37, 64}, "x");
+    g.addOutput(b.value(OpKind::MatMul, {v, b.constant(randomTensor({160, 1000}, 31)),
+                                         b.constant(randomTensor({1000}, 32))}),
+                "gemv");
+    g.addOutput(b.value(OpKind::MatMul, {x, b.constant(randomTensor({64, 104}, 33))}), "rows");
+  };
+  std::vector<Tensor> in = {randomTensor({1, 160}, 34), randomTensor({37, 64}, 35)};
+  for (const char *target : {"host", "x86-64-v3"}) {
+    SCOPED_TRACE(target);
+    CompileOptions options;
+    options.target = target;
+    checkAgainstInterpreter(build, in, 2, options);
+  }
+}
+
 TEST(JitEngine, OutputsThatAreInputsOrConstants) {
   checkAgainstInterpreter(
       [](Graph &g) {

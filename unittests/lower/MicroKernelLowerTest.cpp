@@ -75,7 +75,7 @@ TEST(MicroKernel, TiledMatMulRowTailsBatchesBias) {
                         Case{{1, 9}, {9, 16}, false},      // one row (a lifted batch), C 2
                         Case{{2, 3, 9}, {9, 8}, true},     // batch on the left only
                         Case{{2, 6, 5}, {2, 5, 16}, false}, // batched both
-                        Case{{1, 4, 3}, {3, 3, 40}, true},  // broadcast batch, C 1
+                        Case{{1, 4, 3}, {3, 3, 40}, true},  // broadcast batch, 5 vectors: C 3, last tile clamped
                         Case{{6, 1, 5}, {5, 24}, true}}) {  // batch rows folded into M
     SCOPED_TRACE(shapeToString(c.a) + " @ " + shapeToString(c.b));
     std::vector<Tensor> in = {randomTensor(DType::F32, c.a), randomTensor(DType::F32, c.b)};
@@ -84,6 +84,36 @@ TEST(MicroKernel, TiledMatMulRowTailsBatchesBias) {
     checkOp(OpKind::MatMul, in, {}, Cmp::MaxRel, 1e-5);
     EXPECT_NE(loweredText(OpKind::MatMul, in, {}).find("fma("), std::string::npos);
   }
+}
+
+// Column tiles sized from the register count: a GEMV row gets up to 8 vectors of accumulators,
+// four rows up to 3 (16 registers) or 6 (32); vector counts without a divisor near the widest
+// tile clamp the last tile, whose vectors past N are computed again but not stored.
+TEST(MicroKernel, ColumnTilesFromRegisters) {
+  struct Case {
+    Shape a, b;
+    int64_t registers;
+  };
+  for (const Case &c : {Case{{1, 33}, {33, 104}, 16},     // 13 vectors, C 7: one clamped vector
+                        Case{{1, 20}, {20, 1000}, 32},    // 125 vectors, C 5 divides
+                        Case{{4, 9}, {9, 104}, 32},       // C 5 of 13: two clamped
+                        Case{{3, 2, 11}, {11, 88}, 32},   // 11 vectors, C 6; rows folded, tail row
+                        Case{{2, 5, 7}, {2, 7, 56}, 16}}) { // batched, C 3 of 7, clamped
+    SCOPED_TRACE(shapeToString(c.a) + " @ " + shapeToString(c.b) + " registers " +
+                 std::to_string(c.registers));
+    lower::LowerOptions lo;
+    lo.vectorRegisters = c.registers;
+    std::vector<Tensor> in = {randomTensor(DType::F32, c.a), randomTensor(DType::F32, c.b),
+                              randomTensor(DType::F32, {c.b.back()})};
+    checkOp(OpKind::MatMul, in, {}, Cmp::MaxRel, 1e-5, lo);
+    in.pop_back();
+    checkOp(OpKind::MatMul, in, {}, Cmp::MaxRel, 1e-5, lo);
+  }
+  lower::LowerOptions wide;
+  wide.vectorRegisters = 32;
+  std::vector<Tensor> gemv = {randomTensor(DType::F32, {1, 16}), randomTensor(DType::F32, {16, 64})};
+  std::string text = loweredText(OpKind::MatMul, gemv, {}, wide);
+  EXPECT_NE(text.find(": f32[1, 8, 8] local"), std::string::npos) << text; // 8 accumulators
 }
 
 // AVX-512 widths: 16-lane vectors where the shapes allow, 8 where they do not.

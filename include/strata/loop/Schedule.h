@@ -50,6 +50,7 @@ constexpr int64_t kMinParallelWork = int64_t(1) << 14;
 
 struct ScheduleTarget {
   int vectorBytes = 32;           // SIMD register width (AVX2); lanes = vectorBytes / dtype size
+  int vectorRegisters = 16;       // architectural SIMD registers: 16 (SSE, AVX2), 32 (AVX-512)
   int64_t tileRows = 4;           // rows of a matmul/conv output tile
   int64_t tileColVectors = 2;     // tile columns, in vectors
   int64_t minParallelExtent = 2;  // a constant-extent loop needs this many iterations to go parallel

@@ -15,6 +15,9 @@ struct LowerOptions {
   // f32 lanes of the register-tiled micro-kernels' vectors (matmul, plain conv); blocked convs
   // use their layout's block. The target's SIMD width: 8 with AVX2, 16 with AVX-512.
   int64_t vectorLanesF32 = 8;
+  // The target's SIMD registers (16 with AVX2, 32 with AVX-512): how many accumulators a
+  // micro-kernel's register tile may keep.
+  int64_t vectorRegisters = 16;
 };
 
 // Lowers one graph op. Ops (or dtypes, or attribute combinations) that have no lowering yet give
