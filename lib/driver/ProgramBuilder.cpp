@@ -395,6 +395,7 @@ int64_t f32Lanes(const loop::ScheduleTarget &t) { return std::max<int64_t>(8, t.
 PassOptions passOptionsFor(const loop::ScheduleTarget &t) {
   PassOptions o;
   o.vectorWidth = f32Lanes(t); // layout-nchwc's block
+  o.vectorRegisters = t.vectorRegisters;
   o.fusesIntoKernel = [](const Op &op) { return lower::lowersInKernel(op); };
   return o;
 }

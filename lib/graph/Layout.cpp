@@ -1,6 +1,7 @@
 // Blocked channel layouts: name parsing and the tensor permutations (dtype-generic byte copies).
 #include "strata/graph/Layout.h"
 
+#include <algorithm>
 #include <cassert>
 #include <charconv>
 
@@ -116,6 +117,50 @@ Tensor unblockConvWeight(const Tensor &blocked) {
         copyElement(src, from, dst, (o * ins + i) * taps + k, size);
       }
   return out;
+}
+
+Tensor packMatMulPanels(const Tensor &plain, int64_t panel) {
+  const Shape &s = plain.shape();
+  assert(s.size() == 2 && panel > 0 && s[1] % panel == 0);
+  int64_t k = s[0], n = s[1], panels = n / panel;
+  Tensor out(plain.dtype(), {panels, k, panel});
+  size_t size = dtypeSize(plain.dtype());
+  const auto *src = static_cast<const uint8_t *>(plain.rawData());
+  auto *dst = static_cast<uint8_t *>(out.rawData());
+  for (int64_t j = 0; j < panels; ++j)
+    for (int64_t r = 0; r < k; ++r)
+      std::memcpy(dst + ((j * k + r) * panel) * size, src + (r * n + j * panel) * size,
+                  static_cast<size_t>(panel) * size);
+  return out;
+}
+
+Tensor unpackMatMulPanels(const Tensor &panels) {
+  const Shape &s = panels.shape();
+  assert(s.size() == 3);
+  int64_t count = s[0], k = s[1], panel = s[2], n = count * panel;
+  Tensor out(panels.dtype(), {k, n});
+  size_t size = dtypeSize(panels.dtype());
+  const auto *src = static_cast<const uint8_t *>(panels.rawData());
+  auto *dst = static_cast<uint8_t *>(out.rawData());
+  for (int64_t j = 0; j < count; ++j)
+    for (int64_t r = 0; r < k; ++r)
+      std::memcpy(dst + (r * n + j * panel) * size, src + ((j * k + r) * panel) * size,
+                  static_cast<size_t>(panel) * size);
+  return out;
+}
+
+int64_t matMulColumnVectors(int64_t vectors, int64_t rows, int64_t registers, bool *divides) {
+  int64_t widest = std::clamp<int64_t>((registers - 1) / (rows + 1), 1, 8);
+  widest = std::min(widest, std::max<int64_t>(vectors, 1));
+  if (divides)
+    *divides = true;
+  for (int64_t c = widest; 2 * c >= widest; --c)
+    if (vectors % c == 0)
+      return c;
+  if (divides)
+    *divides = false;
+  int64_t tiles = (vectors + widest - 1) / widest;
+  return (vectors + tiles - 1) / tiles; // balanced tiles, the last one clamped
 }
 
 } // namespace strata

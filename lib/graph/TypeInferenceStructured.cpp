@@ -288,7 +288,28 @@ TensorType resizeType(const InferContext &c) {
 
 } // namespace
 
-std::vector<TensorType> inferMatMul(const InferContext &c) { return {matMulType(c)}; }
+std::vector<TensorType> inferMatMul(const InferContext &c) {
+  int64_t panel = c.view<ops::MatMulOp>().b_panel();
+  if (panel == 0)
+    return {matMulType(c)};
+  // Panels [N/p, K, p]: the plain rule on b's [K, N] form.
+  if (panel < 0)
+    fail("b_panel must be positive (or absent), got " + std::to_string(panel));
+  const TensorType &b = c.operand(1);
+  if (b.rank() != 3 || !b.isStatic() || b.dims[2].size != panel)
+    fail("operand 1 (b in panels of " + std::to_string(panel) + ") must be static [N/" +
+         std::to_string(panel) + ", K, " + std::to_string(panel) + "], got " +
+         dimsToString(b.dims));
+  std::optional<int64_t> n = shape::checkedMul(b.dims[0].size, panel);
+  if (!n)
+    fail("operand 1 (b in panels) unpacks past int64 columns");
+  std::vector<TensorType> plainOperands;
+  for (size_t i = 0; i < c.numOperands(); ++i)
+    plainOperands.push_back(c.operand(static_cast<unsigned>(i)));
+  plainOperands[1] = b.withDims({b.dims[1], Dim(*n)});
+  InferContext plain{c.kind, plainOperands, c.attrs, c.freshSymbols};
+  return {matMulType(plain)};
+}
 std::vector<TensorType> inferConv(const InferContext &c) {
   if (int64_t block = c.view<ops::ConvOp>().layout())
     return inferBlockedConv(c, block);

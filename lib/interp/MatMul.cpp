@@ -1,5 +1,7 @@
 // matmul (numpy semantics) and the blocked GEMM shared with conv / conv_transpose.
 #include "Kernels.h"
+#include "strata/graph/Layout.h"
+#include "strata/graph/Ops.h"
 
 #include <algorithm>
 
@@ -105,7 +107,13 @@ INSTANTIATE(uint64_t)
 #undef INSTANTIATE
 
 Tensors matMulKernel(const Op &op, const Tensors &operands) {
-  const Tensor &lhsIn = operands[0], &rhsIn = operands[1];
+  const Tensor &lhsIn = operands[0];
+  // b in panels [N/p, K, p] (b_panel = p) means the plain [K, N] matrix.
+  int64_t panel = ops::MatMulOp(op).b_panel();
+  if (panel != 0 && (operands[1].rank() != 3 || operands[1].shape()[2] != panel))
+    fail(op, "operand 1 of shape " + shapeToString(operands[1].shape()) + " is not in panels of " +
+                 std::to_string(panel));
+  const Tensor rhsIn = panel != 0 ? unpackMatMulPanels(operands[1]) : operands[1];
   if (lhsIn.dtype() != rhsIn.dtype())
     fail(op, "operand dtypes differ (" + std::string(dtypeName(lhsIn.dtype())) + " vs " +
                  std::string(dtypeName(rhsIn.dtype())) + ")");

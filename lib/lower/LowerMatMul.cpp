@@ -1,17 +1,22 @@
 // matmul(a, b[, bias]) as a direct loop nest: for every result element a one-element local
 // accumulator of the operand dtype sums a[.., i, k] * b[.., k, j] for k ascending, then the bias
 // is added (y = acc + bias, as the interpreter does). Batch dims broadcast; rank-1 operands are
-// promoted (the added dim never appears in the result). Floats differ from the interpreter's
-// blocked GEMM only in summation order; integers (wrapping) are exact.
+// promoted (the added dim never appears in the result); b in panels (b_panel) is indexed as the
+// [K, N] it holds. Floats differ from the interpreter's blocked GEMM only in summation order;
+// integers (wrapping) are exact.
 #include "LowerImpl.h"
 
 namespace strata::lower {
 
 Stmt lowerMatMul(LowerCtx &c) {
-  const Shape &a = c.inShapes[0], &b = c.inShapes[1], &out = c.outShapes[0];
+  const Shape &a = c.inShapes[0], &out = c.outShapes[0];
   DType t = c.inTypes[0];
   if (canLowerTiledMatMul(c))
     return lowerTiledMatMul(c);
+  // b in panels [N/p, K, p] is read as the [K, N] it holds: b[k, j] = panels[j / p, k, j % p].
+  const int64_t panel = ops::MatMulOp(c.op).b_panel();
+  const Shape &bIn = c.inShapes[1];
+  const Shape b = panel ? Shape{bIn.at(1), bIn.at(0) * panel} : bIn;
   if (t == DType::Bool)
     notLowered(c.op, "bool operands");
   if (a.empty() || b.empty())
@@ -38,6 +43,9 @@ Stmt lowerMatMul(LowerCtx &c) {
     bIdx.push_back(kx);
     if (!bVec)
       bIdx.push_back(j);
+    if (panel)
+      bIdx = {loop::binary(loop::ExprKind::FloorDiv, j, imm(panel)), kx,
+              loop::binary(loop::ExprKind::FloorMod, j, imm(panel))};
     Expr sum = loop::load(acc, {imm(0)});
     Stmt step = loop::store(acc, {imm(0)}, sum + loop::load(c.ins[0], ai) * loop::load(c.ins[1], bIdx));
     Expr result = sum;

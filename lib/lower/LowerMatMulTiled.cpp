@@ -14,11 +14,14 @@
 // gets many independent accumulators to hide the FMA latency, a large one more reuse of each
 // broadcast. C divides the vectors of N where a divisor near the widest is found; otherwise the
 // last column tile is clamped like the row tail (its extra vectors recomputed, not stored).
+// With b in panels (b_panel = p, [N/p, K, p], written by pack-matmul-weights) a column tile is
+// one panel, C = p / lanes, and its loads walk one contiguous block.
 //
 // Rows and columns are unrolled in the IR so the accumulators have constant indices. The sum over
 // k is in ascending order with fused multiply-adds, the bias first: the interpreter's terms in
 // another rounding, like its blocked GEMM.
 #include "LowerImpl.h"
+#include "strata/graph/Layout.h"
 
 #include <algorithm>
 
@@ -36,15 +39,20 @@ int64_t lanesFor(const LowerCtx &c, int64_t n) {
 
 Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
 
-// The tile's column vectors for R rows out of `vectors` in all, with `registers` SIMD registers.
-int64_t columnVectors(int64_t vectors, int64_t R, int64_t registers) {
-  int64_t widest = std::clamp<int64_t>((registers - 1) / (R + 1), 1, 8);
-  widest = std::min(widest, vectors);
-  for (int64_t c = widest; 2 * c >= widest; --c)
-    if (vectors % c == 0)
-      return c;
-  int64_t tiles = (vectors + widest - 1) / widest;
-  return (vectors + tiles - 1) / tiles; // balanced tiles, the last one clamped
+// b's panel width (matmul's b_panel), 0 when b is a plain [.., K, N].
+int64_t panelOf(const LowerCtx &c) { return ops::MatMulOp(c.op).b_panel(); }
+
+// Columns of the product: b's last dim, or panels x width.
+int64_t columnsOf(const LowerCtx &c) {
+  const Shape &b = c.inShapes[1];
+  int64_t panel = panelOf(c);
+  return panel ? b[0] * panel : b.back();
+}
+
+// The vector lanes: as lanesFor, but a panel must hold whole vectors.
+int64_t tileLanes(const LowerCtx &c, int64_t n) {
+  int64_t lanes = lanesFor(c, n), panel = panelOf(c);
+  return panel && panel % lanes != 0 ? 8 : lanes;
 }
 
 } // namespace
@@ -53,8 +61,8 @@ bool canLowerTiledMatMul(const LowerCtx &c) {
   const Shape &a = c.inShapes[0], &b = c.inShapes[1], &out = c.outShapes[0];
   if (c.inTypes[0] != DType::F32 || a.size() < 2 || b.size() < 2 || out.size() < 2)
     return false;
-  int64_t n = b.back();
-  if (n % 8 != 0 || n == 0 || a.back() == 0 || a[a.size() - 2] == 0)
+  int64_t n = columnsOf(c), panel = panelOf(c);
+  if (n % 8 != 0 || n == 0 || a.back() == 0 || a[a.size() - 2] == 0 || panel % 8 != 0)
     return false;
   return c.ins.size() < 3 || c.inShapes[2] == Shape{n};
 }
@@ -63,19 +71,23 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
   const Shape &as = c.inShapes[0], &bs = c.inShapes[1], &os = c.outShapes[0];
   // With an unbatched right operand, the left operand's batch dims are just more rows
   // ([S, 1, K] x [K, N] is one S x K by K x N product, not S products of one row).
-  const bool flat = bs.size() == 2;
+  const int64_t panel = panelOf(c);
+  const bool flat = bs.size() == 2 || panel != 0;
   int64_t M = as[as.size() - 2];
   if (flat)
     for (size_t d = 0; d + 2 < as.size(); ++d)
       M *= as[d];
-  const int64_t K = as.back(), N = bs.back(), kLanes = lanesFor(c, N);
+  const int64_t K = as.back(), N = columnsOf(c), kLanes = tileLanes(c, N);
   const int64_t R = std::min<int64_t>(M, 4);
   const int64_t vectors = N / kLanes;
-  const int64_t C = columnVectors(vectors, R, c.opts.vectorRegisters);
+  // In panels, a column tile is one panel: its K x C vectors are contiguous.
+  const int64_t C =
+      panel ? panel / kLanes : matMulColumnVectors(vectors, R, c.opts.vectorRegisters);
   const int64_t rowTiles = (M + R - 1) / R, colTiles = (vectors + C - 1) / C;
   const bool rowTail = M % R != 0, colTail = vectors % C != 0;
   Shape batch = flat ? Shape{} : Shape(os.begin(), os.end() - 2);
-  Shape aBatch = flat ? Shape{} : Shape(as.begin(), as.end() - 2), bBatch(bs.begin(), bs.end() - 2);
+  Shape aBatch = flat ? Shape{} : Shape(as.begin(), as.end() - 2);
+  Shape bBatch = flat ? Shape{} : Shape(bs.begin(), bs.end() - 2);
   const Shape aRows(as.begin(), as.end() - 1), outRows(os.begin(), os.end() - 1);
   int64_t batches = 1;
   for (int64_t d : batch)
@@ -116,7 +128,10 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
                            : loop::broadcast(loop::floatImm(0, DType::F32), static_cast<int>(kLanes))));
   std::vector<Expr> bv;
   for (int64_t ci = 0; ci < C; ++ci)
-    bv.push_back(loop::load(c.ins[1], with(bPre, {loop::var(k), cols(ci)})));
+    bv.push_back(panel ? loop::load(c.ins[1], {nt, loop::var(k),
+                                               loop::ramp(imm(ci * kLanes), imm(1),
+                                                          static_cast<int>(kLanes))})
+                       : loop::load(c.ins[1], with(bPre, {loop::var(k), cols(ci)})));
   for (int64_t r = 0; r < R; ++r) {
     Expr i = rowTail ? bin(ExprKind::Min, row(r), imm(M - 1)) : row(r);
     Exprs aIdx = flat ? with(delinearize(i, aRows), {loop::var(k)}) : with(aPre, {i, loop::var(k)});

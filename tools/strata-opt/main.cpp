@@ -76,6 +76,10 @@ void addOptions(CLI::App &app, Options &opts) {
                  "Most iterations of a fixpoint(...) group")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--vector-width", opts.passOptions.vectorWidth,
+                 "f32 lanes of the target's vectors for layout decisions (default 8: AVX2)");
+  app.add_option("--vector-registers", opts.passOptions.vectorRegisters,
+                 "SIMD registers of the target (default 16: AVX2; 32 with AVX-512)");
   app.add_flag("--fast-math", opts.passOptions.fastMath,
                "Allow rewrites that are not exact under IEEE arithmetic");
   app.add_flag("--list-passes", opts.listPasses, "List the registered passes and exit");

@@ -4,6 +4,9 @@
 #include "strata/runtime/Executor.h"
 
 #include "strata/graph/Builder.h"
+#include "strata/graph/Layout.h"
+#include "strata/graph/Ops.h"
+#include "strata/graph/Walk.h"
 #include "strata/interp/Interpreter.h"
 #include "strata/loop/Printer.h"
 
@@ -147,6 +150,51 @@ TEST(JitEngine, MatMulTilesForEveryTarget) {
     CompileOptions options;
     options.target = target;
     checkAgainstInterpreter(build, in, 2, options);
+  }
+}
+
+// Constant right operands go to column panels (pack-matmul-weights) and the tiled kernel reads
+// them there: N = 1024 (rows 4 KiB apart when plain) with a bias and relu fused into the
+// kernel, a batched left operand, a GEMV; and a matmul written in panels by hand whose full
+// [M, N] bias keeps it off the tiled kernel (the scalar nest indexes the panels).
+TEST(JitEngine, MatMulWeightsInPanels) {
+  auto build = [](Graph &g) {
+    Builder b(g);
+    Value *x = input(g, {37, 64}, "x"), *s = input(g, {2, 5, 48}, "s"),
+          *v = input(g, {1, 256}, "v");
+    Value *mm = b.value(OpKind::MatMul, {x, b.constant(randomTensor({64, 1024}, 41)),
+                                         b.constant(randomTensor({1024}, 42))});
+    g.addOutput(b.value(OpKind::Max, {mm, b.scalar(DType::F32, 0.0)}), "relu");
+    g.addOutput(b.value(OpKind::MatMul, {s, b.constant(randomTensor({48, 96}, 43))}), "batched");
+    g.addOutput(b.value(OpKind::MatMul, {v, b.constant(randomTensor({256, 512}, 44))}), "gemv");
+    Tensor plain = randomTensor({64, 32}, 45);
+    Value *hand = b.value(
+        OpKind::MatMul,
+        {x, b.constant(packMatMulPanels(plain, 16)), b.constant(randomTensor({37, 32}, 46))},
+        {{"b_panel", int64_t{16}}});
+    g.addOutput(hand, "full-bias");
+  };
+  std::vector<Tensor> in = {randomTensor({37, 64}, 47), randomTensor({2, 5, 48}, 48),
+                            randomTensor({1, 256}, 49)};
+  for (const char *target : {"host", "x86-64-v3"}) {
+    SCOPED_TRACE(target);
+    CompileOptions options;
+    options.target = target;
+    checkAgainstInterpreter(build, in, 4, options);
+    // Every matmul of the compiled graph reads its weight in panels.
+    Graph g;
+    build(g);
+    auto model = compileModel(g, options);
+    ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+    int matmuls = 0, packed = 0;
+    forEachOp(g, [&](const Op &op) {
+      if (op.kind() == OpKind::MatMul) {
+        ++matmuls;
+        packed += ops::MatMulOp(op).b_panel() > 0;
+      }
+    });
+    EXPECT_EQ(matmuls, 4);
+    EXPECT_EQ(packed, 4);
   }
 }
 

@@ -6,6 +6,8 @@
 //               NCHW<c>c [N, C/c, S..., c]       element (n, cb, s, ci) = plain (n, cb*c+ci, s)
 //   conv weight plain    [O, I, K...]
 //               blocked  [O/co, I/ci, K..., ci, co]  ("OIhw<ci>i<co>o"; ci = 1 for depthwise)
+//   matmul b    plain    [K, N]
+//               panels   [N/p, K, p]             element (j, k, q) = plain (k, j*p + q)
 #pragma once
 #include "strata/support/Tensor.h"
 
@@ -26,5 +28,21 @@ Tensor unblockChannels(const Tensor &blocked);
 // Conv weights: [O, I, K...] <-> [O/co, I/ci, K..., ci, co].
 Tensor blockConvWeight(const Tensor &plain, int64_t inBlock, int64_t outBlock);
 Tensor unblockConvWeight(const Tensor &blocked);
+
+// Matmul right operands: [K, N] <-> [N/p, K, p] (matmul's b_panel). N must be divisible by p.
+// Each panel is one contiguous K x p block: the tiled kernel's loads of a column tile walk it in
+// order, where rows of a plain [K, N] one lie N*4 bytes apart (a multiple of 4 KiB for N = 1024,
+// 3072, ..., so every row of a panel falls into one L1 set).
+Tensor packMatMulPanels(const Tensor &plain, int64_t panel);
+Tensor unpackMatMulPanels(const Tensor &panels);
+
+// The tiled matmul kernel's column tile, in vectors, for `rows` rows (1..4) out of `vectors`
+// vectors of columns with `registers` SIMD registers: at most (registers - 1) / (rows + 1)
+// (rows * C accumulators, C loads of b, one broadcast of a) and at most 8; a divisor of
+// `vectors` near that when there is one (`*divides` says whether it is), else the width of
+// balanced tiles whose last one is clamped. The lowering and pack-matmul-weights both ask this
+// one function, so a packed panel is exactly one tile wide.
+int64_t matMulColumnVectors(int64_t vectors, int64_t rows, int64_t registers,
+                            bool *divides = nullptr);
 
 } // namespace strata

@@ -7,6 +7,7 @@
 // by about 1 ulp per product (w*s summed vs the sum times s), as in every inference compiler.
 #include "BiasFolding.h"
 
+#include "strata/graph/Ops.h"
 #include "strata/graph/Walk.h"
 #include "strata/graph/passes/Passes.h"
 
@@ -28,7 +29,8 @@ std::optional<Tensor> weightScale(const Op &producer, const Tensor &perChannel) 
 bool foldScale(Graph &g, Op &user, const Match &m, int64_t axis) {
   Op &producer = *m.producer;
   const Tensor *weight = constantOperand(producer, 1);
-  if (!weight)
+  // A weight in panels (b_panel) does not broadcast against a per-column scale.
+  if (!weight || (producer.kind() == OpKind::MatMul && ops::MatMulOp(producer).b_panel() != 0))
     return false;
   std::optional<Tensor> scale = channelVector(m.constant, producer.result(0)->type(), axis);
   if (!scale)

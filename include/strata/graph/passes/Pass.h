@@ -36,6 +36,8 @@ struct PassOptions {
   int64_t foldElementLimit = 1 << 16;
   // Vector width in f32 lanes for layout decisions (8 for AVX2).
   int64_t vectorWidth = 8;
+  // Architectural SIMD registers (16 for AVX2, 32 for AVX-512): pack-matmul-weights' panels.
+  int64_t vectorRegisters = 16;
   // Whether the code generator can compute `op` inside a fused kernel: the fuse pass asks before
   // grouping an op, so every kernel it forms lowers (the driver sets lower::lowersInKernel).
   // Unset: every op can, for graph-level work without a code generator.
