@@ -60,10 +60,47 @@ TEST(MicroKernel, PlainConvWithVectorsOfOutputChannels) {
   attrs.erase("layout");
   checkOp(OpKind::Conv, in, attrs, Cmp::MaxRel, 1e-5);
   EXPECT_NE(loweredText(OpKind::Conv, in, attrs).find("fma("), std::string::npos);
+  // Many input channels: the weight vectors are too many to stage on the stack; gathered.
+  in = {randomTensor(DType::F32, {1, 72, 5, 6}), randomTensor(DType::F32, {16, 72, 3, 3})};
+  AttrMap padded = conv({1, 1}, {1, 1, 1, 1}, {1, 1}, "");
+  padded.erase("layout");
+  checkOp(OpKind::Conv, in, padded, Cmp::MaxRel, 1e-5);
+  std::string text = loweredText(OpKind::Conv, in, padded);
+  EXPECT_EQ(text.find("wstage"), std::string::npos) << text;
+  in = {randomTensor(DType::F32, {1, 3, 17, 19}), randomTensor(DType::F32, {16, 3, 7, 7})};
+  EXPECT_NE(loweredText(OpKind::Conv, in, attrs).find("wstage"), std::string::npos);
   // 12 output channels are not whole vectors: the generic nest.
   in = {randomTensor(DType::F32, {1, 3, 9, 9}), randomTensor(DType::F32, {12, 3, 3, 3})};
   checkOp(OpKind::Conv, in, attrs, Cmp::MaxRel, 1e-6);
   EXPECT_EQ(loweredText(OpKind::Conv, in, attrs).find("fma("), std::string::npos);
+}
+
+// Conv tiles of O output channel blocks by T columns from the registers: with 32, four blocks
+// of 6 columns where OW = 6, two of 14 where OW = 14, three where the blocks divide by 3 only;
+// with 16 registers at most two blocks. Each against the interpreter.
+TEST(MicroKernel, ConvTilesFromRegisters) {
+  struct Case {
+    int64_t c, o, w, registers;
+    const char *accumulators; // the tile's local buffer
+  };
+  for (const Case &k :
+       {Case{8, 32, 6, 32, "f32[4, 6, 8] local"}, Case{8, 32, 14, 32, "f32[2, 14, 8] local"},
+        Case{16, 24, 9, 32, "f32[3, 9, 8] local"}, Case{8, 32, 6, 16, "f32[2, 6, 8] local"},
+        Case{8, 8, 13, 16, nullptr}}) {
+    SCOPED_TRACE("o" + std::to_string(k.o) + " w" + std::to_string(k.w) + " registers " +
+                 std::to_string(k.registers));
+    lower::LowerOptions lo;
+    lo.vectorRegisters = k.registers;
+    std::vector<Tensor> in = {randomTensor(DType::F32, {1, k.c / 8, 5, k.w, 8}),
+                              randomTensor(DType::F32, {k.o / 8, k.c / 8, 3, 3, 8, 8}),
+                              randomTensor(DType::F32, {k.o})};
+    AttrMap attrs = conv({1, 1}, {1, 1, 1, 1}, {1, 1}, "NCHW8c");
+    checkOp(OpKind::Conv, in, attrs, Cmp::MaxRel, 1e-5, lo);
+    if (k.accumulators) {
+      std::string text = loweredText(OpKind::Conv, in, attrs, lo);
+      EXPECT_NE(text.find(k.accumulators), std::string::npos) << text;
+    }
+  }
 }
 
 TEST(MicroKernel, TiledMatMulRowTailsBatchesBias) {
