@@ -3,6 +3,7 @@
 // strata_runtime so strata_codegen (whose JIT resolves `strata_parallel_for`) need not depend on
 // the runtime.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -58,12 +59,16 @@ private:
 
   std::vector<std::thread> workers_;
   std::mutex callMutex_; // held by the parallelFor that owns the workers
+  // Workers spin on generation_ for a while after each job (the next kernel's loop usually
+  // follows within microseconds), then sleep on wake_; sleepers_ says whether a new job must
+  // notify. job_ and busy_ hand a job over without the mutex (see parallelFor).
   std::mutex m_;
-  std::condition_variable wake_, idle_;
-  Job *job_ = nullptr;
-  uint64_t generation_ = 0;
-  unsigned busy_ = 0; // workers inside the current job
-  bool stop_ = false;
+  std::condition_variable wake_;
+  std::atomic<Job *> job_{nullptr};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<unsigned> busy_{0};     // workers between joining a job and leaving it
+  std::atomic<unsigned> sleepers_{0}; // workers waiting on wake_
+  std::atomic<bool> stop_{false};
 };
 
 } // namespace strata
