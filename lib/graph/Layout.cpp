@@ -119,33 +119,37 @@ Tensor unblockConvWeight(const Tensor &blocked) {
   return out;
 }
 
+namespace {
+
+// Copies each panel row (p elements) between a plain [K, N] and panels [N/p, K, p], either way.
+void copyPanelRows(const Tensor &from, Tensor &to, int64_t k, int64_t n, int64_t panel,
+                   bool toPanels) {
+  size_t size = dtypeSize(from.dtype());
+  const auto *src = static_cast<const uint8_t *>(from.rawData());
+  auto *dst = static_cast<uint8_t *>(to.rawData());
+  for (int64_t j = 0; j < n / panel; ++j)
+    for (int64_t r = 0; r < k; ++r) {
+      int64_t plainAt = r * n + j * panel, panelAt = (j * k + r) * panel;
+      std::memcpy(dst + (toPanels ? panelAt : plainAt) * size,
+                  src + (toPanels ? plainAt : panelAt) * size, static_cast<size_t>(panel) * size);
+    }
+}
+
+} // namespace
+
 Tensor packMatMulPanels(const Tensor &plain, int64_t panel) {
   const Shape &s = plain.shape();
   assert(s.size() == 2 && panel > 0 && s[1] % panel == 0);
-  int64_t k = s[0], n = s[1], panels = n / panel;
-  Tensor out(plain.dtype(), {panels, k, panel});
-  size_t size = dtypeSize(plain.dtype());
-  const auto *src = static_cast<const uint8_t *>(plain.rawData());
-  auto *dst = static_cast<uint8_t *>(out.rawData());
-  for (int64_t j = 0; j < panels; ++j)
-    for (int64_t r = 0; r < k; ++r)
-      std::memcpy(dst + ((j * k + r) * panel) * size, src + (r * n + j * panel) * size,
-                  static_cast<size_t>(panel) * size);
+  Tensor out(plain.dtype(), {s[1] / panel, s[0], panel});
+  copyPanelRows(plain, out, s[0], s[1], panel, true);
   return out;
 }
 
 Tensor unpackMatMulPanels(const Tensor &panels) {
   const Shape &s = panels.shape();
   assert(s.size() == 3);
-  int64_t count = s[0], k = s[1], panel = s[2], n = count * panel;
-  Tensor out(panels.dtype(), {k, n});
-  size_t size = dtypeSize(panels.dtype());
-  const auto *src = static_cast<const uint8_t *>(panels.rawData());
-  auto *dst = static_cast<uint8_t *>(out.rawData());
-  for (int64_t j = 0; j < count; ++j)
-    for (int64_t r = 0; r < k; ++r)
-      std::memcpy(dst + (r * n + j * panel) * size, src + ((j * k + r) * panel) * size,
-                  static_cast<size_t>(panel) * size);
+  Tensor out(panels.dtype(), {s[1], s[0] * s[2]});
+  copyPanelRows(panels, out, s[1], s[0] * s[2], s[2], false);
   return out;
 }
 
