@@ -8,6 +8,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
+  pybind11-dev python3-pytest
 )
 if [ "${1:-}" = fuzz ]; then
   PACKAGES+=(clang-19 libclang-rt-19-dev)

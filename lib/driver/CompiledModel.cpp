@@ -75,37 +75,54 @@ std::unique_ptr<RunContext> CompiledModel::createContext() const {
 
 llvm::Expected<std::vector<Tensor>> CompiledModel::run(RunContext &ctx,
                                                        const std::vector<Tensor> &inputs) const {
-  std::vector<DType> dtypes;
-  std::vector<std::vector<int64_t>> shapes;
-  std::vector<const void *> in;
+  std::vector<InputRef> refs;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor &t = inputs[i];
     if (!t.valid() && t.byteSize() != 0)
       return makeError(
           Diagnostic::error("input " + std::to_string(i) + ": tensor has no data").inPhase("jit"));
-    dtypes.push_back(t.dtype());
-    shapes.push_back(t.shape());
-    in.push_back(t.rawData());
+    refs.push_back({t.rawData(), t.dtype(), t.shape()});
+  }
+  std::vector<Tensor> outputs;
+  auto allocate = [&](size_t i, DType dtype,
+                      const std::vector<int64_t> &shape) -> llvm::Expected<void *> {
+    try {
+      outputs.emplace_back(dtype, shape);
+    } catch (const std::exception &e) { // Tensor refuses absurd sizes
+      return makeError(Diagnostic::error("output " + std::to_string(i) + " ('" +
+                                         exec_->plan().outputs[i].name + "'): " + e.what())
+                           .inPhase("jit"));
+    }
+    return outputs.back().rawData();
+  };
+  if (llvm::Error err = runInto(ctx, refs, allocate))
+    return std::move(err);
+  return outputs;
+}
+
+llvm::Error CompiledModel::runInto(RunContext &ctx, const std::vector<InputRef> &inputs,
+                                   const OutputAllocator &allocate) const {
+  std::vector<DType> dtypes;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<const void *> in;
+  for (const InputRef &r : inputs) {
+    dtypes.push_back(r.dtype);
+    shapes.push_back(r.shape);
+    in.push_back(r.data);
   }
   const Executor &exec = *exec_;
   if (Status s = exec.bind(ctx, dtypes, shapes))
     return withContext(toError(s), inPhase("jit"));
-  std::vector<Tensor> outputs;
   std::vector<void *> out;
-  for (size_t i = 0; i < exec_->plan().outputs.size(); ++i) {
-    const PlanTensor &spec = exec_->plan().outputs[i];
-    try {
-      outputs.emplace_back(spec.dtype, ctx.outputShape(i));
-    } catch (const std::exception &e) { // Tensor refuses absurd sizes
-      return makeError(
-          Diagnostic::error("output " + std::to_string(i) + " ('" + spec.name + "'): " + e.what())
-              .inPhase("jit"));
-    }
-    out.push_back(outputs.back().rawData());
+  for (size_t i = 0; i < exec.plan().outputs.size(); ++i) {
+    auto at = allocate(i, exec.plan().outputs[i].dtype, ctx.outputShape(i));
+    if (!at)
+      return at.takeError();
+    out.push_back(*at);
   }
   if (Status s = exec.run(ctx, in.data(), out.data()))
     return withContext(toError(s), inPhase("jit"));
-  return outputs;
+  return llvm::Error::success();
 }
 
 } // namespace strata::driver

@@ -177,18 +177,15 @@ int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
                             : emit == "obj" ? driver::AotOutput::Object
                                             : driver::AotOutput::SharedLibrary;
   std::string path = o.output.empty() ? "-" : o.output;
-  if (llvm::Error err = driver::writeAot(*prog, ao, kind, path))
-    return fail(kBadModel, o.model + ": " + llvm::toString(std::move(err)));
-  if (kind != driver::AotOutput::SharedLibrary)
+  if (kind != driver::AotOutput::SharedLibrary) {
+    if (llvm::Error err = driver::writeAot(*prog, ao, kind, path))
+      return fail(kBadModel, o.model + ": " + llvm::toString(std::move(err)));
     return 0;
-  // The header next to the library: model.so -> model.h.
+  }
+  if (llvm::Error err = driver::writeLibraryWithHeader(*prog, ao, path))
+    return fail(kBadModel, o.model + ": " + llvm::toString(std::move(err)));
   llvm::SmallString<256> header(path);
   llvm::sys::path::replace_extension(header, ".h");
-  if (!writeTextOutput(std::string(header),
-                       driver::aotHeader(prog->plan, llvm::sys::path::filename(path).str()))) {
-    std::remove(path.c_str());
-    return failedCode();
-  }
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::cout << "wrote " << path << " and " << header.str().str() << ": "

@@ -25,6 +25,11 @@ struct AotOptions {
 // error. The symbols the runtime reads: strata_aot_plan, strata_aot_kernels, strata_aot_weights.
 llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const std::string &path);
 
+// A shared library and its header next to it (model.so -> model.h), as `strata compile -o
+// model.so` writes them. On error neither is left behind.
+llvm::Error writeLibraryWithHeader(const Program &prog, const AotOptions &opts,
+                                   const std::string &path);
+
 // The header written next to a library: the C API text plus the model's interface as comments
 // and macros (STRATA_MODEL_NUM_INPUTS, ...).
 std::string aotHeader(const runtime::Plan &plan, const std::string &libraryName);

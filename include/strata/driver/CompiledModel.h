@@ -7,6 +7,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,20 @@ public:
   std::unique_ptr<runtime::RunContext> createContext() const;
   llvm::Expected<std::vector<Tensor>> run(runtime::RunContext &context,
                                           const std::vector<Tensor> &inputs) const;
+
+  // The zero-copy form of run(), for callers that own the memory (the Python binding): inputs by
+  // pointer, and each output written where `allocate(i, dtype, shape)` says. allocate is called
+  // once per output, in order, after every input is checked and before any kernel runs; an error
+  // it returns ends the run. Concurrent calls need contexts of their own, as above.
+  struct InputRef {
+    const void *data = nullptr;
+    DType dtype = DType::F32;
+    std::vector<int64_t> shape;
+  };
+  using OutputAllocator =
+      std::function<llvm::Expected<void *>(size_t, DType, const std::vector<int64_t> &)>;
+  llvm::Error runInto(runtime::RunContext &context, const std::vector<InputRef> &inputs,
+                      const OutputAllocator &allocate) const;
 
   size_t numKernels() const;
   int64_t arenaBytes() const;        // of the last run's binding

@@ -1,0 +1,383 @@
+// _strata: the native half of the Python package (docs/python.md). It compiles ONNX files with
+// the JIT (driver/CompiledModel.h), loads AOT libraries (driver/SharedModel.h) and runs both on
+// numpy arrays: inputs are passed by pointer, JIT outputs are numpy arrays the kernels write into
+// directly. The pure-Python layer (strata/__init__.py) converts arguments and exports torch.
+#include "strata/driver/Aot.h"
+#include "strata/driver/CompiledModel.h"
+#include "strata/driver/SharedModel.h"
+#include "strata/graph/passes/PassManager.h"
+#include "strata/import/OnnxImporter.h"
+#include "strata/runtime/Executor.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace py = pybind11;
+using namespace strata;
+
+namespace {
+
+// The exception types (strata.Error and its subclasses), created at import.
+PyObject *errorType = nullptr, *compileErrorType = nullptr, *inputErrorType = nullptr,
+         *runErrorType = nullptr;
+
+[[noreturn]] void raise(PyObject *type, const std::string &message) {
+  PyErr_SetString(type, message.c_str());
+  throw py::error_already_set();
+}
+
+// numpy's name for a dtype. bf16 has none: its raw bits travel as uint16.
+const char *numpyName(DType t) {
+  switch (t) {
+  case DType::F32:
+    return "float32";
+  case DType::F16:
+    return "float16";
+  case DType::BF16:
+    return "uint16";
+  case DType::F64:
+    return "float64";
+  case DType::I8:
+    return "int8";
+  case DType::I16:
+    return "int16";
+  case DType::I32:
+    return "int32";
+  case DType::I64:
+    return "int64";
+  case DType::U8:
+    return "uint8";
+  case DType::U16:
+    return "uint16";
+  case DType::U32:
+    return "uint32";
+  case DType::U64:
+    return "uint64";
+  case DType::Bool:
+    return "bool";
+  }
+  return "void";
+}
+
+// One input or output as Python sees it: dims are ints, or the symbol's name for symbolic dims.
+struct IOInfo {
+  std::string name;
+  std::vector<std::variant<int64_t, std::string>> shape;
+  std::string dtype;       // numpy's name
+  std::string strataDType; // strata's ("f32", "bf16", ...)
+};
+
+IOInfo describe(const std::string &name, const TensorType &type) {
+  IOInfo info{name, {}, numpyName(type.dtype), std::string(dtypeName(type.dtype))};
+  for (const Dim &d : type.dims) {
+    if (d.isStatic())
+      info.shape.emplace_back(d.size);
+    else
+      info.shape.emplace_back(d.symbol);
+  }
+  return info;
+}
+
+// The array of `arg` as input `index` of `expected`: C-contiguous and of exactly the expected
+// dtype (bf16: uint16 bits), else InputError. The Python layer converts what it may beforehand.
+py::array checkedArray(const py::handle &arg, size_t index, const IOInfo &expected) {
+  if (!py::isinstance<py::array>(arg))
+    raise(inputErrorType, "input " + std::to_string(index) + " ('" + expected.name +
+                              "'): expected a numpy array, got " +
+                              std::string(py::str(py::type::of(arg).attr("__name__"))));
+  auto a = py::reinterpret_borrow<py::array>(arg);
+  if (!a.dtype().is(py::dtype(expected.dtype)) && !a.dtype().equal(py::dtype(expected.dtype)))
+    raise(inputErrorType, "input " + std::to_string(index) + " ('" + expected.name +
+                              "'): expected dtype " + expected.dtype + ", got " +
+                              std::string(py::str(a.dtype())));
+  if (!(a.flags() & py::array::c_style))
+    raise(inputErrorType, "input " + std::to_string(index) + " ('" + expected.name +
+                              "'): the array is not C-contiguous");
+  return a;
+}
+
+Shape shapeOf(const py::array &a) { return Shape(a.shape(), a.shape() + a.ndim()); }
+
+// A model compiled in this process. Runs from several Python threads at once each take a run
+// context of their own from a pool, so concurrent calls neither race nor serialize; the GIL is
+// released while kernels run.
+class JitModel {
+public:
+  JitModel(const std::string &path, unsigned threads, const std::string &target,
+           const std::string &passes, int optLevel) {
+    auto imported = importOnnxFile(path);
+    if (!imported)
+      raise(compileErrorType, llvm::toString(imported.takeError()));
+    Graph &g = *imported->graph;
+    for (unsigned i = 0; i < g.numInputs(); ++i)
+      inputs_.push_back(describe(g.input(i)->name(), g.input(i)->type()));
+    for (unsigned i = 0; i < g.numOutputs(); ++i)
+      outputs_.push_back(describe(g.outputName(i), g.output(i)->type()));
+    driver::CompileOptions co;
+    co.threads = threads;
+    co.target = target;
+    co.optLevel = optLevel;
+    co.pipeline = passes == "none" ? "" : passes;
+    std::string error;
+    {
+      py::gil_scoped_release release;
+      auto m = driver::compileModel(g, co);
+      if (m)
+        model_ = std::move(*m);
+      else
+        error = path + ": " + llvm::toString(m.takeError());
+    }
+    if (!model_)
+      raise(compileErrorType, error);
+  }
+
+  const std::vector<IOInfo> &inputs() const { return inputs_; }
+  const std::vector<IOInfo> &outputs() const { return outputs_; }
+  size_t kernels() const { return model_->numKernels(); }
+  unsigned threads() const { return model_->threads(); }
+  int64_t arenaBytes() const { return lastArenaBytes_; }
+
+  // Runs on `args` (a sequence of arrays, one per input) and returns the outputs as new arrays.
+  // `seenIn`/`seenOut`, when given, receive the data pointers the executor was handed.
+  py::list run(const py::sequence &args, std::vector<uintptr_t> *seenIn = nullptr,
+               std::vector<uintptr_t> *seenOut = nullptr) {
+    if (args.size() != inputs_.size())
+      raise(inputErrorType, "the model has " + std::to_string(inputs_.size()) + " inputs, got " +
+                                std::to_string(args.size()));
+    std::vector<py::array> arrays;
+    std::vector<driver::CompiledModel::InputRef> refs;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      arrays.push_back(checkedArray(args[i], i, inputs_[i]));
+      DType dtype = model_->plan().inputs[i].dtype;
+      refs.push_back({arrays.back().data(), dtype, shapeOf(arrays.back())});
+      if (seenIn)
+        seenIn->push_back(reinterpret_cast<uintptr_t>(arrays.back().data()));
+    }
+    std::unique_ptr<runtime::RunContext> ctx = takeContext();
+    std::vector<py::array> outs;
+    bool bound = false;
+    std::string error;
+    {
+      py::gil_scoped_release release;
+      auto allocate = [&](size_t i, DType dtype,
+                          const std::vector<int64_t> &shape) -> llvm::Expected<void *> {
+        bound = true;
+        py::gil_scoped_acquire acquire;
+        try {
+          outs.emplace_back(py::dtype(numpyName(dtype)), shape);
+        } catch (const std::exception &e) {
+          return llvm::createStringError("output " + std::to_string(i) + " ('" + outputs_[i].name +
+                                         "'): " + e.what());
+        }
+        if (seenOut)
+          seenOut->push_back(reinterpret_cast<uintptr_t>(outs.back().mutable_data()));
+        return outs.back().mutable_data();
+      };
+      if (llvm::Error err = model_->runInto(*ctx, refs, allocate))
+        error = llvm::toString(std::move(err));
+    }
+    lastArenaBytes_ = ctx->arenaBytes();
+    giveBack(std::move(ctx));
+    if (!error.empty())
+      raise(bound ? runErrorType : inputErrorType, error);
+    py::list result;
+    for (py::array &a : outs)
+      result.append(std::move(a));
+    return result;
+  }
+
+  // run(), plus the input and output pointers the executor was handed (for tests of zero-copy).
+  py::tuple runTraced(const py::sequence &args) {
+    std::vector<uintptr_t> in, out;
+    py::list outs = run(args, &in, &out);
+    return py::make_tuple(outs, in, out);
+  }
+
+private:
+  std::unique_ptr<runtime::RunContext> takeContext() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (idle_.empty())
+      return model_->createContext();
+    auto ctx = std::move(idle_.back());
+    idle_.pop_back();
+    return ctx;
+  }
+  void giveBack(std::unique_ptr<runtime::RunContext> ctx) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    idle_.push_back(std::move(ctx));
+  }
+
+  std::vector<IOInfo> inputs_, outputs_;
+  std::unique_ptr<driver::CompiledModel> model_;
+  std::mutex mutex_;
+  // Declared after the model: contexts are destroyed first.
+  std::vector<std::unique_ptr<runtime::RunContext>> idle_;
+  int64_t lastArenaBytes_ = 0;
+};
+
+// An AOT library (`strata compile -o m.so`, or CompiledModel.save) driven through its C API. The
+// library keeps one run state, so runs take a lock; outputs are copied out of the library's
+// buffers into arrays once.
+class LibraryModel {
+public:
+  LibraryModel(const std::string &path, unsigned threads) {
+    auto m = driver::SharedModel::open(path, threads);
+    if (!m)
+      raise(compileErrorType, llvm::toString(m.takeError()));
+    model_ = std::move(*m);
+    for (const driver::IOSpec &s : model_->inputs())
+      inputs_.push_back(describe(s.name, s.type));
+    for (const driver::IOSpec &s : model_->outputs())
+      outputs_.push_back(describe(s.name, s.type));
+  }
+
+  const std::vector<IOInfo> &inputs() const { return inputs_; }
+  const std::vector<IOInfo> &outputs() const { return outputs_; }
+
+  py::list run(const py::sequence &args) {
+    if (args.size() != inputs_.size())
+      raise(inputErrorType, "the model has " + std::to_string(inputs_.size()) + " inputs, got " +
+                                std::to_string(args.size()));
+    std::vector<py::array> arrays;
+    std::vector<Tensor> tensors;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      arrays.push_back(checkedArray(args[i], i, inputs_[i]));
+      const py::array &a = arrays.back();
+      DType dtype = model_->inputs()[i].type.dtype;
+      size_t bytes = static_cast<size_t>(a.nbytes());
+      // A view of the array's memory, alive for the call (the arrays above hold it).
+      tensors.emplace_back(dtype, shapeOf(a), std::make_shared<Buffer>(a.data(), bytes, nullptr));
+    }
+    std::string error;
+    std::vector<Tensor> outs;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto r = model_->run(tensors);
+      if (r)
+        outs = std::move(*r);
+      else
+        error = llvm::toString(r.takeError());
+    }
+    if (!error.empty())
+      raise(runErrorType, error);
+    py::list result;
+    for (Tensor &t : outs) {
+      // The array owns the tensor's buffer through a capsule: no second copy.
+      auto *keep = new std::shared_ptr<Buffer>(t.buffer());
+      py::capsule owner(keep, [](void *p) { delete static_cast<std::shared_ptr<Buffer> *>(p); });
+      result.append(py::array(py::dtype(numpyName(t.dtype())), t.shape(),
+                              t.buffer() ? t.rawData() : nullptr, owner));
+    }
+    return result;
+  }
+
+private:
+  std::unique_ptr<driver::SharedModel> model_;
+  std::vector<IOInfo> inputs_, outputs_;
+  std::mutex mutex_;
+};
+
+// `strata compile MODEL.onnx -o LIBRARY.so` with these options: the library and its header.
+void compileLibrary(const std::string &path, const std::string &output, const std::string &target,
+                    const std::string &passes, int optLevel) {
+  auto imported = importOnnxFile(path);
+  if (!imported)
+    raise(compileErrorType, llvm::toString(imported.takeError()));
+  std::string error;
+  {
+    py::gil_scoped_release release;
+    driver::CompileOptions co;
+    co.target = target;
+    co.pipeline = passes == "none" ? "" : passes;
+    auto po = driver::programOptions(co);
+    llvm::Error err = llvm::Error::success();
+    if (!po) {
+      err = po.takeError();
+    } else if (auto prog = driver::buildProgram(*imported->graph, *po)) {
+      driver::AotOptions ao;
+      ao.target = target;
+      ao.optLevel = optLevel;
+      err = driver::writeLibraryWithHeader(*prog, ao, output);
+    } else {
+      err = prog.takeError();
+    }
+    if (err)
+      error = path + ": " + llvm::toString(std::move(err));
+  }
+  if (!error.empty())
+    raise(compileErrorType, error);
+}
+
+py::dict infoDict(const IOInfo &info) {
+  py::dict d;
+  d["name"] = info.name;
+  py::list shape;
+  for (const auto &dim : info.shape) {
+    if (std::holds_alternative<int64_t>(dim))
+      shape.append(std::get<int64_t>(dim));
+    else
+      shape.append(std::get<std::string>(dim));
+  }
+  d["shape"] = shape;
+  d["dtype"] = info.dtype;
+  d["strata_dtype"] = info.strataDType;
+  return d;
+}
+
+py::list infoList(const std::vector<IOInfo> &infos) {
+  py::list l;
+  for (const IOInfo &i : infos)
+    l.append(infoDict(i));
+  return l;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_strata, m) {
+  m.doc() = "strata's native module; use the `strata` package";
+  errorType = PyErr_NewExceptionWithDoc("strata.Error", "Base class of strata's errors.",
+                                        PyExc_RuntimeError, nullptr);
+  compileErrorType = PyErr_NewExceptionWithDoc(
+      "strata.CompileError", "A model could not be read, compiled or loaded.", errorType, nullptr);
+  inputErrorType = PyErr_NewExceptionWithDoc(
+      "strata.InputError", "Inputs that do not fit the model (count, dtype, shape).", errorType,
+      nullptr);
+  runErrorType = PyErr_NewExceptionWithDoc(
+      "strata.RunError", "A run failed after its inputs were accepted.", errorType, nullptr);
+  m.attr("Error") = py::handle(errorType);
+  m.attr("CompileError") = py::handle(compileErrorType);
+  m.attr("InputError") = py::handle(inputErrorType);
+  m.attr("RunError") = py::handle(runErrorType);
+  m.attr("default_passes") = std::string(PassManager::defaultPipeline());
+
+  py::class_<JitModel>(m, "JitModel")
+      .def(py::init<const std::string &, unsigned, const std::string &, const std::string &, int>(),
+           py::arg("path"), py::arg("threads") = 0, py::arg("target") = "host",
+           py::arg("passes") = "default", py::arg("opt_level") = 2)
+      .def_property_readonly("inputs", [](const JitModel &j) { return infoList(j.inputs()); })
+      .def_property_readonly("outputs", [](const JitModel &j) { return infoList(j.outputs()); })
+      .def_property_readonly("kernels", &JitModel::kernels)
+      .def_property_readonly("threads", &JitModel::threads)
+      .def_property_readonly("arena_bytes", &JitModel::arenaBytes)
+      .def("run", [](JitModel &j, const py::sequence &args) { return j.run(args); })
+      .def("run_traced", &JitModel::runTraced,
+           "run(), returning (outputs, input pointers, output pointers) the executor was handed");
+
+  py::class_<LibraryModel>(m, "LibraryModel")
+      .def(py::init<const std::string &, unsigned>(), py::arg("path"), py::arg("threads") = 0)
+      .def_property_readonly("inputs", [](const LibraryModel &l) { return infoList(l.inputs()); })
+      .def_property_readonly("outputs", [](const LibraryModel &l) { return infoList(l.outputs()); })
+      .def("run", &LibraryModel::run);
+
+  m.def("compile_library", &compileLibrary, py::arg("path"), py::arg("output"),
+        py::arg("target") = "host", py::arg("passes") = "default", py::arg("opt_level") = 2);
+  m.def("hardware_threads", [] { return std::max(1u, std::thread::hardware_concurrency()); });
+}

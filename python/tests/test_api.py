@@ -1,0 +1,260 @@
+"""The package's API on the digits MLP and small torch modules: calling conventions, zero-copy,
+errors, threads, save/load and the ONNX Runtime-style session."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import pytest
+import torch
+
+import strata
+from conftest import DIGITS, SOURCE, assert_close
+
+
+def digits_reference(x):
+    """The digits model evaluated with numpy (its ops: Constant, Mul, Gemm, Relu)."""
+    model = onnx.load(DIGITS)
+    env = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
+    env["input"] = x.astype(np.float64)
+    for node in model.graph.node:
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        ins = [env[n] for n in node.input]
+        if node.op_type == "Constant":
+            out = onnx.numpy_helper.to_array(attrs["value"])
+        elif node.op_type == "Mul":
+            out = ins[0] * ins[1]
+        elif node.op_type == "Relu":
+            out = np.maximum(ins[0], 0)
+        elif node.op_type == "Gemm":
+            a = ins[0].T if attrs.get("transA") else ins[0]
+            b = ins[1].T if attrs.get("transB") else ins[1]
+            out = attrs.get("alpha", 1.0) * (a @ b)
+            if len(ins) > 2:
+                out = out + attrs.get("beta", 1.0) * ins[2]
+        else:
+            raise NotImplementedError(node.op_type)
+        env[node.output[0]] = out
+    return env[model.graph.output[0].name]
+
+
+def test_interface(digits_model):
+    (i,) = digits_model.inputs
+    (o,) = digits_model.outputs
+    assert (i.name, i.shape, i.dtype, i.type) == ("input", ["batch", 64], np.float32,
+                                                   "tensor(float)")
+    assert o.name == "logits" and o.shape[1] == 10 and o.dtype == np.float32
+    assert digits_model.kernels >= 1 and digits_model.threads == 1
+    assert "input" in repr(digits_model)
+
+
+def test_call_and_run_agree_with_numpy(digits_model, digits_x):
+    want = digits_reference(digits_x)
+    y = digits_model(digits_x)
+    assert isinstance(y, np.ndarray) and y.dtype == np.float32 and y.shape == (359, 10)
+    assert_close(y, want)
+    (z,) = digits_model.run(None, {"input": digits_x})
+    assert_close(z, want)
+    assert digits_model.run(["logits"], {"input": digits_x[:3]})[0].shape == (3, 10)
+    labels = np.load(os.path.join(SOURCE, "models", "digits", "digits_test_y.npy"))
+    assert (y.argmax(1) == labels).mean() > 0.9
+
+
+def test_symbolic_batch_any_size(digits_model, digits_x):
+    for n in (1, 7, 359):
+        assert digits_model(digits_x[:n]).shape == (n, 10)
+
+
+def test_zero_copy_in_and_out(digits_model, digits_x):
+    x = np.ascontiguousarray(digits_x[:5])
+    outs, seen_in, seen_out = digits_model._native.run_traced([x])
+    assert seen_in == [x.ctypes.data]          # the executor got the array's own memory
+    (y,) = outs
+    assert seen_out == [y.ctypes.data]         # the kernels wrote into the returned array
+    assert y.flags.owndata and y.flags.writeable and y.base is None
+
+
+def test_conversions(digits_model, digits_x):
+    want = digits_model(digits_x[:4])
+    # float64 and a Fortran-ordered array are converted once; torch tensors pass through.
+    assert_close(digits_model(digits_x[:4].astype(np.float64)), want)
+    assert_close(digits_model(np.asfortranarray(digits_x[:4])), want)
+    assert_close(digits_model(torch.from_numpy(digits_x[:4]).requires_grad_(True)), want)
+    assert_close(digits_model(digits_x[:4].tolist()), want)
+    # DLPack out: torch reads the output without a copy.
+    y = digits_model(digits_x[:4])
+    t = torch.from_dlpack(y)
+    assert t.data_ptr() == y.ctypes.data
+
+
+def test_input_errors(digits_model, digits_x):
+    with pytest.raises(strata.InputError, match=r"input 0 \('input'\): dim 1 must be 64"):
+        digits_model(digits_x[:, :10])
+    with pytest.raises(strata.InputError, match="expected rank 2"):
+        digits_model(digits_x[0])
+    with pytest.raises(strata.InputError, match="expected float32"):
+        digits_model(np.array([["a"] * 64]))
+    with pytest.raises(strata.InputError, match="takes 1 inputs"):
+        digits_model(digits_x, digits_x)
+    with pytest.raises(strata.InputError, match="no input named 'x'"):
+        digits_model.run(None, {"x": digits_x})
+    with pytest.raises(strata.InputError, match="no output named 'y'"):
+        digits_model.run(["y"], {"input": digits_x})
+    # The native layer refuses what the Python layer would have converted.
+    with pytest.raises(strata.InputError, match="expected dtype float32"):
+        digits_model._native.run([digits_x.astype(np.float64)])
+    with pytest.raises(strata.InputError, match="not C-contiguous"):
+        digits_model._native.run([np.asfortranarray(digits_x)])
+    assert issubclass(strata.InputError, strata.Error)
+    assert issubclass(strata.Error, RuntimeError)
+
+
+def test_compile_errors(tmp_path):
+    with pytest.raises(strata.CompileError, match="no such file"):
+        strata.compile(tmp_path / "missing.onnx")
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x08\x07garbage")
+    with pytest.raises(strata.CompileError, match="bad.onnx"):
+        strata.compile(bad)
+    with pytest.raises(strata.CompileError, match="cannot compile a int"):
+        strata.compile(3)
+    with pytest.raises(strata.CompileError, match="example_inputs"):
+        strata.compile(torch.nn.Linear(2, 2))
+    with pytest.raises(strata.CompileError, match="unknown pass"):
+        strata.compile(DIGITS, passes="no-such-pass")
+    # A node the importer cannot take names its op and node.
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])
+    node = onnx.helper.make_node("NoSuchOp", ["x"], ["y"], name="weird")
+    model = onnx.helper.make_model(onnx.helper.make_graph([node], "g", [x], [y]))
+    with pytest.raises(strata.CompileError, match="NoSuchOp"):
+        strata.compile(model)
+
+
+def test_model_proto_and_bytes(digits_x):
+    proto = onnx.load(DIGITS)
+    want = strata.compile(DIGITS)(digits_x)
+    assert_close(strata.compile(proto)(digits_x), want)
+    assert_close(strata.compile(proto.SerializeToString())(digits_x), want)
+
+
+def test_threads_and_concurrent_calls(digits_x):
+    one = strata.compile(DIGITS, threads=1)
+    two = strata.compile(DIGITS, threads=2)
+    assert two.threads == 2
+    want = one(digits_x)
+    assert_close(two(digits_x), want)
+    results, errors = {}, []
+
+    def worker(k):
+        try:
+            for _ in range(20):
+                n = 1 + (k * 37) % 300
+                results[k] = (n, two(digits_x[:n]))
+                assert_close(results[k][1], want[:n])
+        except Exception as e:  # reported below, in the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+class SmallNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, 5)
+
+    def forward(self, x, scale):
+        h = torch.relu(self.bn(self.conv(x)))
+        return self.fc(h.mean((2, 3))) * scale, h.amax((1, 2, 3))
+
+
+def test_torch_module_two_inputs_two_outputs():
+    torch.manual_seed(0)
+    net = SmallNet().eval()
+    x, s = torch.randn(2, 3, 16, 16), torch.randn(2, 5)
+    model = strata.compile(net, example_inputs=(x, s), input_names=["x", "scale"],
+                           output_names=["logits", "peak"])
+    assert [i.name for i in model.inputs] == ["x", "scale"]
+    logits, peak = model(x, s)
+    with torch.no_grad():
+        want_logits, want_peak = net(x, s)
+    assert_close(logits, want_logits.numpy())
+    assert_close(peak, want_peak.numpy())
+    got = model.run(["peak"], {"x": x.numpy(), "scale": s.numpy()})
+    assert_close(got[0], want_peak.numpy())
+
+
+def test_torch_dynamic_axes():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.Tanh())
+    model = strata.compile(net, example_inputs=(torch.randn(3, 6),),
+                           dynamic_axes={"input": {0: "n"}})
+    assert model.inputs[0].shape == ["n", 6]
+    for n in (1, 5):
+        x = torch.randn(n, 6)
+        with torch.no_grad():
+            assert_close(model(x), net(x).numpy())
+
+
+def test_save_and_load(tmp_path, digits_model, digits_x):
+    path = digits_model.save(tmp_path / "digits.so")
+    assert os.path.exists(path) and os.path.exists(tmp_path / "digits.h")
+    lib = strata.load(path, threads=1)
+    assert [(i.name, i.shape) for i in lib.inputs] == [("input", ["batch", 64])]
+    assert lib.kernels is None
+    assert_close(lib(digits_x), digits_model(digits_x))
+    (y,) = lib.run(None, {"input": digits_x[:2]})
+    assert y.shape == (2, 10)
+    with pytest.raises(strata.InputError, match="dim 1 must be 64"):
+        lib(digits_x[:, :3])
+    with pytest.raises(strata.Error, match="end in .so"):
+        digits_model.save(tmp_path / "digits.bin")
+    with pytest.raises(strata.Error, match="loaded from a library"):
+        lib.save(tmp_path / "again.so")
+    with pytest.raises(strata.CompileError, match="no such file"):
+        strata.load(tmp_path / "none.so")
+    not_a_library = tmp_path / "fake.so"
+    not_a_library.write_bytes(b"not an ELF file")
+    with pytest.raises(strata.CompileError):
+        strata.load(not_a_library)
+
+
+ORT_STYLE_SCRIPT = '''
+import numpy as np
+import strata as ort   # the one line changed from an ONNX Runtime script
+
+sess = ort.InferenceSession(MODEL, providers=["CPUExecutionProvider"])
+inp = sess.get_inputs()[0]
+out = sess.get_outputs()[0]
+print(inp.name, inp.shape, inp.type, out.name)
+x = np.load(X)[:8]
+result = sess.run([out.name], {inp.name: x})[0]
+print(result.shape, int(result.argmax(1)[0]))
+'''
+
+
+def test_ort_style_script(digits_x):
+    script = ORT_STYLE_SCRIPT.replace("MODEL", repr(DIGITS)).replace(
+        "X", repr(os.path.join(SOURCE, "models", "digits", "digits_test_x.npy")))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=dict(os.environ), timeout=120)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "input ['batch', 64] tensor(float) logits"
+    want = int(digits_reference(digits_x[:8]).argmax(1)[0])
+    assert lines[1] == f"(8, 10) {want}"
+
+
+def test_bench(digits_model):
+    r = strata.bench(digits_model, iters=5, warmup=1)
+    assert r["iters"] == 5 and 0 < r["min_ms"] <= r["median_ms"]
