@@ -4,7 +4,7 @@ JOBS ?= 2
 STRATA = $(BUILD)/bin/strata
 PY = /usr/bin/python3
 
-.PHONY: all deps configure build demo test test-data asan tsan fuzz fuzz-smoke bench clean
+.PHONY: all deps configure build demo test test-data asan tsan fuzz fuzz-smoke bench install package clean
 
 all: build
 
@@ -112,6 +112,15 @@ bench: build
 	@[ -f $(BUILD)/zoo/resnet18.onnx ] || $(PY) scripts/export_zoo.py $(BUILD)/zoo
 	STRATA_NODE_DIR=$(ORT_NODE_DIR) $(PY) scripts/bench_compare.py --zoo $(BUILD)/zoo \
 	  --strata $(STRATA) --threads $(BENCH_THREADS) --iters $(BENCH_ITERS)
+
+# `make install PREFIX=/opt/strata` (default /usr/local); `make package`: build/strata_*.deb
+# (docs/install.md). Both are tried on a fresh prefix and folder by the `install` test.
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

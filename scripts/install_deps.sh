@@ -4,11 +4,11 @@
 set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ ccache
-  llvm-19-dev llvm-19-tools
+  llvm-19-dev llvm-19-tools liblld-19-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
-  pybind11-dev python3-pytest
+  pybind11-dev python3-pytest dpkg-dev
 )
 if [ "${1:-}" = fuzz ]; then
   PACKAGES+=(clang-19 libclang-rt-19-dev)

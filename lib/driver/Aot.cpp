@@ -12,15 +12,21 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "lld/Common/Driver.h"
+
 #include <cstdlib>
+#include <dlfcn.h>
 #include <fmt/format.h>
+#include <link.h>
+#include <mutex>
 #include <thread>
 #include <unistd.h>
 
 #include "StrataModelHeader.inc"
+
+LLD_HAS_DRIVER(elf)
 
 namespace strata::driver {
 
@@ -124,15 +130,46 @@ llvm::Error emitMachineCode(llvm::Module &m, llvm::TargetMachine &tm, llvm::Code
   return commitStaged(staged, path);
 }
 
-llvm::Error linkSharedLibrary(const std::vector<std::string> &objects, const std::string &archive,
+// The C library objects a library links against, as this process loaded them: libc, libm and
+// the dynamic loader (__tls_get_addr). Found through the loaded objects rather than a search path,
+// so no compiler or development package is needed on the machine.
+struct SystemLibraries {
+  std::string libc, libm, loader;
+};
+
+SystemLibraries loadedSystemLibraries() {
+  SystemLibraries libs;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info *info, size_t, void *data) {
+        auto *l = static_cast<SystemLibraries *>(data);
+        llvm::StringRef path(info->dlpi_name ? info->dlpi_name : "");
+        llvm::StringRef name = llvm::sys::path::filename(path);
+        if (name.starts_with("libc.so.") && l->libc.empty())
+          l->libc = path.str();
+        else if (name.starts_with("libm.so.") && l->libm.empty())
+          l->libm = path.str();
+        else if (name.starts_with("ld-linux") && l->loader.empty())
+          l->loader = path.str();
+        return 0;
+      },
+      &libs);
+  return libs;
+}
+
+// LLD's driver keeps global state: one link at a time.
+std::mutex &linkerMutex() {
+  static std::mutex m;
+  return m;
+}
+
+// Links with LLD in this process (no compiler or linker on the machine needed): the objects and
+// the runtime object (the runtime, its C API and the static C++ runtime, prelinked by the build)
+// into a library that needs only libc and libm; a version script exports the strata_* API only.
+llvm::Error linkSharedLibrary(const std::vector<std::string> &objects, const std::string &runtime,
                               const std::string &out, const std::string &soname) {
-  const char *cxxEnv = std::getenv("CXX");
-  std::string cxxName = cxxEnv && *cxxEnv ? cxxEnv : "c++";
-  auto cxx = llvm::sys::findProgramByName(cxxName);
-  if (!cxx)
-    return makeError("cannot find the C++ compiler '" + cxxName + "' to link " + out);
-  // The C++ runtime is linked in statically so the library needs nothing beyond libc; a version
-  // script keeps the exported symbols to the strata_* API.
+  SystemLibraries libs = loadedSystemLibraries();
+  if (libs.libc.empty() || libs.libm.empty())
+    return makeError("linking " + out + ": cannot find the libc and libm this process loaded");
   std::string script = out + ".exports";
   {
     std::error_code ec;
@@ -141,37 +178,85 @@ llvm::Error linkSharedLibrary(const std::vector<std::string> &objects, const std
       return makeError("cannot write " + script + ": " + ec.message());
     os << "{ global: strata_*; local: *; };\n";
   }
-  std::vector<std::string> args = {*cxx,
+  std::vector<std::string> args = {"ld.lld",
                                    "-shared",
                                    "-o",
                                    out,
-                                   // Every member: nothing in the objects references the API.
-                                   "-Wl,--whole-archive",
-                                   archive,
-                                   "-Wl,--no-whole-archive",
-                                   "-static-libstdc++",
-                                   "-static-libgcc",
-                                   "-Wl,-S", // no debug info: the archive's is of no use to users
-                                   "-Wl,--version-script=" + script,
-                                   "-Wl,-soname," + soname,
-                                   "-lm",
-                                   "-lpthread"};
-  args.insert(args.begin() + 4, objects.begin(), objects.end());
-  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
-  std::string errMsg;
-  std::string log = out + ".link.log";
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
-                                                llvm::StringRef(log)};
-  int rc = llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, redirects, 0, 0, &errMsg);
-  std::string output;
-  if (auto buf = llvm::MemoryBuffer::getFile(log))
-    output = (*buf)->getBuffer().str();
-  llvm::sys::fs::remove(log);
+                                   "--eh-frame-hdr",
+                                   "--hash-style=gnu",
+                                   "--build-id",
+                                   "-z",
+                                   "relro",
+                                   "-z",
+                                   "now",
+                                   "--strip-debug", // the runtime's debug info is of no use
+                                   "--version-script=" + script,
+                                   "-soname",
+                                   soname};
+  args.insert(args.end(), objects.begin(), objects.end());
+  args.push_back(runtime);
+  args.push_back("--as-needed");
+  for (const std::string *lib : {&libs.libm, &libs.libc, &libs.loader})
+    if (!lib->empty())
+      args.push_back(*lib);
+  std::vector<const char *> argv;
+  for (const std::string &a : args)
+    argv.push_back(a.c_str());
+  std::string messages;
+  lld::Result result{1, true};
+  {
+    std::lock_guard<std::mutex> lock(linkerMutex());
+    llvm::raw_string_ostream outs(messages), errs(messages);
+    result = lld::lldMain(argv, outs, errs, {{lld::Gnu, &lld::elf::link}});
+  }
   llvm::sys::fs::remove(script);
-  if (rc != 0)
-    return makeError("linking " + out + " failed (" + *cxx + " exit " + std::to_string(rc) + "): " +
-                     (errMsg.empty() ? output : errMsg));
+  if (result.retCode != 0 || !result.canRunAgain) {
+    llvm::sys::fs::remove(out);
+    return makeError("linking " + out + " failed (lld): " + llvm::StringRef(messages).trim().str());
+  }
   return llvm::Error::success();
+}
+
+// The runtime object (lib/CMakeLists.txt, strata_aot_rt.o): $STRATA_AOT_RT, else next to the
+// code of this process, found relative to the binary or extension that holds it: lib/strata/ of
+// an installed prefix (bin/strata, lib/python3/dist-packages/strata/_strata*.so) or lib/ of the
+// build tree (bin/strata, python/strata/_strata*.so).
+// The file holding this code: the main executable (through /proc/self/exe), or the shared
+// object (the Python extension) by the name it was loaded under, made absolute.
+std::string codeLocation() {
+  static char marker;
+  Dl_info info;
+  struct link_map *map = nullptr;
+  if (dladdr1(&marker, &info, reinterpret_cast<void **>(&map), RTLD_DL_LINKMAP) && map &&
+      map->l_name && *map->l_name) {
+    llvm::SmallString<256> real;
+    if (!llvm::sys::fs::real_path(map->l_name, real))
+      return std::string(real);
+  }
+  return llvm::sys::fs::getMainExecutable(nullptr, &marker);
+}
+
+// Resolved when the binary or extension is loaded, before its user can change directory.
+const std::string kCodeLocation = codeLocation();
+
+std::string findRuntimeObject(std::vector<std::string> &tried) {
+  if (const char *env = std::getenv("STRATA_AOT_RT"); env && *env) {
+    tried.push_back(env);
+    return env;
+  }
+  llvm::SmallString<256> dir(kCodeLocation);
+  llvm::sys::path::remove_filename(dir);
+  for (int up = 0; up < 5 && !dir.empty(); ++up) {
+    for (const char *rel : {"lib/strata/strata_aot_rt.o", "lib/strata_aot_rt.o"}) {
+      llvm::SmallString<256> candidate(dir);
+      llvm::sys::path::append(candidate, rel);
+      tried.push_back(std::string(candidate));
+      if (llvm::sys::fs::exists(candidate))
+        return std::string(candidate);
+    }
+    llvm::sys::path::remove_filename(dir);
+  }
+  return "";
 }
 
 } // namespace
@@ -215,13 +300,18 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
                            path);
   }
 
-  std::string archive = opts.runtimeArchive;
-  if (archive.empty()) {
-    const char *env = std::getenv("STRATA_AOT_RT");
-    archive = env && *env ? env : STRATA_AOT_RT_PATH;
+  std::vector<std::string> tried;
+  std::string runtime = opts.runtimeObject.empty() ? findRuntimeObject(tried) : opts.runtimeObject;
+  if (!opts.runtimeObject.empty())
+    tried.push_back(runtime);
+  if (runtime.empty() || !llvm::sys::fs::exists(runtime)) {
+    std::string where;
+    for (const std::string &t : tried)
+      where += (where.empty() ? "" : ", ") + t;
+    return makeError("runtime object strata_aot_rt.o not found (looked at: " +
+                     (where.empty() ? std::string("nothing") : where) +
+                     "; set STRATA_AOT_RT to its path)");
   }
-  if (!llvm::sys::fs::exists(archive))
-    return makeError("runtime archive " + archive + " not found (set STRATA_AOT_RT)");
   // A library: kernels optimized and compiled to objects on every core, one module per thread,
   // plus one object with the table, plan and weights. Objects and library go to temporary names
   // first: an error leaves nothing at `path`.
@@ -269,7 +359,7 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
     if (!e.empty() && !err)
       err = makeError(e);
   if (!err)
-    err = linkSharedLibrary(objects, archive, library, llvm::sys::path::filename(path).str());
+    err = linkSharedLibrary(objects, runtime, library, llvm::sys::path::filename(path).str());
   for (const std::string &o : objects)
     llvm::sys::fs::remove(o);
   if (!err)

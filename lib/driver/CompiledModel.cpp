@@ -96,7 +96,7 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(RunContext &ctx,
     return outputs.back().rawData();
   };
   if (llvm::Error err = runInto(ctx, refs, allocate))
-    return std::move(err);
+    return err;
   return outputs;
 }
 

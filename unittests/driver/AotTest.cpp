@@ -144,10 +144,10 @@ TEST(Aot, FailedLinkLeavesNothing) {
   ASSERT_TRUE(static_cast<bool>(prog)) << llvm::toString(prog.takeError());
   std::string path = tempPath("mlp.so");
   AotOptions ao;
-  ao.runtimeArchive = path + ".missing.a";
+  ao.runtimeObject = path + ".missing.o";
   llvm::Error err = writeAot(*prog, ao, AotOutput::SharedLibrary, path);
   ASSERT_TRUE(static_cast<bool>(err));
-  EXPECT_NE(llvm::toString(std::move(err)).find("runtime archive"), std::string::npos);
+  EXPECT_NE(llvm::toString(std::move(err)).find("runtime object"), std::string::npos);
   EXPECT_FALSE(llvm::sys::fs::exists(path));
 }
 

@@ -15,14 +15,15 @@ enum class AotOutput { LLVM, Asm, Object, SharedLibrary };
 struct AotOptions {
   std::string target = "host"; // "host", "x86-64-v3" or "x86-64-v2"
   int optLevel = 2;
-  // The runtime archive linked into shared libraries; empty: $STRATA_AOT_RT, else the build's.
-  std::string runtimeArchive;
+  // The runtime object linked into shared libraries (strata_aot_rt.o: the runtime, its C API and
+  // the static C++ runtime); empty: $STRATA_AOT_RT, else found relative to this binary.
+  std::string runtimeObject;
 };
 
 // Writes `prog` to `path` ("-" for stdout; text outputs only). LLVM IR and assembly leave the
-// weights out (an external declaration) so they stay readable. A shared library is linked by the
-// system C++ compiler (`c++`, or $CXX) with the runtime archive; nothing is left at `path` on
-// error. The symbols the runtime reads: strata_aot_plan, strata_aot_kernels, strata_aot_weights.
+// weights out (an external declaration) so they stay readable. A shared library is linked in
+// process by LLD with the runtime object, against libc and libm only; nothing is left at `path`
+// on error. The symbols the runtime reads: strata_aot_plan, strata_aot_kernels, strata_aot_weights.
 llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const std::string &path);
 
 // A shared library and its header next to it (model.so -> model.h), as `strata compile -o
