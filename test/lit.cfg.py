@@ -15,6 +15,9 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "i
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%models", os.path.join(config.strata_src_root, "models")))
 config.substitutions.append(("%examples", os.path.join(config.strata_obj_root, "examples")))
+# `strata run` compiles in memory here, so the tests exercise the JIT; the compile cache's own
+# test turns it back on with a cache folder of its own.
+config.environment["STRATA_CACHE"] = "0"
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

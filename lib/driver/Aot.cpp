@@ -221,9 +221,7 @@ llvm::Error linkSharedLibrary(const std::vector<std::string> &objects, const std
 // code of this process, found relative to the binary or extension that holds it: lib/strata/ of
 // an installed prefix (bin/strata, lib/python3/dist-packages/strata/_strata*.so) or lib/ of the
 // build tree (bin/strata, python/strata/_strata*.so).
-// The file holding this code: the main executable (through /proc/self/exe), or the shared
-// object (the Python extension) by the name it was loaded under, made absolute.
-std::string codeLocation() {
+std::string locateCode() {
   static char marker;
   Dl_info info;
   struct link_map *map = nullptr;
@@ -237,7 +235,7 @@ std::string codeLocation() {
 }
 
 // Resolved when the binary or extension is loaded, before its user can change directory.
-const std::string kCodeLocation = codeLocation();
+const std::string kCodeLocation = locateCode();
 
 std::string findRuntimeObject(std::vector<std::string> &tried) {
   if (const char *env = std::getenv("STRATA_AOT_RT"); env && *env) {
@@ -369,6 +367,8 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
     llvm::sys::fs::remove(library);
   return err;
 }
+
+const std::string &codeLocation() { return kCodeLocation; }
 
 llvm::Error writeLibraryWithHeader(const Program &prog, const AotOptions &opts,
                                    const std::string &path) {

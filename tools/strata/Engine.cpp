@@ -3,10 +3,16 @@
 #include "strata/support/Limits.h"
 #include "strata/support/ShapeMath.h"
 
-#include "strata/interp/Interpreter.h"
+#include "strata/driver/Aot.h"
+#include "strata/driver/CompileCache.h"
 #include "strata/driver/CompiledModel.h"
+#include "strata/interp/Interpreter.h"
 
 #include "strata/io/Npy.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <algorithm>
 #include <chrono>
@@ -96,6 +102,85 @@ Tensor randomTensor(DType dtype, const Shape &shape, std::mt19937_64 &rng) {
       t.setInt(i, small(rng));
   }
   return t;
+}
+
+std::unique_ptr<Engine> libraryEngine(std::unique_ptr<driver::SharedModel> m) {
+  std::vector<driver::IOSpec> ins = m->inputs(), outs = m->outputs();
+  auto e = std::make_unique<AotEngine>(std::move(m));
+  e->name = "aot";
+  e->inputs = std::move(ins);
+  for (const driver::IOSpec &o : outs)
+    e->outputNames.push_back(o.name);
+  return e;
+}
+
+// The jit engine through the compile cache: the cached library when there is one, else the model
+// compiled into the cache and loaded from it. `engine` stays null when the cache cannot be used
+// (after a warning: the caller compiles in memory) or when the model failed (`failed`, reported).
+struct CachedEngine {
+  std::unique_ptr<Engine> engine;
+  bool failed = false;
+};
+
+CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts,
+                             const driver::CompileOptions &co) {
+  std::string dir = driver::compileCacheDir();
+  if (dir.empty())
+    return {};
+  auto key = driver::compileCacheKey(model, co);
+  if (!key) {
+    llvm::consumeError(key.takeError()); // the import reports an unreadable model
+    return {};
+  }
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, *key + ".so");
+  const std::string lib(path);
+  auto start = std::chrono::steady_clock::now();
+  std::string status = "hit";
+  if (!llvm::sys::fs::exists(lib)) {
+    status = "miss";
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+      std::cerr << "warning: compile cache " << dir << ": " << ec.message()
+                << "; compiling in memory\n";
+      return {};
+    }
+    std::unique_ptr<Graph> graph = loadModel(model);
+    if (!graph)
+      return {nullptr, true};
+    auto po = driver::programOptions(co);
+    if (!po) {
+      fail(kUsage, llvm::toString(po.takeError()));
+      return {nullptr, true};
+    }
+    auto prog = driver::buildProgram(*graph, *po);
+    if (!prog) {
+      fail(kBadModel, model + ": " + llvm::toString(prog.takeError()));
+      return {nullptr, true};
+    }
+    driver::AotOptions ao;
+    ao.target = co.target;
+    ao.optLevel = co.optLevel;
+    if (llvm::Error err = driver::writeAot(*prog, ao, driver::AotOutput::SharedLibrary, lib)) {
+      std::cerr << "warning: compile cache: " << llvm::toString(std::move(err))
+                << "; compiling in memory\n";
+      return {};
+    }
+  }
+  auto m = driver::SharedModel::open(lib, opts.threads);
+  if (!m) {
+    // A damaged entry: drop it; the next run writes it again.
+    std::cerr << "warning: compile cache: " << llvm::toString(m.takeError())
+              << "; removed it, compiling in memory\n";
+    llvm::sys::fs::remove(lib);
+    return {};
+  }
+  auto e = libraryEngine(std::move(*m));
+  e->name = "jit";
+  e->cache = status;
+  e->cachePath = lib;
+  e->compileMs = msSince(start);
+  e->threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  return {std::move(e), false};
 }
 
 } // namespace
@@ -192,15 +277,18 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
       fail(kBadModel, llvm::toString(m.takeError()));
       return nullptr;
     }
-    std::vector<driver::IOSpec> ins = (*m)->inputs(), outs = (*m)->outputs();
-    auto e = std::make_unique<AotEngine>(std::move(*m));
-    e->name = "aot";
-    e->inputs = std::move(ins);
-    for (const driver::IOSpec &o : outs)
-      e->outputNames.push_back(o.name);
+    auto e = libraryEngine(std::move(*m));
     e->compileMs = msSince(start);
     e->threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
     return e;
+  }
+  driver::CompileOptions co;
+  co.threads = opts.threads;
+  co.target = opts.target;
+  if (opts.engine == "jit" && opts.cache && driver::compileCacheEnabled()) {
+    CachedEngine cached = cachedJitEngine(model, opts, co);
+    if (cached.engine || cached.failed)
+      return std::move(cached.engine);
   }
   std::unique_ptr<Graph> graph = loadModel(model);
   if (!graph)
@@ -217,9 +305,6 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
     return nullptr;
   }
   start = std::chrono::steady_clock::now();
-  driver::CompileOptions co;
-  co.threads = opts.threads;
-  co.target = opts.target;
   auto e = std::make_unique<JitEngine>(nullptr);
   describeGraph(*e, *graph);
   auto m = driver::compileModel(*graph, co);

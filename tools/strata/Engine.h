@@ -18,6 +18,9 @@ struct EngineOptions {
   std::string engine = "jit"; // "jit" or "interp"; ignored for .so files ("aot")
   unsigned threads = 0;       // jit and aot: 0 = one per core
   std::string target = "host";
+  // jit: keep the compiled model in the compile cache (driver/CompileCache.h) and load it from
+  // there next time; off when $STRATA_CACHE=0.
+  bool cache = false;
 };
 
 class Engine {
@@ -36,6 +39,8 @@ public:
   double compileMs = 0;                      // jit: import excluded; aot: library load
   size_t kernels = 0;
   unsigned threads = 1;                      // threads parallel loops run on
+  std::string cache;     // jit with the cache: "hit" or "miss" (then written), else empty
+  std::string cachePath; // the cached library
 };
 
 // Loads `model` and prepares it for `opts.engine`. Prints the error (naming the file) and returns

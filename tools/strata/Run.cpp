@@ -16,10 +16,11 @@ namespace strata::cli {
 namespace {
 
 struct RunOpts {
-  std::string model, engine = "jit", outputDir, labels;
+  std::string model, engine = "jit", outputDir, labels, target = "host";
   unsigned threads = 0;
   std::vector<std::string> inputs, dims;
   unsigned seed = 0;
+  bool noCache = false;
 };
 
 std::string fileNameFor(std::string name) {
@@ -33,6 +34,8 @@ int runModel(const RunOpts &o) {
   EngineOptions eo;
   eo.engine = o.engine;
   eo.threads = o.threads;
+  eo.cache = !o.noCache;
+  eo.target = o.target;
   std::unique_ptr<Engine> engine = openEngine(o.model, eo);
   if (!engine)
     return failedCode();
@@ -42,7 +45,12 @@ int runModel(const RunOpts &o) {
     return fail(kBadInput, llvm::toString(inputs.takeError()));
 
   // Compilation (jit) or loading (aot) is timed apart; the latency is that of one run.
-  if (engine->name == "jit")
+  if (engine->cache == "hit")
+    fmt::print("compile: cache hit, loaded {} in {:.1f} ms\n", engine->cachePath,
+               engine->compileMs);
+  else if (engine->cache == "miss")
+    fmt::print("compile: {:.1f} ms (cache miss, wrote {})\n", engine->compileMs, engine->cachePath);
+  else if (engine->name == "jit")
     fmt::print("compile: {:.1f} ms ({} kernels)\n", engine->compileMs, engine->kernels);
   else if (engine->name == "aot")
     fmt::print("load: {:.1f} ms\n", engine->compileMs);
@@ -115,6 +123,12 @@ Action addRunCommand(CLI::App &app) {
   cmd->add_option("--threads", o->threads,
                   "Threads for parallel loops of the jit and aot engines (0: one per core)")
       ->capture_default_str();
+  cmd->add_option("--target", o->target, "CPU the jit engine compiles for")
+      ->check(CLI::IsMember({"host", "x86-64-v3", "x86-64-v2"}))
+      ->capture_default_str();
+  cmd->add_flag("--no-cache", o->noCache,
+                "jit: compile in memory, neither reading nor writing the compile cache "
+                "($XDG_CACHE_HOME/strata; STRATA_CACHE=0 does the same)");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--labels", o->labels,
                   "Integer labels (.npy): print argmax predictions of output 0 and the accuracy");

@@ -31,6 +31,11 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
 llvm::Error writeLibraryWithHeader(const Program &prog, const AotOptions &opts,
                                    const std::string &path);
 
+// The file holding strata's code in this process: the executable (through /proc/self/exe), or
+// the shared object (the Python extension) by the path it was loaded from, made absolute when it
+// was loaded. The runtime object is looked for relative to it.
+const std::string &codeLocation();
+
 // The header written next to a library: the C API text plus the model's interface as comments
 // and macros (STRATA_MODEL_NUM_INPUTS, ...).
 std::string aotHeader(const runtime::Plan &plan, const std::string &libraryName);
