@@ -2,8 +2,9 @@
  * (docs/runtime.md, "AOT libraries"). Every such library exports exactly these functions; the
  * header `strata compile` writes next to the library holds this text plus the model's interface.
  *
- * Stable ABI, version 3: functions are only ever added (version 2 added the strata_context_*
- * functions, version 3 strata_model_set_limit and strata_model_limit); a library reports its
+ * Stable ABI, version 4: functions are only ever added (version 2 added the strata_context_*
+ * functions, version 3 strata_model_set_limit and strata_model_limit, version 4 the *_run_into
+ * functions); a library reports its
  * version through strata_abi_version(). Errors: functions
  * returning int give 0 on success and -1 on error, those returning pointers give NULL;
  * strata_last_error() then describes the error (per thread). */
@@ -17,7 +18,7 @@
 extern "C" {
 #endif
 
-#define STRATA_ABI_VERSION 3
+#define STRATA_ABI_VERSION 4
 
 /* Element types (the values strata_model_*_dtype return). */
 typedef enum strata_dtype {
@@ -102,6 +103,19 @@ int64_t strata_context_arena_bytes(const strata_context *context);
  * value of either, -1 for another name. */
 int strata_model_set_limit(strata_model *model, const char *name, int64_t value);
 int64_t strata_model_limit(const strata_model *model, const char *name);
+
+/* ABI 4. Runs with each output written where the caller says, with no copy: once the inputs are
+ * checked, allocate(user, index, dtype, rank, shape) is called for every output in order and
+ * returns memory for it (its dtype's size times the product of shape bytes; any pointer when
+ * that is 0), or NULL to stop the run, which then fails naming the output. The memory is the
+ * caller's before and after. Such a run leaves nothing in the model or context to read with the
+ * *_output_data / *_output_shape functions. */
+typedef void *(*strata_output_allocator)(void *user, int index, int32_t dtype, int32_t rank,
+                                         const int64_t *shape);
+int strata_model_run_into(strata_model *model, const strata_tensor *inputs, int num_inputs,
+                          strata_output_allocator allocate, void *user);
+int strata_context_run_into(strata_context *context, const strata_tensor *inputs, int num_inputs,
+                            strata_output_allocator allocate, void *user);
 
 #ifdef __cplusplus
 }

@@ -62,6 +62,11 @@ llvm::Expected<std::unique_ptr<SharedModel>> SharedModel::open(const std::string
   if (int v = a.strata_abi_version(); v < 1 || v > STRATA_ABI_VERSION)
     return makeError(path + ": library ABI version " + std::to_string(v) + ", expected 1 to " +
                      std::to_string(STRATA_ABI_VERSION));
+  if (a.strata_abi_version() >= 4) {
+    m->runInto_ = ::dlsym(m->handle_, "strata_model_run_into");
+    if (!m->runInto_)
+      return makeError(path + ": not a strata model library (no symbol strata_model_run_into)");
+  }
   strata_model *model = a.strata_model_create(static_cast<int>(threads));
   if (!model)
     return makeError(path + ": " + a.strata_last_error());
@@ -135,6 +140,51 @@ llvm::Expected<std::vector<Tensor>> SharedModel::run(const std::vector<Tensor> &
     return makeError(std::string("aot: output: ") + e.what());
   }
   return outputs;
+}
+
+llvm::Error SharedModel::runInto(const std::vector<Tensor> &inputs,
+                                 const OutputAllocator &allocate) {
+  if (!runInto_) { // an older library: its buffers, copied once
+    auto outs = run(inputs);
+    if (!outs)
+      return outs.takeError();
+    for (size_t o = 0; o < outs->size(); ++o) {
+      const Tensor &t = (*outs)[o];
+      auto at = allocate(o, t.dtype(), t.shape());
+      if (!at)
+        return at.takeError();
+      if (size_t n = t.byteSize())
+        std::memcpy(*at, t.rawData(), n);
+    }
+    return llvm::Error::success();
+  }
+  std::vector<strata_tensor> views;
+  for (const Tensor &t : inputs)
+    views.push_back({t.rawData(), static_cast<int32_t>(t.dtype()), static_cast<int32_t>(t.rank()),
+                     t.shape().data()});
+  struct Call {
+    const OutputAllocator *allocate;
+    llvm::Error error = llvm::Error::success();
+  } call{&allocate};
+  auto trampoline = [](void *user, int index, int32_t dtype, int32_t rank,
+                       const int64_t *shape) -> void * {
+    auto *c = static_cast<Call *>(user);
+    auto at = (*c->allocate)(static_cast<size_t>(index), static_cast<DType>(dtype),
+                             std::vector<int64_t>(shape, shape + rank));
+    if (!at) {
+      c->error = at.takeError();
+      return nullptr;
+    }
+    return *at;
+  };
+  auto runInto = reinterpret_cast<decltype(&::strata_model_run_into)>(runInto_);
+  int rc = runInto(static_cast<strata_model *>(model_), views.data(),
+                   static_cast<int>(views.size()), trampoline, &call);
+  if (call.error)
+    return std::move(call.error);
+  if (rc != 0)
+    return makeError(std::string("aot: ") + api_->strata_last_error());
+  return llvm::Error::success();
 }
 
 int64_t SharedModel::arenaBytes() const {

@@ -105,6 +105,41 @@ py::array checkedArray(const py::handle &arg, size_t index, const IOInfo &expect
 
 Shape shapeOf(const py::array &a) { return Shape(a.shape(), a.shape() + a.ndim()); }
 
+// The output arrays of one run, allocated when the engine asks (from a thread without the GIL,
+// which each allocation takes), so the kernels write into them directly.
+struct NumpyOutputs {
+  const std::vector<IOInfo> &infos;
+  std::vector<uintptr_t> *seen = nullptr; // the pointers handed out, for tests
+  std::vector<py::array> arrays;
+  bool asked = false; // the engine got past checking the inputs
+
+  llvm::Expected<void *> allocate(size_t i, DType dtype, const std::vector<int64_t> &shape) {
+    asked = true;
+    py::gil_scoped_acquire acquire;
+    try {
+      arrays.emplace_back(py::dtype(numpyName(dtype)), shape);
+    } catch (const std::exception &e) {
+      return llvm::createStringError("output " + std::to_string(i) + " ('" + infos[i].name +
+                                     "'): " + e.what());
+    }
+    void *at = arrays.back().mutable_data();
+    if (seen)
+      seen->push_back(reinterpret_cast<uintptr_t>(at));
+    return at;
+  }
+  auto allocator() {
+    return [this](size_t i, DType dtype, const std::vector<int64_t> &shape) {
+      return allocate(i, dtype, shape);
+    };
+  }
+  py::list take() {
+    py::list result;
+    for (py::array &a : arrays)
+      result.append(std::move(a));
+    return result;
+  }
+};
+
 // A model compiled in this process. Runs from several Python threads at once each take a run
 // context of their own from a pool, so concurrent calls neither race nor serialize; the GIL is
 // released while kernels run.
@@ -161,36 +196,18 @@ public:
         seenIn->push_back(reinterpret_cast<uintptr_t>(arrays.back().data()));
     }
     std::unique_ptr<runtime::RunContext> ctx = takeContext();
-    std::vector<py::array> outs;
-    bool bound = false;
+    NumpyOutputs outs{outputs_, seenOut};
     std::string error;
     {
       py::gil_scoped_release release;
-      auto allocate = [&](size_t i, DType dtype,
-                          const std::vector<int64_t> &shape) -> llvm::Expected<void *> {
-        bound = true;
-        py::gil_scoped_acquire acquire;
-        try {
-          outs.emplace_back(py::dtype(numpyName(dtype)), shape);
-        } catch (const std::exception &e) {
-          return llvm::createStringError("output " + std::to_string(i) + " ('" + outputs_[i].name +
-                                         "'): " + e.what());
-        }
-        if (seenOut)
-          seenOut->push_back(reinterpret_cast<uintptr_t>(outs.back().mutable_data()));
-        return outs.back().mutable_data();
-      };
-      if (llvm::Error err = model_->runInto(*ctx, refs, allocate))
+      if (llvm::Error err = model_->runInto(*ctx, refs, outs.allocator()))
         error = llvm::toString(std::move(err));
     }
     lastArenaBytes_ = ctx->arenaBytes();
     giveBack(std::move(ctx));
     if (!error.empty())
-      raise(bound ? runErrorType : inputErrorType, error);
-    py::list result;
-    for (py::array &a : outs)
-      result.append(std::move(a));
-    return result;
+      raise(outs.asked ? runErrorType : inputErrorType, error);
+    return outs.take();
   }
 
   // run(), plus the input and output pointers the executor was handed (for tests of zero-copy).
@@ -223,8 +240,8 @@ private:
 };
 
 // An AOT library (`strata compile -o m.so`, or CompiledModel.save) driven through its C API. The
-// library keeps one run state, so runs take a lock; outputs are copied out of the library's
-// buffers into arrays once.
+// library keeps one run state, so runs take a lock; its kernels write the outputs straight into
+// the returned arrays (strata_model_run_into; libraries before ABI 4 copy them there once).
 class LibraryModel {
 public:
   LibraryModel(const std::string &path, unsigned threads) {
@@ -255,34 +272,39 @@ public:
       // A view of the array's memory, alive for the call (the arrays above hold it).
       tensors.emplace_back(dtype, shapeOf(a), std::make_shared<Buffer>(a.data(), bytes, nullptr));
     }
+    NumpyOutputs outs{outputs_, seenOut_};
     std::string error;
-    std::vector<Tensor> outs;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      auto r = model_->run(tensors);
-      if (r)
-        outs = std::move(*r);
-      else
-        error = llvm::toString(r.takeError());
+      if (llvm::Error err = model_->runInto(tensors, outs.allocator()))
+        error = llvm::toString(std::move(err));
     }
     if (!error.empty())
       raise(runErrorType, error);
-    py::list result;
-    for (Tensor &t : outs) {
-      // The array owns the tensor's buffer through a capsule: no second copy.
-      auto *keep = new std::shared_ptr<Buffer>(t.buffer());
-      py::capsule owner(keep, [](void *p) { delete static_cast<std::shared_ptr<Buffer> *>(p); });
-      result.append(py::array(py::dtype(numpyName(t.dtype())), t.shape(),
-                              t.buffer() ? t.rawData() : nullptr, owner));
+    return outs.take();
+  }
+
+  // run(), plus the output pointers the library was handed (for tests of zero-copy).
+  py::tuple runTraced(const py::sequence &args) {
+    std::vector<uintptr_t> out;
+    seenOut_ = &out;
+    py::list outs;
+    try {
+      outs = run(args);
+    } catch (...) {
+      seenOut_ = nullptr;
+      throw;
     }
-    return result;
+    seenOut_ = nullptr;
+    return py::make_tuple(outs, out);
   }
 
 private:
   std::unique_ptr<driver::SharedModel> model_;
   std::vector<IOInfo> inputs_, outputs_;
   std::mutex mutex_;
+  std::vector<uintptr_t> *seenOut_ = nullptr;
 };
 
 // `strata compile MODEL.onnx -o LIBRARY.so` with these options: the library and its header.
@@ -375,7 +397,9 @@ PYBIND11_MODULE(_strata, m) {
       .def(py::init<const std::string &, unsigned>(), py::arg("path"), py::arg("threads") = 0)
       .def_property_readonly("inputs", [](const LibraryModel &l) { return infoList(l.inputs()); })
       .def_property_readonly("outputs", [](const LibraryModel &l) { return infoList(l.outputs()); })
-      .def("run", &LibraryModel::run);
+      .def("run", &LibraryModel::run)
+      .def("run_traced", &LibraryModel::runTraced,
+           "run(), returning (outputs, output pointers) the library was handed");
 
   m.def("compile_library", &compileLibrary, py::arg("path"), py::arg("output"),
         py::arg("target") = "host", py::arg("passes") = "default", py::arg("opt_level") = 2);

@@ -58,14 +58,13 @@ class TensorInfo:
 def _as_array(value: Any, info: TensorInfo, index: int) -> np.ndarray:
     """`value` as a C-contiguous array of the input's dtype: passed through untouched when it is
     one already (zero-copy), else converted once; refused when no safe conversion exists."""
-    try:
-        import torch  # optional: only for tensors that come from torch
-        if isinstance(value, torch.Tensor):
-            value = value.detach().cpu().numpy()  # shares the tensor's memory
-    except ImportError:
-        pass
-    if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
-        value = np.from_dlpack(value)
+    if type(value) is not np.ndarray:
+        if type(value).__module__.startswith("torch"):
+            import torch
+            if isinstance(value, torch.Tensor):
+                value = value.detach().cpu().numpy()  # shares the tensor's memory
+        if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
+            value = np.from_dlpack(value)
     array = np.asarray(value)
     what = f"input {index} ('{info.name}')"
     if array.dtype != info.dtype:
@@ -77,10 +76,10 @@ def _as_array(value: Any, info: TensorInfo, index: int) -> np.ndarray:
         raise InputError(f"{what}: expected rank {len(info.shape)} (shape {info.shape}), got "
                          f"shape {list(array.shape)}")
     for axis, (want, got) in enumerate(zip(info.shape, array.shape)):
-        if isinstance(want, int) and want != got:
+        if want != got and isinstance(want, int):
             raise InputError(f"{what}: dim {axis} must be {want} (shape {info.shape}), got "
                              f"shape {list(array.shape)}")
-    return np.ascontiguousarray(array)
+    return array if array.flags.c_contiguous else np.ascontiguousarray(array)
 
 
 def _check_symbols(arrays: Sequence[np.ndarray], infos: Sequence[TensorInfo]) -> None:

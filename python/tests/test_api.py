@@ -211,6 +211,8 @@ def test_save_and_load(tmp_path, digits_model, digits_x):
     assert os.path.exists(path) and os.path.exists(tmp_path / "digits.h")
     lib = strata.load(path, threads=1)
     assert [(i.name, i.shape) for i in lib.inputs] == [("input", ["batch", 64])]
+    (y,), seen_out = lib._native.run_traced([digits_x])
+    assert seen_out == [y.ctypes.data] and y.flags.owndata  # written by the library, no copy
     assert lib.kernels is None
     assert_close(lib(digits_x), digits_model(digits_x))
     (y,) = lib.run(None, {"input": digits_x[:2]})

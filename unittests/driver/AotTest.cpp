@@ -105,7 +105,7 @@ TEST(Aot, RunTimeLimitsThroughTheCApi) {
       reinterpret_cast<int64_t (*)(const strata_model *, const char *)>(sym("strata_model_limit"));
   auto lastError = reinterpret_cast<const char *(*)()>(sym("strata_last_error"));
   ASSERT_TRUE(abi && create && destroy && run && setLimit && limit && lastError);
-  EXPECT_EQ(abi(), 3);
+  EXPECT_EQ(abi(), 4);
   strata_model *m = create(1);
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(limit(m, "max-arena-bytes"), Limits{}.maxArenaBytes);
@@ -135,6 +135,74 @@ TEST(Aot, RunTimeLimitsThroughTheCApi) {
   EXPECT_EQ(setLimit(m, "max-bananas", 10), -1);
   EXPECT_EQ(setLimit(m, "max-arena-bytes", -1), -1);
   EXPECT_EQ(limit(m, "max-bananas"), -1);
+  destroy(m);
+  ::dlclose(lib);
+}
+
+// ABI 4: strata_model_run_into writes each output where the allocator says, with the same
+// values strata_model_run keeps in the model; an allocator that returns NULL fails the run.
+TEST(Aot, RunIntoWritesCallerMemory) {
+  auto prog = mlpProgram();
+  ASSERT_TRUE(static_cast<bool>(prog)) << llvm::toString(prog.takeError());
+  std::string path = tempPath("mlp-into.so");
+  ASSERT_FALSE(static_cast<bool>(writeAot(*prog, {}, AotOutput::SharedLibrary, path)));
+  void *lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << ::dlerror();
+  auto sym = [&](const char *name) { return ::dlsym(lib, name); };
+  auto create = reinterpret_cast<decltype(&strata_model_create)>(sym("strata_model_create"));
+  auto destroy = reinterpret_cast<decltype(&strata_model_destroy)>(sym("strata_model_destroy"));
+  auto run = reinterpret_cast<decltype(&strata_model_run)>(sym("strata_model_run"));
+  auto runInto = reinterpret_cast<decltype(&strata_model_run_into)>(sym("strata_model_run_into"));
+  auto data =
+      reinterpret_cast<decltype(&strata_model_output_data)>(sym("strata_model_output_data"));
+  auto lastError = reinterpret_cast<decltype(&strata_last_error)>(sym("strata_last_error"));
+  ASSERT_TRUE(create && destroy && run && runInto && data && lastError);
+  strata_model *m = create(1);
+  ASSERT_NE(m, nullptr);
+  Tensor x = randomTensor({8, 24}, 5);
+  const int64_t shape[2] = {8, 24};
+  strata_tensor in{x.rawData(), STRATA_F32, 2, shape};
+  ASSERT_EQ(run(m, &in, 1), 0) << lastError();
+  // Every output (the mlp has two, both f32) into memory of the caller's.
+  struct Target {
+    std::vector<std::vector<float>> memory;
+    std::vector<std::vector<int64_t>> shapes;
+  } target;
+  auto allocate = [](void *user, int index, int32_t dtype, int32_t rank,
+                     const int64_t *dims) -> void * {
+    auto *t = static_cast<Target *>(user);
+    EXPECT_EQ(index, static_cast<int>(t->memory.size()));
+    EXPECT_EQ(dtype, STRATA_F32);
+    t->shapes.emplace_back(dims, dims + rank);
+    int64_t n = 1;
+    for (int32_t d = 0; d < rank; ++d)
+      n *= dims[d];
+    t->memory.emplace_back(static_cast<size_t>(n), -1.0f);
+    return t->memory.back().data();
+  };
+  // What strata_model_run kept, per output (both rank 2).
+  auto outShape =
+      reinterpret_cast<decltype(&strata_model_output_shape)>(sym("strata_model_output_shape"));
+  ASSERT_TRUE(outShape);
+  std::vector<std::vector<float>> kept;
+  for (int o = 0; o < 2; ++o) {
+    const float *p = static_cast<const float *>(data(m, o));
+    const int64_t *dims = outShape(m, o);
+    ASSERT_TRUE(p && dims);
+    kept.emplace_back(p, p + dims[0] * dims[1]);
+  }
+  ASSERT_EQ(runInto(m, &in, 1, allocate, &target), 0) << lastError();
+  ASSERT_EQ(target.memory.size(), 2u);
+  EXPECT_EQ(target.shapes[1], (std::vector<int64_t>{8, 24})) << "the echo output";
+  for (int o = 0; o < 2; ++o)
+    EXPECT_EQ(target.memory[o], kept[o]) << "output " << o;
+  EXPECT_EQ(data(m, 0), nullptr) << "a run into the caller's memory leaves nothing in the model";
+
+  auto refuse = [](void *, int, int32_t, int32_t, const int64_t *) -> void * { return nullptr; };
+  EXPECT_EQ(runInto(m, &in, 1, refuse, nullptr), -1);
+  EXPECT_NE(std::string(lastError()).find("output 0"), std::string::npos) << lastError();
+  EXPECT_EQ(runInto(m, &in, 1, nullptr, nullptr), -1);
+  EXPECT_EQ(std::string(lastError()), "null allocator");
   destroy(m);
   ::dlclose(lib);
 }

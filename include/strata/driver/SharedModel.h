@@ -7,6 +7,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,12 @@ public:
   const std::vector<IOSpec> &outputs() const { return outputs_; }
   // Runs the model; outputs are copied out of the library's buffers.
   llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs);
+  // Runs with output i written where allocate(i, dtype, shape) says, called once per output after
+  // the inputs are checked: by the kernels themselves for libraries of ABI 4 on
+  // (strata_model_run_into), copied there once from older ones. An error from allocate ends it.
+  using OutputAllocator =
+      std::function<llvm::Expected<void *>(size_t, DType, const std::vector<int64_t> &)>;
+  llvm::Error runInto(const std::vector<Tensor> &inputs, const OutputAllocator &allocate);
   int64_t arenaBytes() const;
 
   struct Api; // resolved C entry points
@@ -41,6 +48,8 @@ private:
   void *handle_ = nullptr;
   void *model_ = nullptr;
   std::unique_ptr<Api> api_;
+  void *runInto_ = nullptr; // strata_model_run_into (ABI 4); null for older libraries
+
   std::string path_;
   std::vector<IOSpec> inputs_, outputs_;
 };

@@ -148,7 +148,9 @@ STRATA_API const char *strata_model_output_dim_name(const strata_model *m, int i
 
 namespace {
 
-int runIn(strata_context *c, const strata_tensor *inputs, int num_inputs) {
+// Runs in c; outputs go to c's own buffers, or where `allocate` says when it is given.
+int runIn(strata_context *c, const strata_tensor *inputs, int num_inputs,
+          strata_output_allocator allocate = nullptr, void *user = nullptr) {
   const Executor &exec = *c->model->exec;
   c->lastRunOk = false;
   if (num_inputs < 0 || (num_inputs > 0 && !inputs))
@@ -177,9 +179,23 @@ int runIn(strata_context *c, const strata_tensor *inputs, int num_inputs) {
         return fail("input " + std::to_string(i) + ": null data");
     }
     const Plan &plan = exec.plan();
+    std::vector<void *> out;
+    if (allocate) {
+      for (size_t o = 0; o < plan.outputs.size(); ++o) {
+        const std::vector<int64_t> &shape = c->run->outputShape(o);
+        void *at = allocate(user, static_cast<int>(o), static_cast<int32_t>(plan.outputs[o].dtype),
+                            static_cast<int32_t>(shape.size()), shape.data());
+        if (!at)
+          return fail("output " + std::to_string(o) + " ('" + plan.outputs[o].name +
+                      "'): the allocator returned no memory");
+        out.push_back(at);
+      }
+      if (Status s = exec.run(*c->run, data.data(), out.data()))
+        return fail(s.message());
+      return 0; // nothing kept: lastRunOk stays false
+    }
     c->outputs.resize(plan.outputs.size());
     c->outputShapes.resize(plan.outputs.size());
-    std::vector<void *> out;
     for (size_t o = 0; o < plan.outputs.size(); ++o) {
       c->outputShapes[o] = c->run->outputShape(o);
       size_t bytes = dtypeSize(plan.outputs[o].dtype);
@@ -218,6 +234,15 @@ STRATA_API int strata_model_run(strata_model *m, const strata_tensor *inputs, in
   return m ? runIn(&m->own, inputs, num_inputs) : fail("null model");
 }
 
+STRATA_API int strata_model_run_into(strata_model *m, const strata_tensor *inputs, int num_inputs,
+                                     strata_output_allocator allocate, void *user) {
+  if (!m)
+    return fail("null model");
+  if (!allocate)
+    return fail("null allocator");
+  return runIn(&m->own, inputs, num_inputs, allocate, user);
+}
+
 STRATA_API const void *strata_model_output_data(const strata_model *m, int i) {
   return m ? strata_context_output_data(&m->own, i) : (fail("null model"), nullptr);
 }
@@ -250,6 +275,16 @@ STRATA_API void strata_context_destroy(strata_context *c) { delete c; }
 
 STRATA_API int strata_context_run(strata_context *c, const strata_tensor *inputs, int num_inputs) {
   return c ? runIn(c, inputs, num_inputs) : fail("null context");
+}
+
+STRATA_API int strata_context_run_into(strata_context *c, const strata_tensor *inputs,
+                                       int num_inputs, strata_output_allocator allocate,
+                                       void *user) {
+  if (!c)
+    return fail("null context");
+  if (!allocate)
+    return fail("null allocator");
+  return runIn(c, inputs, num_inputs, allocate, user);
 }
 
 STRATA_API const void *strata_context_output_data(const strata_context *c, int i) {
