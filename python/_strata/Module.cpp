@@ -3,6 +3,7 @@
 // numpy arrays: inputs are passed by pointer, JIT outputs are numpy arrays the kernels write into
 // directly. The pure-Python layer (strata/__init__.py) converts arguments and exports torch.
 #include "strata/driver/Aot.h"
+#include "strata/driver/CompileCache.h"
 #include "strata/driver/CompiledModel.h"
 #include "strata/driver/SharedModel.h"
 #include "strata/graph/passes/PassManager.h"
@@ -403,5 +404,26 @@ PYBIND11_MODULE(_strata, m) {
 
   m.def("compile_library", &compileLibrary, py::arg("path"), py::arg("output"),
         py::arg("target") = "host", py::arg("passes") = "default", py::arg("opt_level") = 2);
+  m.def(
+      "cache_path",
+      [](const std::string &path, const std::string &target, const std::string &passes,
+         int optLevel) -> std::string {
+        if (!driver::compileCacheEnabled())
+          return "";
+        std::string dir = driver::compileCacheDir();
+        if (dir.empty())
+          return "";
+        driver::CompileOptions co;
+        co.target = target;
+        co.optLevel = optLevel;
+        co.pipeline = passes == "none" ? "" : passes;
+        auto key = driver::compileCacheKey(path, co);
+        if (!key)
+          raise(compileErrorType, llvm::toString(key.takeError()));
+        return dir + "/" + *key + ".so";
+      },
+      py::arg("path"), py::arg("target") = "host", py::arg("passes") = "default",
+      py::arg("opt_level") = 2,
+      "The compile cache's library for this model and these options ('' when off)");
   m.def("hardware_threads", [] { return std::max(1u, std::thread::hardware_concurrency()); });
 }

@@ -109,6 +109,8 @@ class CompiledModel:
         self.inputs: List[TensorInfo] = [TensorInfo(i) for i in native.inputs]
         self.outputs: List[TensorInfo] = [TensorInfo(o) for o in native.outputs]
         self._input_index = {info.name: i for i, info in enumerate(self.inputs)}
+        # compile(cache=True): "hit" or "miss" (then written); None otherwise.
+        self.cache: Optional[str] = None
 
     def _arrays(self, values: Sequence[Any]) -> List[np.ndarray]:
         if len(values) != len(self.inputs):
@@ -230,12 +232,15 @@ def _model_file(model, example_inputs, dynamic_axes, opset, input_names, output_
 
 def compile(model, *, example_inputs=None, threads: int = 0, target: str = "host",
             passes: str = "default", shapes=None, dynamic_axes=None, opset: int = 13,
-            input_names=None, output_names=None, opt_level: int = 2) -> CompiledModel:
+            input_names=None, output_names=None, opt_level: int = 2,
+            cache: bool = False) -> CompiledModel:
     """Compiles `model` (a path to .onnx, an onnx.ModelProto, its bytes, or a torch.nn.Module
     exported with torch.onnx.export on `example_inputs`, `dynamic_axes` passed through) for
     `target` ("host", "x86-64-v3", "x86-64-v2"). threads: for parallel loops, 0 = one per core.
     passes: "default", "none" or a pipeline (`strata-opt --list-passes`). shapes: not yet
-    supported beyond None (symbolic dims are bound at run time)."""
+    supported beyond None (symbolic dims are bound at run time). cache: keep the compiled model
+    in the compile cache `strata run` uses ($XDG_CACHE_HOME/strata) and load it from there when
+    the same model, target and options come again; such a model runs one call at a time."""
     if shapes is not None:
         raise CompileError("shapes= (shape hints) is not supported yet; symbolic dims are bound "
                            "when the model runs")
@@ -244,6 +249,16 @@ def compile(model, *, example_inputs=None, threads: int = 0, target: str = "host
     path, tmpdir = _model_file(model, example_inputs, dynamic_axes, opset, input_names,
                                output_names)
     options = {"target": target, "passes": passes, "opt_level": opt_level}
+    cached = _strata.cache_path(path, **options) if cache else ""
+    if cached:
+        hit = os.path.exists(cached)
+        if not hit:
+            os.makedirs(os.path.dirname(cached), exist_ok=True)
+            _strata.compile_library(path, cached, **options)  # staged, renamed into place
+        compiled = CompiledModel(_strata.LibraryModel(cached, threads=threads), path, options,
+                                 tmpdir)
+        compiled.cache = "hit" if hit else "miss"
+        return compiled
     native = _strata.JitModel(path, threads=threads, **options)
     return CompiledModel(native, path, options, tmpdir)
 

@@ -260,3 +260,18 @@ def test_ort_style_script(digits_x):
 def test_bench(digits_model):
     r = strata.bench(digits_model, iters=5, warmup=1)
     assert r["iters"] == 5 and 0 < r["min_ms"] <= r["median_ms"]
+
+
+def test_compile_cache(tmp_path, monkeypatch, digits_x):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("STRATA_CACHE", raising=False)
+    want = strata.compile(DIGITS)(digits_x)
+    first = strata.compile(DIGITS, cache=True)
+    second = strata.compile(DIGITS, cache=True)
+    assert (first.cache, second.cache) == ("miss", "hit")
+    assert len(list((tmp_path / "cache" / "strata").glob("*.so"))) == 1
+    assert_close(second(digits_x), want)
+    assert strata.compile(DIGITS, cache=True, target="x86-64-v3").cache == "miss"
+    assert strata.compile(DIGITS).cache is None
+    monkeypatch.setenv("STRATA_CACHE", "0")
+    assert strata.compile(DIGITS, cache=True).cache is None
