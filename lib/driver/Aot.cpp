@@ -237,19 +237,24 @@ std::string locateCode() {
 // Resolved when the binary or extension is loaded, before its user can change directory.
 const std::string kCodeLocation = locateCode();
 
-std::string findRuntimeObject(std::vector<std::string> &tried) {
-  if (const char *env = std::getenv("STRATA_AOT_RT"); env && *env) {
-    tried.push_back(env);
-    return env;
-  }
+// The first existing of: `explicitPath`, $STRATA_AOT_RT, the candidates next to the code; every
+// path looked at goes to `tried`. Empty when none exists.
+std::string findRuntimeObject(const std::string &explicitPath, std::vector<std::string> &tried) {
+  auto found = [&](const std::string &path) {
+    tried.push_back(path);
+    return llvm::sys::fs::exists(path);
+  };
+  if (!explicitPath.empty())
+    return found(explicitPath) ? explicitPath : "";
+  if (const char *env = std::getenv("STRATA_AOT_RT"); env && *env)
+    return found(env) ? env : "";
   llvm::SmallString<256> dir(kCodeLocation);
   llvm::sys::path::remove_filename(dir);
   for (int up = 0; up < 5 && !dir.empty(); ++up) {
     for (const char *rel : {"lib/strata/strata_aot_rt.o", "lib/strata_aot_rt.o"}) {
       llvm::SmallString<256> candidate(dir);
       llvm::sys::path::append(candidate, rel);
-      tried.push_back(std::string(candidate));
-      if (llvm::sys::fs::exists(candidate))
+      if (found(std::string(candidate)))
         return std::string(candidate);
     }
     llvm::sys::path::remove_filename(dir);
@@ -299,10 +304,8 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
   }
 
   std::vector<std::string> tried;
-  std::string runtime = opts.runtimeObject.empty() ? findRuntimeObject(tried) : opts.runtimeObject;
-  if (!opts.runtimeObject.empty())
-    tried.push_back(runtime);
-  if (runtime.empty() || !llvm::sys::fs::exists(runtime)) {
+  const std::string runtime = findRuntimeObject(opts.runtimeObject, tried);
+  if (runtime.empty()) {
     std::string where;
     for (const std::string &t : tried)
       where += (where.empty() ? "" : ", ") + t;
@@ -369,6 +372,21 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
 }
 
 const std::string &codeLocation() { return kCodeLocation; }
+
+llvm::Error compileLibrary(Graph &g, const CompileOptions &opts, const std::string &path,
+                           bool withHeader) {
+  auto po = programOptions(opts);
+  if (!po)
+    return po.takeError();
+  auto prog = buildProgram(g, *po);
+  if (!prog)
+    return prog.takeError();
+  AotOptions ao;
+  ao.target = opts.target;
+  ao.optLevel = opts.optLevel;
+  return withHeader ? writeLibraryWithHeader(*prog, ao, path)
+                    : writeAot(*prog, ao, AotOutput::SharedLibrary, path);
+}
 
 llvm::Error writeLibraryWithHeader(const Program &prog, const AotOptions &opts,
                                    const std::string &path) {

@@ -55,6 +55,19 @@ std::string compileCacheDir() {
   return std::string(dir);
 }
 
+llvm::Expected<std::string> compileCachePath(const std::string &modelPath,
+                                             const CompileOptions &opts) {
+  std::string dir = compileCacheDir();
+  if (!compileCacheEnabled() || dir.empty())
+    return "";
+  auto key = compileCacheKey(modelPath, opts);
+  if (!key)
+    return key.takeError();
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, *key + ".so");
+  return std::string(path);
+}
+
 bool compileCacheEnabled() {
   const char *env = std::getenv("STRATA_CACHE");
   return !(env && std::string(env) == "0");

@@ -67,6 +67,16 @@ const char *numpyName(DType t) {
   return "void";
 }
 
+// The driver's options for the Python API's (passes "none": no pipeline).
+driver::CompileOptions compileOptions(const std::string &target, const std::string &passes,
+                                      int optLevel) {
+  driver::CompileOptions co;
+  co.target = target;
+  co.optLevel = optLevel;
+  co.pipeline = passes == "none" ? "" : passes;
+  return co;
+}
+
 // One input or output as Python sees it: dims are ints, or the symbol's name for symbolic dims.
 struct IOInfo {
   std::string name;
@@ -94,7 +104,7 @@ py::array checkedArray(const py::handle &arg, size_t index, const IOInfo &expect
                               "'): expected a numpy array, got " +
                               std::string(py::str(py::type::of(arg).attr("__name__"))));
   auto a = py::reinterpret_borrow<py::array>(arg);
-  if (!a.dtype().is(py::dtype(expected.dtype)) && !a.dtype().equal(py::dtype(expected.dtype)))
+  if (!a.dtype().equal(py::dtype(expected.dtype)))
     raise(inputErrorType, "input " + std::to_string(index) + " ('" + expected.name +
                               "'): expected dtype " + expected.dtype + ", got " +
                               std::string(py::str(a.dtype())));
@@ -109,8 +119,10 @@ Shape shapeOf(const py::array &a) { return Shape(a.shape(), a.shape() + a.ndim()
 // The output arrays of one run, allocated when the engine asks (from a thread without the GIL,
 // which each allocation takes), so the kernels write into them directly.
 struct NumpyOutputs {
+  NumpyOutputs(const std::vector<IOInfo> &infos, std::vector<uintptr_t> *seen)
+      : infos(infos), seen(seen) {}
   const std::vector<IOInfo> &infos;
-  std::vector<uintptr_t> *seen = nullptr; // the pointers handed out, for tests
+  std::vector<uintptr_t> *seen; // the pointers handed out, for tests (or null)
   std::vector<py::array> arrays;
   bool asked = false; // the engine got past checking the inputs
 
@@ -156,11 +168,8 @@ public:
       inputs_.push_back(describe(g.input(i)->name(), g.input(i)->type()));
     for (unsigned i = 0; i < g.numOutputs(); ++i)
       outputs_.push_back(describe(g.outputName(i), g.output(i)->type()));
-    driver::CompileOptions co;
+    driver::CompileOptions co = compileOptions(target, passes, optLevel);
     co.threads = threads;
-    co.target = target;
-    co.optLevel = optLevel;
-    co.pipeline = passes == "none" ? "" : passes;
     std::string error;
     {
       py::gil_scoped_release release;
@@ -317,22 +326,9 @@ void compileLibrary(const std::string &path, const std::string &output, const st
   std::string error;
   {
     py::gil_scoped_release release;
-    driver::CompileOptions co;
-    co.target = target;
-    co.pipeline = passes == "none" ? "" : passes;
-    auto po = driver::programOptions(co);
-    llvm::Error err = llvm::Error::success();
-    if (!po) {
-      err = po.takeError();
-    } else if (auto prog = driver::buildProgram(*imported->graph, *po)) {
-      driver::AotOptions ao;
-      ao.target = target;
-      ao.optLevel = optLevel;
-      err = driver::writeLibraryWithHeader(*prog, ao, output);
-    } else {
-      err = prog.takeError();
-    }
-    if (err)
+    if (llvm::Error err = driver::compileLibrary(*imported->graph,
+                                                 compileOptions(target, passes, optLevel), output,
+                                                 /*withHeader=*/true))
       error = path + ": " + llvm::toString(std::move(err));
   }
   if (!error.empty())
@@ -408,19 +404,10 @@ PYBIND11_MODULE(_strata, m) {
       "cache_path",
       [](const std::string &path, const std::string &target, const std::string &passes,
          int optLevel) -> std::string {
-        if (!driver::compileCacheEnabled())
-          return "";
-        std::string dir = driver::compileCacheDir();
-        if (dir.empty())
-          return "";
-        driver::CompileOptions co;
-        co.target = target;
-        co.optLevel = optLevel;
-        co.pipeline = passes == "none" ? "" : passes;
-        auto key = driver::compileCacheKey(path, co);
-        if (!key)
-          raise(compileErrorType, llvm::toString(key.takeError()));
-        return dir + "/" + *key + ".so";
+        auto entry = driver::compileCachePath(path, compileOptions(target, passes, optLevel));
+        if (!entry)
+          raise(compileErrorType, llvm::toString(entry.takeError()));
+        return *entry;
       },
       py::arg("path"), py::arg("target") = "host", py::arg("passes") = "default",
       py::arg("opt_level") = 2,

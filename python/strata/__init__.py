@@ -66,19 +66,22 @@ def _as_array(value: Any, info: TensorInfo, index: int) -> np.ndarray:
         if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
             value = np.from_dlpack(value)
     array = np.asarray(value)
-    what = f"input {index} ('{info.name}')"
+
+    def refuse(why: str) -> InputError:  # only built on the error path
+        return InputError(f"input {index} ('{info.name}'): {why}")
+
     if array.dtype != info.dtype:
         if not np.can_cast(array.dtype, info.dtype, casting="same_kind"):
-            raise InputError(f"{what}: expected {info.dtype.name} of shape {info.shape}, got "
-                             f"{array.dtype.name}; convert it explicitly")
+            raise refuse(f"expected {info.dtype.name} of shape {info.shape}, got "
+                         f"{array.dtype.name}; convert it explicitly")
         array = array.astype(info.dtype)
     if array.ndim != len(info.shape):
-        raise InputError(f"{what}: expected rank {len(info.shape)} (shape {info.shape}), got "
-                         f"shape {list(array.shape)}")
+        raise refuse(f"expected rank {len(info.shape)} (shape {info.shape}), got shape "
+                     f"{list(array.shape)}")
     for axis, (want, got) in enumerate(zip(info.shape, array.shape)):
         if want != got and isinstance(want, int):
-            raise InputError(f"{what}: dim {axis} must be {want} (shape {info.shape}), got "
-                             f"shape {list(array.shape)}")
+            raise refuse(f"dim {axis} must be {want} (shape {info.shape}), got shape "
+                         f"{list(array.shape)}")
     return array if array.flags.c_contiguous else np.ascontiguousarray(array)
 
 

@@ -124,46 +124,30 @@ struct CachedEngine {
 
 CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts,
                              const driver::CompileOptions &co) {
-  std::string dir = driver::compileCacheDir();
-  if (dir.empty())
-    return {};
-  auto key = driver::compileCacheKey(model, co);
-  if (!key) {
-    llvm::consumeError(key.takeError()); // the import reports an unreadable model
+  auto entry = driver::compileCachePath(model, co);
+  if (!entry) {
+    llvm::consumeError(entry.takeError()); // the import reports an unreadable model
     return {};
   }
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, *key + ".so");
-  const std::string lib(path);
+  const std::string &lib = *entry;
+  if (lib.empty())
+    return {};
   auto start = std::chrono::steady_clock::now();
   std::string status = "hit";
   if (!llvm::sys::fs::exists(lib)) {
     status = "miss";
+    llvm::StringRef dir = llvm::sys::path::parent_path(lib);
     if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-      std::cerr << "warning: compile cache " << dir << ": " << ec.message()
+      std::cerr << "warning: compile cache " << dir.str() << ": " << ec.message()
                 << "; compiling in memory\n";
       return {};
     }
     std::unique_ptr<Graph> graph = loadModel(model);
     if (!graph)
       return {nullptr, true};
-    auto po = driver::programOptions(co);
-    if (!po) {
-      fail(kUsage, llvm::toString(po.takeError()));
+    if (llvm::Error err = driver::compileLibrary(*graph, co, lib, /*withHeader=*/false)) {
+      fail(kBadModel, model + ": " + llvm::toString(std::move(err)));
       return {nullptr, true};
-    }
-    auto prog = driver::buildProgram(*graph, *po);
-    if (!prog) {
-      fail(kBadModel, model + ": " + llvm::toString(prog.takeError()));
-      return {nullptr, true};
-    }
-    driver::AotOptions ao;
-    ao.target = co.target;
-    ao.optLevel = co.optLevel;
-    if (llvm::Error err = driver::writeAot(*prog, ao, driver::AotOutput::SharedLibrary, lib)) {
-      std::cerr << "warning: compile cache: " << llvm::toString(std::move(err))
-                << "; compiling in memory\n";
-      return {};
     }
   }
   auto m = driver::SharedModel::open(lib, opts.threads);
@@ -285,7 +269,7 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
   driver::CompileOptions co;
   co.threads = opts.threads;
   co.target = opts.target;
-  if (opts.engine == "jit" && opts.cache && driver::compileCacheEnabled()) {
+  if (opts.engine == "jit" && opts.cache) {
     CachedEngine cached = cachedJitEngine(model, opts, co);
     if (cached.engine || cached.failed)
       return std::move(cached.engine);

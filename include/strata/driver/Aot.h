@@ -2,6 +2,7 @@
 // weights compiled into one LLVM module, written as LLVM IR, assembly, an object file, or a shared
 // library that exports the C API of include/strata/strata_model.h.
 #pragma once
+#include "strata/driver/CompiledModel.h"
 #include "strata/driver/Program.h"
 
 #include "llvm/Support/Error.h"
@@ -30,6 +31,12 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
 // model.so` writes them. On error neither is left behind.
 llvm::Error writeLibraryWithHeader(const Program &prog, const AotOptions &opts,
                                    const std::string &path);
+
+// Optimizes `g` in place with `opts` (pipeline, target, -O), builds its program and writes it as
+// a library, with its header next to it when `withHeader` (writeLibraryWithHeader): `strata
+// compile -o m.so` in one call, for the compile cache and the Python package.
+llvm::Error compileLibrary(Graph &g, const CompileOptions &opts, const std::string &path,
+                           bool withHeader);
 
 // The file holding strata's code in this process: the executable (through /proc/self/exe), or
 // the shared object (the Python extension) by the path it was loaded from, made absolute when it

@@ -21,6 +21,11 @@ llvm::Expected<std::string> compileCacheKey(const std::string &modelPath,
 // $XDG_CACHE_HOME/strata, else $HOME/.cache/strata; empty when neither is set.
 std::string compileCacheDir();
 
+// The cache entry (a library) for compiling `modelPath` with `opts`: compileCacheDir()/KEY.so.
+// Empty when the cache is off ($STRATA_CACHE=0) or has no folder.
+llvm::Expected<std::string> compileCachePath(const std::string &modelPath,
+                                             const CompileOptions &opts);
+
 // False when $STRATA_CACHE is "0" (the test suites set it, so they exercise the JIT).
 bool compileCacheEnabled();
 
