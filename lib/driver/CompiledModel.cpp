@@ -35,6 +35,8 @@ llvm::Expected<ProgramOptions> programOptions(const CompileOptions &opts) {
   ProgramOptions po;
   po.pipeline = opts.pipeline;
   po.schedule = opts.schedule;
+  po.scheduleStepLimit = opts.scheduleStepLimit;
+  po.fault = opts.fault;
   po.scheduleTarget = scheduleTargetFor(spec->cpu, spec->features);
   return po;
 }
@@ -59,6 +61,9 @@ llvm::Expected<std::unique_ptr<CompiledModel>> compileModel(Graph &g, const Comp
   auto entries = model->jit_->compileAll(prog->kernels, co);
   if (!entries)
     return withContext(entries.takeError(), inPhase("jit: codegen"));
+  for (const loop::LoopFunction &f : prog->kernels)
+    model->kernelNames_.push_back(f.name);
+  model->schedules_ = std::move(prog->schedules);
   model->weights_ = std::move(prog->weights);
   model->exec_ = std::make_unique<Executor>(std::move(prog->plan), std::move(*entries),
                                             model->weights_.get(), opts.threads);

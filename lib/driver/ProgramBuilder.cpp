@@ -68,7 +68,14 @@ public:
 
   llvm::Expected<Program> build() {
     if (!opts_.pipeline.empty()) {
-      PassManager pm;
+      PassManagerOptions pmo;
+      if (opts_.fault.rung == FaultInjection::Rung::GraphPass)
+        pmo.afterPass = [this](std::string_view pass, bool changed, Graph &g) {
+          if (changed && pass == opts_.fault.name)
+            perturbLargestConstant(g);
+          return llvm::Error::success();
+        };
+      PassManager pm(pmo);
       PassContext ctx;
       ctx.options = passOptionsFor(opts_.scheduleTarget);
       llvm::Error err = pm.parsePipeline(opts_.pipeline);
@@ -261,7 +268,25 @@ private:
         return makeError(
             Diagnostic::error("lowered loop IR is invalid: " + llvm::toString(std::move(err)))
                 .inPhase("internal"));
-      llvm::Error err = loop::applyDefaultSchedule(f, opts_.scheduleTarget);
+      KernelSchedule &ks = pendingSchedule_;
+      ks.why.clear();
+      ks.steps = loop::defaultSchedule(f, opts_.scheduleTarget, &ks.why);
+      if (opts_.scheduleStepLimit >= 0 &&
+          ks.steps.size() > static_cast<size_t>(opts_.scheduleStepLimit))
+        ks.steps.resize(opts_.scheduleStepLimit);
+      llvm::Error err = loop::applySchedule(f, ks.steps);
+      if (!err)
+        if (int64_t bad = faultyStep(opts_.fault, ks.steps); bad >= 0) {
+          // The faulty step miscompiles inside the loop it names (its first loop argument that
+          // is still a loop), once the schedule is applied.
+          std::string loopName;
+          for (const std::string &a : ks.steps[bad].args)
+            if (loopName.empty() && loop::findStmt(f.body, [&](const loop::Stmt &s) {
+                  return s->kind == loop::StmtKind::For && s->var->name == a;
+                }))
+              loopName = a;
+          perturbLastResultStore(f, loopName);
+        }
       if (!err)
         err = loop::verifyFunction(f);
       if (err)
@@ -307,6 +332,8 @@ private:
       return fail("loop IR is invalid: " + llvm::toString(std::move(err)));
     // Kernel names are symbols of one module: make them unique.
     f.name = fmt::format("k{}_{}", prog_.kernels.size(), f.name);
+    if (opts_.fault.rung == FaultInjection::Rung::Kernel && f.name == opts_.fault.name)
+      perturbLastResultStore(f);
 
     // Results not yet placed (intermediates) get a buffer written by this step.
     for (unsigned i = 0; i < op.numResults(); ++i)
@@ -357,6 +384,8 @@ private:
                   llvm::toString(std::move(err)));
     plan().steps.push_back(std::move(step));
     prog_.kernels.push_back(std::move(f));
+    prog_.schedules.push_back(std::move(pendingSchedule_));
+    pendingSchedule_ = {};
     return llvm::Error::success();
   }
 
@@ -377,6 +406,7 @@ private:
   Graph &g_;
   const ProgramOptions &opts_;
   Program prog_;
+  KernelSchedule pendingSchedule_; // the schedule of the kernel being built
   std::unordered_map<const Value *, PlanArg> slots_;
   BufferSharing sharing_;
   std::unordered_map<int64_t, int64_t> groupBuffer_; // sharing group -> plan buffer

@@ -38,6 +38,7 @@ Action addRunCommand(CLI::App &app);
 Action addConformanceCommand(CLI::App &app);
 Action addCompileCommand(CLI::App &app);
 Action addBenchCommand(CLI::App &app);
+Action addBisectCommand(CLI::App &app);
 
 // Loads a model: `.onnx` through the importer, anything else as graph IR text. Reports the error
 // (fail(kBadModel, ...)) and returns null on failure.

@@ -173,6 +173,13 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
                                                 const std::vector<std::string> &specs,
                                                 const std::vector<std::string> &dims,
                                                 unsigned seed) {
+  return modelInputs(e.inputs, specs, dims, seed);
+}
+
+llvm::Expected<std::vector<Tensor>> modelInputs(const std::vector<driver::IOSpec> &interface,
+                                                const std::vector<std::string> &specs,
+                                                const std::vector<std::string> &dims,
+                                                unsigned seed) {
   std::map<std::string, Tensor> byName;
   std::map<size_t, Tensor> byPosition;
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -205,8 +212,8 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
 
   std::mt19937_64 rng(seed);
   std::vector<Tensor> inputs;
-  for (size_t i = 0; i < e.inputs.size(); ++i) {
-    const driver::IOSpec &in = e.inputs[i];
+  for (size_t i = 0; i < interface.size(); ++i) {
+    const driver::IOSpec &in = interface[i];
     if (auto it = byName.find(in.name); it != byName.end()) {
       inputs.push_back(std::move(it->second));
       byName.erase(it);
@@ -235,7 +242,7 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
   if (!byName.empty())
     return makeError("the model has no input named '" + byName.begin()->first + "'");
   if (!byPosition.empty())
-    return makeError("the model has " + std::to_string(e.inputs.size()) + " inputs, --input " +
+    return makeError("the model has " + std::to_string(interface.size()) + " inputs, --input " +
                      std::to_string(byPosition.begin()->first + 1) + " has no position");
   return inputs;
 }

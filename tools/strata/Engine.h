@@ -60,5 +60,10 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
                                                 const std::vector<std::string> &specs,
                                                 const std::vector<std::string> &dims,
                                                 unsigned seed);
+// The same for a model's input interface.
+llvm::Expected<std::vector<Tensor>> modelInputs(const std::vector<driver::IOSpec> &interface,
+                                                const std::vector<std::string> &specs,
+                                                const std::vector<std::string> &dims,
+                                                unsigned seed);
 
 } // namespace strata::cli

@@ -79,6 +79,7 @@ int main(int argc, char **argv) {
   add(strata::cli::addConformanceCommand);
   add(strata::cli::addCompileCommand);
   add(strata::cli::addBenchCommand);
+  add(strata::cli::addBisectCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

@@ -32,6 +32,9 @@ struct CompileOptions {
   bool schedule = true;
   // Threads that `parallel` loops run on (a pool owned by the model); 0 means one per core.
   unsigned threads = 0;
+  // strata bisect only (ProgramOptions): a schedule prefix and a deliberate miscompile.
+  int64_t scheduleStepLimit = -1;
+  FaultInjection fault;
 
   static std::string defaultJitPipeline();
 };
@@ -70,6 +73,9 @@ public:
                       const OutputAllocator &allocate) const;
 
   size_t numKernels() const;
+  // Kernel i's name ("k12_conv") and the schedule it was given.
+  const std::vector<std::string> &kernelNames() const { return kernelNames_; }
+  const std::vector<KernelSchedule> &kernelSchedules() const { return schedules_; }
   int64_t arenaBytes() const;        // of the last run's binding
   int64_t arenaAllocations() const; // 1 after any number of runs at one binding
   unsigned threads() const;
@@ -85,6 +91,8 @@ private:
   std::unique_ptr<codegen::LoopJit> jit_; // owns the kernels' code
   std::unique_ptr<uint8_t, decltype(&std::free)> weights_{nullptr, &std::free};
   std::unique_ptr<runtime::Executor> exec_;
+  std::vector<std::string> kernelNames_;
+  std::vector<KernelSchedule> schedules_;
 };
 
 // The ProgramOptions (passes, schedule, SIMD width of the target) that `opts` implies.

@@ -3,6 +3,7 @@
 // into one blob. The JIT engine compiles the functions in memory; `strata compile -o model.so`
 // compiles them into a shared library with the plan and weights inside.
 #pragma once
+#include "strata/driver/FaultInjection.h"
 #include "strata/graph/Graph.h"
 #include "strata/graph/passes/Pass.h"
 #include "strata/loop/IR.h"
@@ -24,11 +25,23 @@ struct ProgramOptions {
   // Apply loop::applyDefaultSchedule to every kernel (off: direct loop nests, for debugging).
   bool schedule = true;
   loop::ScheduleTarget scheduleTarget;
+  // Apply only the first N steps of each kernel's default schedule (-1: all): strata bisect
+  // looks for the first step that changes a kernel's answer.
+  int64_t scheduleStepLimit = -1;
+  // A deliberate miscompile for testing strata bisect (FaultInjection.h); none by default.
+  FaultInjection fault;
+};
+
+// How one kernel was scheduled: the steps applied and the default schedule's reasons.
+struct KernelSchedule {
+  loop::Schedule steps;
+  std::string why; // one line per decision (loop::defaultSchedule's `why`)
 };
 
 struct Program {
   runtime::Plan plan;
   std::vector<loop::LoopFunction> kernels; // plan kernel i; names unique ("k3_conv")
+  std::vector<KernelSchedule> schedules;   // kernel i's schedule
   // The weights blob (plan.weightsBytes, 64-byte aligned, every constant at a 64-byte offset).
   std::unique_ptr<uint8_t, decltype(&std::free)> weights{nullptr, &std::free};
   // Graph stats after the pipeline, for reports.

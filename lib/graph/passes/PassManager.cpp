@@ -231,6 +231,9 @@ private:
       return makeError("pass '" + name + "' failed: " + llvm::toString(changed.takeError()));
     if (*changed)
       ctx_.stats.add(name + ".changed");
+    if (opts_.afterPass)
+      if (llvm::Error err = opts_.afterPass(name, *changed, g))
+        return err;
     if (opts_.printIrAfterAll || opts_.printIrAfter.count(name)) {
       log_ << "// -----// IR after " << name << " //----- //\n";
       printGraph(g, log_);

@@ -3,11 +3,8 @@
 #include "strata/support/Error.h"
 
 #include "strata/interp/Interpreter.h"
+#include "strata/support/TensorCompare.h"
 
-#include "llvm/Support/Format.h"
-#include "llvm/Support/raw_ostream.h"
-
-#include <cmath>
 #include <random>
 
 namespace strata {
@@ -16,15 +13,6 @@ namespace {
 
 // Symbolic dims get a small fixed size: big enough to exercise broadcasting, cheap to run.
 constexpr int64_t kSymbolicDimSize = 2;
-// Floor of the tolerance scale, so an all-zero reference does not demand bit-exact results.
-constexpr double kTinyScale = 1e-6;
-
-std::string fmt(double x) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << llvm::format("%.3g", x);
-  return s;
-}
 
 } // namespace
 
@@ -76,51 +64,9 @@ llvm::Error checkSemantics(const Graph &g, const SemanticsReference &ref, double
   if (outputs->size() != ref.outputs.size())
     return makeError(blame + std::to_string(outputs->size()) + " outputs instead of " +
                      std::to_string(ref.outputs.size()));
-  for (size_t o = 0; o < ref.outputs.size(); ++o) {
-    const Tensor &want = ref.outputs[o];
-    const Tensor &got = (*outputs)[o];
-    std::string name = "output '" + ref.outputNames[o] + "'";
-    if (got.dtype() != want.dtype())
-      return makeError(blame + name + " has dtype " + std::string(dtypeName(got.dtype())) +
-                       " instead of " + std::string(dtypeName(want.dtype())));
-    if (got.shape() != want.shape())
-      return makeError(blame + name + " has shape [" + shapeToString(got.shape()) +
-                       "] instead of [" + shapeToString(want.shape()) + "]");
-    int64_t n = want.numElements();
-    if (!isFloat(want.dtype())) {
-      for (int64_t e = 0; e < n; ++e)
-        if (got.getInt(e) != want.getInt(e))
-          return makeError(blame + name + " differs at element " + std::to_string(e) + ": " +
-                           std::to_string(got.getInt(e)) + " instead of " +
-                           std::to_string(want.getInt(e)));
-      continue;
-    }
-    double scale = 0, maxErr = 0;
-    for (int64_t e = 0; e < n; ++e) {
-      double w = want.getDouble(e);
-      if (std::isfinite(w))
-        scale = std::max(scale, std::fabs(w));
-    }
-    for (int64_t e = 0; e < n; ++e) {
-      double w = want.getDouble(e), v = got.getDouble(e);
-      if (std::isnan(w) != std::isnan(v))
-        return makeError(blame + name + " has NaN at different positions (element " +
-                         std::to_string(e) + ")");
-      if (std::isnan(w))
-        continue;
-      if (std::isinf(w) || std::isinf(v)) {
-        if (w != v)
-          return makeError(blame + name + " element " + std::to_string(e) + " is " + fmt(v) +
-                           " instead of " + fmt(w));
-        continue;
-      }
-      maxErr = std::max(maxErr, std::fabs(w - v));
-    }
-    double allowed = tol * std::max(scale, kTinyScale);
-    if (maxErr > allowed)
-      return makeError(blame + name + " max error " + fmt(maxErr) + " (tolerance " +
-                       fmt(allowed) + ")");
-  }
+  for (size_t o = 0; o < ref.outputs.size(); ++o)
+    if (auto diff = compareTensors(ref.outputs[o], (*outputs)[o], tol))
+      return makeError(blame + "output '" + ref.outputNames[o] + "' " + *diff);
   return llvm::Error::success();
 }
 

@@ -8,6 +8,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <set>
 
 namespace strata {
@@ -22,6 +23,9 @@ struct PassManagerOptions {
   unsigned semanticsSeed = 0;
   int fixpointCap = 16;                    // iterations of a fixpoint(...) group
   llvm::raw_ostream *log = nullptr;        // where IR dumps and timings go (default stderr)
+  // Called after every pass with whether it changed the graph, before the checks above; an error
+  // ends the run. strata bisect watches each pass with it, and --inject-fault perturbs after one.
+  std::function<llvm::Error(std::string_view pass, bool changed, Graph &g)> afterPass;
 };
 
 class PassManager {
