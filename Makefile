@@ -4,7 +4,7 @@ JOBS ?= 2
 STRATA = $(BUILD)/bin/strata
 PY = /usr/bin/python3
 
-.PHONY: all deps configure build demo test test-data asan tsan fuzz fuzz-smoke bench install package clean
+.PHONY: all deps configure build demo test test-data asan tsan fuzz fuzz-smoke bench install package clean browser-deps
 
 all: build
 
@@ -80,7 +80,7 @@ fuzz-smoke: asan
 ASAN_ENV = ASAN_OPTIONS=use_sigaltstack=0:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
 ASAN_CONFORMANCE = $(ASAN_ENV) $(BUILD)-asan/bin/strata conformance $(BUILD)/onnx-node-tests
 CONFORMANCE_FAILURES = grep -E "^(FAIL|REGRESSION)|Sanitizer|runtime error"
-test: build test-data asan tsan fuzz-smoke
+test: build test-data browser-deps asan tsan fuzz-smoke
 	cd $(BUILD)-asan && $(ASAN_ENV) ctest -j$(JOBS) -E "zoo|conformance" --output-on-failure
 	# The interpreter's and the JIT's conformance runs side by side (each is one thread).
 	$(ASAN_CONFORMANCE) --expected conformance/interp-expected.txt \
@@ -93,6 +93,15 @@ test: build test-data asan tsan fuzz-smoke
 	exit $$status
 	@echo "conformance (interp, jit) under AddressSanitizer + UBSan: no regressions"
 	cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
+
+# What the explain-zoo test opens reports with: Debian's chromium, Node.js and npm's
+# playwright-core (no browser download: it drives /usr/bin/chromium). Node 18 or newer.
+PLAYWRIGHT_VERSION = 1.49.1
+browser-deps: deps
+	@bash scripts/install_deps.sh browser
+	@[ -d $(BUILD)/node/node_modules/playwright-core ] || \
+	  npm install --prefix $(BUILD)/node --ignore-scripts --no-audit --no-fund \
+	    playwright-core@$(PLAYWRIGHT_VERSION)
 
 # Latency of strata's JIT engine next to ONNX Runtime (the npm package onnxruntime-node, CPU) on
 # the zoo models. Node.js and the package are installed here only when missing; the package's

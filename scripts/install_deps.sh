@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages strata needs, only when some are missing (idempotent).
-# `install_deps.sh fuzz` adds Debian's clang and its libFuzzer/sanitizer runtimes (make fuzz).
+# `install_deps.sh fuzz` adds Debian's clang and its libFuzzer/sanitizer runtimes (make fuzz),
+# `install_deps.sh browser` Chromium and Node.js for the explain report's browser test.
 set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ ccache
@@ -12,6 +13,11 @@ PACKAGES=(
 )
 if [ "${1:-}" = fuzz ]; then
   PACKAGES+=(clang-19 libclang-rt-19-dev)
+fi
+# `install_deps.sh browser`: what strata explain's browser test needs (make browser-deps).
+if [ "${1:-}" = browser ]; then
+  PACKAGES+=(chromium)
+  command -v node >/dev/null && command -v npm >/dev/null || PACKAGES+=(nodejs npm)
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do

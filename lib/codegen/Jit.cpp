@@ -84,7 +84,7 @@ llvm::Expected<CompiledKernel> LoopJit::compile(const loop::LoopFunction &f,
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = createTargetMachine(target_);
   if (!tm)
     return tm.takeError();
-  optimizeModule(*mod, **tm, optLevel_);
+  optimizeModule(*mod, **tm, optLevel_, opts);
 
   llvm::Expected<llvm::orc::JITDylib &> jd = newDylib("kernel" + std::to_string(counter_++) + "." + f.name);
   if (!jd)

@@ -75,7 +75,7 @@ buildKernelModules(const std::vector<loop::LoopFunction> &kernels, const Codegen
       errors[p] = llvm::toString(tm.takeError());
       return;
     }
-    optimizeModule(*km.module, **tm, optLevel);
+    optimizeModule(*km.module, **tm, optLevel, opts);
   };
   std::vector<std::thread> workers;
   for (unsigned p = 1; p < parts; ++p)

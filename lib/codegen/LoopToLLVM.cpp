@@ -3,10 +3,13 @@
 #include "LoopEmitter.h"
 #include "strata/support/Error.h"
 
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
 
 namespace strata::codegen {
 
@@ -445,7 +448,28 @@ llvm::Expected<llvm::Function *> emitLoopFunction(const loop::LoopFunction &f, l
   return fn;
 }
 
-void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm, int optLevel) {
+namespace {
+
+// The llvm-pass fault: the last store of a float (or float vector) value in `fn` stores the value
+// plus 1 instead.
+void addOneToLastFloatStore(llvm::Function &fn) {
+  llvm::StoreInst *last = nullptr;
+  for (llvm::BasicBlock &bb : fn)
+    for (llvm::Instruction &inst : bb)
+      if (auto *st = llvm::dyn_cast<llvm::StoreInst>(&inst))
+        if (st->getValueOperand()->getType()->getScalarType()->isFloatTy())
+          last = st;
+  if (!last)
+    return;
+  llvm::IRBuilder<> b(last);
+  llvm::Value *one = llvm::ConstantFP::get(last->getValueOperand()->getType(), 1.0);
+  last->setOperand(0, b.CreateFAdd(last->getValueOperand(), one));
+}
+
+} // namespace
+
+void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm, int optLevel,
+                    const CodegenOptions &opts) {
   m.setTargetTriple(tm.getTargetTriple().str());
   m.setDataLayout(tm.createDataLayout());
   for (llvm::Function &fn : m) {
@@ -460,7 +484,52 @@ void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm, int optLevel) {
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PipelineTuningOptions pto;
-  llvm::PassBuilder pb(&tm, pto);
+  // The bisection gate: optional passes past the limit are skipped (required ones always run).
+  // The logs may be shared by modules optimized on several threads.
+  llvm::PassInstrumentationCallbacks pic;
+  int64_t invocations = 0;
+  static std::mutex logMutex;
+  auto unitOf = [](const llvm::Any &ir) -> std::string {
+    if (const auto *fn = llvm::any_cast<const llvm::Function *>(&ir))
+      return (*fn)->getName().str();
+    if (const auto *lp = llvm::any_cast<const llvm::Loop *>(&ir))
+      return (*lp)->getHeader()->getParent()->getName().str() + " (loop)";
+    return "module";
+  };
+  if (opts.llvmPassLimit >= 0 || opts.llvmPassLog)
+    pic.registerShouldRunOptionalPassCallback([&](llvm::StringRef pass, llvm::Any ir) {
+      if (opts.llvmPassLog) {
+        std::lock_guard<std::mutex> lock(logMutex);
+        opts.llvmPassLog->push_back(pass.str() + " on " + unitOf(ir));
+      }
+      return opts.llvmPassLimit < 0 || invocations++ < opts.llvmPassLimit;
+    });
+  // A pass that preserved every analysis changed nothing; pass managers and adaptors only
+  // forward to the passes they hold, and analysis invalidation changes no IR.
+  if (opts.llvmPassChanges)
+    pic.registerAfterPassCallback(
+        [&](llvm::StringRef pass, llvm::Any ir, const llvm::PreservedAnalyses &pa) {
+          if (pa.areAllPreserved() || pass.contains("PassManager") || pass.contains("Adaptor") ||
+              pass.contains("Proxy") || pass.starts_with("InvalidateAnalysisPass") ||
+              pass.starts_with("RequireAnalysisPass"))
+            return;
+          std::lock_guard<std::mutex> lock(logMutex);
+          opts.llvmPassChanges->push_back(pass.str() + " on " + unitOf(ir));
+        });
+  if (!opts.faultAfterPass.empty())
+    pic.registerAfterPassCallback(
+        [&](llvm::StringRef pass, llvm::Any ir, const llvm::PreservedAnalyses &) {
+          if (pass != opts.faultAfterPass)
+            return;
+          const llvm::Function *fn = nullptr;
+          if (const auto *f = llvm::any_cast<const llvm::Function *>(&ir))
+            fn = *f;
+          else if (const auto *lp = llvm::any_cast<const llvm::Loop *>(&ir))
+            fn = (*lp)->getHeader()->getParent();
+          if (fn && !fn->getName().ends_with("_packed"))
+            addOneToLastFloatStore(const_cast<llvm::Function &>(*fn));
+        });
+  llvm::PassBuilder pb(&tm, pto, std::nullopt, &pic);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

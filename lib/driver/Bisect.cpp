@@ -25,6 +25,8 @@ std::string Culprit::text() const {
     return "kernel: " + name;
   case Rung::Schedule:
     return "schedule: " + name;
+  case Rung::LlvmPass:
+    return "llvm-pass: " + name;
   case Rung::Plan:
     return "plan: " + name;
   }
@@ -54,6 +56,7 @@ bool Culprit::sameAs(const Culprit &o) const {
   case Rung::Kernel:
     return kernelBase(name) == kernelBase(o.name) && stepNode(node) == stepNode(o.node);
   case Rung::Schedule:
+  case Rung::LlvmPass:
     return name == o.name && kernelBase(kernel) == kernelBase(o.kernel);
   default:
     return name == o.name;
@@ -196,7 +199,7 @@ public:
     auto optimized = cloneGraph(g);
     {
       PassManagerOptions pmo;
-      pmo.afterPass = [&](std::string_view pass, bool changed, Graph &now) {
+      pmo.afterPass = [&](std::string_view pass, bool changed, double, Graph &now) {
         if (changed && fault.rung == FaultInjection::Rung::GraphPass && pass == fault.name)
           perturbLargestConstant(now);
         if (changed)
@@ -304,19 +307,36 @@ public:
     struct Trial {
       std::optional<std::string> diff;
       loop::Schedule steps;
+      std::vector<std::string> llvmPasses; // the optional LLVM pass invocations consulted
     };
-    auto trial = [&](int64_t limit) -> llvm::Expected<Trial> {
+    auto trial = [&](int64_t scheduleLimit, int64_t llvmLimit) -> llvm::Expected<Trial> {
       auto copy = cloneGraph(*alone.graph);
-      auto m = compile(*copy, "", aloneFault, limit);
+      auto passLog = std::make_shared<std::vector<std::string>>();
+      auto m = compile(*copy, "", aloneFault, scheduleLimit, llvmLimit, passLog);
       if (!m)
         return m.takeError();
       auto out = (*m)->run(alone.inputs);
       if (!out)
         return withContext(out.takeError(), inPhase("bisect: running the kernel alone"));
       return Trial{firstDifference(*alone.graph, want, *out, o_.tolerance),
-                   (*m)->kernelSchedules().at(0).steps};
+                   (*m)->kernelSchedules().at(0).steps, std::move(*passLog)};
     };
-    auto full = trial(-1);
+    // The smallest limit in [lo, hi] whose trial differs (the trial at hi is known to).
+    auto smallestFailing = [](int64_t lo, int64_t hi,
+                              const auto &attempt) -> llvm::Expected<int64_t> {
+      while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        auto t = attempt(mid);
+        if (!t)
+          return t.takeError();
+        if (t->diff)
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      return lo;
+    };
+    auto full = trial(-1, -1);
     if (!full)
       return full.takeError();
     if (!full->diff) {
@@ -324,30 +344,45 @@ public:
           "model");
       return at;
     }
+    // The kernel's cut becomes the reproducer's starting point once the trials are done.
     at.kernelFault = aloneFault;
-    const int64_t n = static_cast<int64_t>(full->steps.size());
-    int64_t lo = 0, hi = n; // the smallest failing prefix is in [lo, hi]
-    while (lo < hi) {
-      int64_t mid = (lo + hi) / 2;
-      auto t = trial(mid);
-      if (!t)
-        return t.takeError();
-      if (t->diff)
-        hi = mid;
-      else
-        lo = mid + 1;
+    auto done = [&]() {
+      at.kernel = std::move(alone);
+      return std::move(at);
+    };
+    // LLVM first: if the kernel is right with none of LLVM's optional passes, one of them breaks
+    // it (opt-bisect style: the first N pass invocations run, the rest are skipped).
+    auto noLlvm = trial(-1, 0);
+    if (!noLlvm)
+      return noLlvm.takeError();
+    if (!noLlvm->diff) {
+      int64_t total = static_cast<int64_t>(full->llvmPasses.size());
+      auto first = smallestFailing(1, total, [&](int64_t limit) { return trial(-1, limit); });
+      if (!first)
+        return first.takeError();
+      int64_t lo = *first;
+      std::string invocation = lo >= 1 && lo <= total ? full->llvmPasses[lo - 1] : "?";
+      log(fmt::format("LLVM pass invocation {} of {} ({}) makes it differ", lo, total, invocation));
+      std::string pass = llvm::StringRef(invocation).split(" on ").first.str();
+      at.culprit = {Rung::LlvmPass, pass, kernel, node, detail};
+      return done();
     }
-    at.kernel = std::move(alone);
+    // Then the schedule, with LLVM's optional passes off so they cannot hide a broken step.
+    const int64_t n = static_cast<int64_t>(full->steps.size());
+    auto first = smallestFailing(0, n, [&](int64_t limit) { return trial(limit, 0); });
+    if (!first)
+      return first.takeError();
+    int64_t lo = *first;
     if (lo == 0) {
-      log(fmt::format("it differs with none of its {} schedule steps applied: its lowering or "
-                      "code generation",
+      log(fmt::format("it differs with none of its {} schedule steps and no optional LLVM pass: "
+                      "its lowering or code generation",
                       n));
-      return at;
+      return done();
     }
     std::string step = loop::printStep(full->steps[lo - 1]);
     log(fmt::format("schedule step {} of {} ({}) makes it differ", lo, n, step));
     at.culprit = {Rung::Schedule, step, kernel, node, detail};
-    return at;
+    return done();
   }
 
   // The smallest cut of `before` on which `pass` alone (with the fault) fails the same way.
@@ -371,7 +406,7 @@ public:
         return false;
       }
       PassManagerOptions pmo;
-      pmo.afterPass = [&](std::string_view p, bool changed, Graph &now) {
+      pmo.afterPass = [&](std::string_view p, bool changed, double, Graph &now) {
         if (changed && fault.rung == FaultInjection::Rung::GraphPass && p == fault.name)
           perturbLargestConstant(now);
         return llvm::Error::success();
@@ -448,15 +483,18 @@ public:
   }
 
 private:
-  llvm::Expected<std::unique_ptr<CompiledModel>> compile(Graph &g, const std::string &pipeline,
-                                                         const FaultInjection &fault,
-                                                         int64_t scheduleLimit = -1) {
+  llvm::Expected<std::unique_ptr<CompiledModel>>
+  compile(Graph &g, const std::string &pipeline, const FaultInjection &fault,
+          int64_t scheduleLimit = -1, int64_t llvmLimit = -1,
+          std::shared_ptr<std::vector<std::string>> llvmLog = nullptr) {
     CompileOptions co;
     co.pipeline = pipeline;
     co.target = o_.target;
     co.threads = o_.threads;
     co.fault = fault;
     co.scheduleStepLimit = scheduleLimit;
+    co.llvmPassLimit = llvmLimit;
+    co.llvmPassLog = std::move(llvmLog);
     auto m = compileModel(g, co);
     if (!m)
       return withContext(m.takeError(), inPhase("bisect: compiling"));

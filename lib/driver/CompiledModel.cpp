@@ -56,6 +56,10 @@ llvm::Expected<std::unique_ptr<CompiledModel>> compileModel(Graph &g, const Comp
   model->jit_ = std::move(*lljit);
   codegen::CodegenOptions co;
   co.noalias = true; // the plan never passes overlapping buffers to one kernel
+  co.llvmPassLimit = opts.llvmPassLimit;
+  co.llvmPassLog = opts.llvmPassLog;
+  if (opts.fault.rung == FaultInjection::Rung::LlvmPass)
+    co.faultAfterPass = opts.fault.name;
   setCrashContext("generating native code (LLVM) for " + std::to_string(prog->kernels.size()) +
                   " kernels");
   auto entries = model->jit_->compileAll(prog->kernels, co);

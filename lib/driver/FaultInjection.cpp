@@ -18,6 +18,8 @@ std::string FaultInjection::text() const {
     return "kernel:" + name;
   case Rung::Schedule:
     return "schedule:" + name;
+  case Rung::LlvmPass:
+    return "llvm-pass:" + name;
   }
   return "";
 }
@@ -32,9 +34,12 @@ llvm::Expected<FaultInjection> parseFaultInjection(llvm::StringRef spec) {
     f.rung = FaultInjection::Rung::Kernel;
   else if (rung == "schedule")
     f.rung = FaultInjection::Rung::Schedule;
+  else if (rung == "llvm-pass")
+    f.rung = FaultInjection::Rung::LlvmPass;
   if (f.rung == FaultInjection::Rung::None || f.name.empty())
     return makeError("--inject-fault '" + spec.str() +
-                     "': expected graph-pass:PASS, kernel:KERNEL or schedule:STEP");
+                     "': expected graph-pass:PASS, kernel:KERNEL, schedule:STEP or "
+                     "llvm-pass:PASS");
   if (f.rung == FaultInjection::Rung::Schedule && f.name.find('(') != std::string::npos) {
     auto steps = loop::parseSchedule(f.name);
     if (!steps)

@@ -70,7 +70,7 @@ public:
     if (!opts_.pipeline.empty()) {
       PassManagerOptions pmo;
       if (opts_.fault.rung == FaultInjection::Rung::GraphPass)
-        pmo.afterPass = [this](std::string_view pass, bool changed, Graph &g) {
+        pmo.afterPass = [this](std::string_view pass, bool changed, double, Graph &g) {
           if (changed && pass == opts_.fault.name)
             perturbLargestConstant(g);
           return llvm::Error::success();
@@ -268,6 +268,8 @@ private:
         return makeError(
             Diagnostic::error("lowered loop IR is invalid: " + llvm::toString(std::move(err)))
                 .inPhase("internal"));
+      if (opts_.keepUnscheduled)
+        pendingUnscheduled_ = f;
       KernelSchedule &ks = pendingSchedule_;
       ks.why.clear();
       ks.steps = loop::defaultSchedule(f, opts_.scheduleTarget, &ks.why);
@@ -386,6 +388,12 @@ private:
     prog_.kernels.push_back(std::move(f));
     prog_.schedules.push_back(std::move(pendingSchedule_));
     pendingSchedule_ = {};
+    prog_.kernelOps.push_back(&op);
+    if (opts_.keepUnscheduled) {
+      pendingUnscheduled_.name = prog_.kernels.back().name;
+      prog_.unscheduled.push_back(std::move(pendingUnscheduled_));
+      pendingUnscheduled_ = {};
+    }
     return llvm::Error::success();
   }
 
@@ -407,6 +415,7 @@ private:
   const ProgramOptions &opts_;
   Program prog_;
   KernelSchedule pendingSchedule_; // the schedule of the kernel being built
+  loop::LoopFunction pendingUnscheduled_; // and its loop IR before it (keepUnscheduled)
   std::unordered_map<const Value *, PlanArg> slots_;
   BufferSharing sharing_;
   std::unordered_map<int64_t, int64_t> groupBuffer_; // sharing group -> plan buffer

@@ -126,20 +126,16 @@ int runBisect(const BisectOpts &o) {
 Action addBisectCommand(CLI::App &app) {
   auto o = std::make_shared<BisectOpts>();
   CLI::App *cmd = app.add_subcommand(
-      "bisect", "Find the graph pass, kernel or schedule step that makes the compiled model "
+      "bisect", "Find the graph pass, kernel, schedule step or LLVM pass that makes the compiled model "
                 "disagree with the interpreter, and write a small reproducer");
   addLimitOption(cmd);
   cmd->add_option("model", o->model, "Model (.onnx or graph IR text)")->required();
-  cmd->add_option("--input,-i", o->inputs, "Input as NAME=FILE or FILE (.npy or TensorProto .pb)");
-  cmd->add_option("--dim", o->dims, "Size of a symbolic dim for random inputs: NAME=SIZE");
-  cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
+  addInputOptions(cmd, o->inputs, o->dims, o->seed);
   cmd->add_option("--tol", o->tol, "Tolerance, relative to each tensor's largest |reference|")
       ->capture_default_str();
   cmd->add_option("--passes", o->passes, "Graph pipeline ('none': no passes)")
       ->capture_default_str();
-  cmd->add_option("--target", o->target, "CPU to compile for")
-      ->check(CLI::IsMember({"host", "x86-64-v3", "x86-64-v2"}))
-      ->capture_default_str();
+  addTargetOption(cmd, o->target);
   cmd->add_option("--threads", o->threads, "Threads of the compiled model")->capture_default_str();
   cmd->add_option("--inject-fault", o->fault,
                   "Testing bisect itself: miscompile on purpose at graph-pass:PASS, "

@@ -39,6 +39,7 @@ Action addConformanceCommand(CLI::App &app);
 Action addCompileCommand(CLI::App &app);
 Action addBenchCommand(CLI::App &app);
 Action addBisectCommand(CLI::App &app);
+Action addExplainCommand(CLI::App &app);
 
 // Loads a model: `.onnx` through the importer, anything else as graph IR text. Reports the error
 // (fail(kBadModel, ...)) and returns null on failure.

@@ -260,6 +260,19 @@ void addModelOptions(CLI::App *cmd, std::string &model, std::string &engine) {
       ->capture_default_str();
 }
 
+void addInputOptions(CLI::App *cmd, std::vector<std::string> &inputs,
+                     std::vector<std::string> &dims, unsigned &seed) {
+  cmd->add_option("--input,-i", inputs, "Input as NAME=FILE or FILE (.npy or TensorProto .pb)");
+  cmd->add_option("--dim", dims, "Size of a symbolic dim for random inputs: NAME=SIZE");
+  cmd->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
+}
+
+void addTargetOption(CLI::App *cmd, std::string &target) {
+  cmd->add_option("--target", target, "CPU to compile for")
+      ->check(CLI::IsMember({"host", "x86-64-v3", "x86-64-v2"}))
+      ->capture_default_str();
+}
+
 std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions &opts) {
   auto start = std::chrono::steady_clock::now();
   if (isSharedLibrary(model)) {

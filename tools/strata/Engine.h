@@ -52,6 +52,12 @@ bool isSharedLibrary(const std::string &path);
 // The `model` positional and `--engine` option shared by `strata run` and `strata bench`.
 void addModelOptions(CLI::App *cmd, std::string &model, std::string &engine);
 
+// --input/-i NAME=FILE, --dim NAME=SIZE and --seed N: what modelInputs takes.
+void addInputOptions(CLI::App *cmd, std::vector<std::string> &inputs,
+                     std::vector<std::string> &dims, unsigned &seed);
+// --target host|x86-64-v3|x86-64-v2.
+void addTargetOption(CLI::App *cmd, std::string &target);
+
 // The model's inputs in order. `specs`: NAME=FILE, or FILE for the input at that position
 // (.npy, or TensorProto .pb); an input no spec names gets seeded random data of its dtype
 // (floats in [-1, 1), integers in [0, 4), bools fair coins), its symbolic dims sized by `dims`

@@ -117,19 +117,15 @@ Action addRunCommand(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand("run", "Run a model (.onnx, graph IR text, or an AOT library .so) on inputs");
   addLimitOption(cmd);
   addModelOptions(cmd, o->model, o->engine);
-  cmd->add_option("--input,-i", o->inputs, "Input as NAME=FILE or FILE (.npy or TensorProto .pb)");
+  addInputOptions(cmd, o->inputs, o->dims, o->seed);
   cmd->add_option("--output-dir", o->outputDir, "Write <output name>.npy files here");
-  cmd->add_option("--dim", o->dims, "Size of a symbolic dim for random inputs: NAME=SIZE");
   cmd->add_option("--threads", o->threads,
                   "Threads for parallel loops of the jit and aot engines (0: one per core)")
       ->capture_default_str();
-  cmd->add_option("--target", o->target, "CPU the jit engine compiles for")
-      ->check(CLI::IsMember({"host", "x86-64-v3", "x86-64-v2"}))
-      ->capture_default_str();
+  addTargetOption(cmd, o->target);
   cmd->add_flag("--no-cache", o->noCache,
                 "jit: compile in memory, neither reading nor writing the compile cache "
                 "($XDG_CACHE_HOME/strata; STRATA_CACHE=0 does the same)");
-  cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--labels", o->labels,
                   "Integer labels (.npy): print argmax predictions of output 0 and the accuracy");
   return [o]() { return runModel(*o); };

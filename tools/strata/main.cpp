@@ -80,6 +80,7 @@ int main(int argc, char **argv) {
   add(strata::cli::addCompileCommand);
   add(strata::cli::addBenchCommand);
   add(strata::cli::addBisectCommand);
+  add(strata::cli::addExplainCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

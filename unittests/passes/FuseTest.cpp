@@ -165,6 +165,36 @@ graph @main(%x: tensor<2x6xf32>, %b: tensor<3x4xf32>) -> (y: tensor<4x3xf32>, v:
             1u);
 }
 
+// Why ops stayed apart, for strata explain: one remark per producer -> consumer edge left between
+// groups, naming the rule.
+TEST(Fuse, RemarksSayWhyNot) {
+  auto g = parse(R"(
+graph @main(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>, %v: tensor<4x4xf32>) -> (y: tensor<4x4xf32>) {
+  %s = mul(%x, %x) : tensor<4x4xf32> loc("scale")
+  %a = matmul(%s, %w) : tensor<4x4xf32> loc("mm1")
+  %r = sigmoid(%a) : tensor<4x4xf32> loc("act")
+  %b = matmul(%r, %v) : tensor<4x4xf32> loc("mm2")
+  %c = cumsum(%b) {axis = 0, exclusive = 0, reverse = 0} : tensor<4x4xf32> loc("scan")
+  %y = exp(%c) : tensor<4x4xf32> loc("out")
+  return %y
+})");
+  ASSERT_TRUE(g);
+  PassContext ctx;
+  auto changed = createFusePass()->run(*g, ctx);
+  ASSERT_TRUE(static_cast<bool>(changed)) << llvm::toString(changed.takeError());
+  auto remarkOn = [&](const std::string &node, const std::string &text) {
+    for (const Remark &r : ctx.remarks)
+      if (r.pass == "fuse" && r.node == node && r.message.find(text) != std::string::npos)
+        return true;
+    return false;
+  };
+  EXPECT_TRUE(remarkOn("scale", "computes on an operand of the matmul"));
+  EXPECT_TRUE(remarkOn("act", "a kernel has one")); // sigmoid went with mm1; mm2 is another anchor
+  EXPECT_TRUE(remarkOn("mm2", "'cumsum' fuses with nothing"));
+  for (const Remark &r : ctx.remarks)
+    EXPECT_NE(r.node, "out") << r.message; // the last op feeds nothing
+}
+
 TEST(Fuse, SecondRunChangesNothing) {
   auto g = parse(R"(
 graph @main(%x: tensor<4xf32>) -> (y: tensor<4xf32>) {

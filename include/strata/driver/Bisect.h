@@ -7,9 +7,10 @@
 //    the first pass whose graph disagrees is the culprit.
 // 3. Kernels: every intermediate of the optimized graph made an output, compiled and run once;
 //    the first kernel (plan order) whose result disagrees with the interpreter's is the culprit.
-// 4. Schedule: that kernel alone, on the interpreter's operands, compiled with the first N steps
-//    of its default schedule; the smallest N that fails names the step (N = 0: the kernel's
-//    lowering or code generation).
+// 4. That kernel alone, on the interpreter's operands. If it is right with none of LLVM's optional
+//    passes, the first N pass invocations run for the smallest failing N name the LLVM pass.
+//    Otherwise, with those passes off, the first N steps of its default schedule: the smallest N
+//    that fails names the step (N = 0: the kernel's lowering or code generation).
 // The reproducer is the smallest subgraph found that fails the same way (the same rung and
 // name), checked by running these steps on it.
 #pragma once
@@ -39,14 +40,16 @@ struct BisectOptions {
 };
 
 struct Culprit {
-  enum class Rung { None, GraphPass, Kernel, Schedule, Plan };
+  enum class Rung { None, GraphPass, Kernel, Schedule, LlvmPass, Plan };
   Rung rung = Rung::None;
-  std::string name;   // the pass, the kernel ("k12_conv") or the schedule step
-  std::string kernel; // schedule: the kernel the step belongs to
+  // the pass, the kernel ("k12_conv"), the schedule step, or the LLVM pass invocation
+  // ("InstCombinePass on k0_kernel")
+  std::string name;
+  std::string kernel; // schedule, llvm-pass: the kernel the step or pass belongs to
   std::string node;   // kernel, schedule: the plan step ("op 'kernel' (node conv_3)")
   std::string detail; // the disagreement that showed it
-  // "graph-pass: fuse", "kernel: k12_conv", "schedule: vectorize(i5.i)", "plan: ...", or
-  // "no mismatch".
+  // "graph-pass: fuse", "kernel: k12_conv", "schedule: vectorize(i5.i)",
+  // "llvm-pass: InstCombinePass on k0_kernel", "plan: ...", or "no mismatch".
   std::string text() const;
   // The same culprit, with kernels compared by name without their plan index ("k12_conv" and
   // "k0_conv" are one kernel cut out of its model).

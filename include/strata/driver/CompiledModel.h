@@ -35,6 +35,9 @@ struct CompileOptions {
   // strata bisect only (ProgramOptions): a schedule prefix and a deliberate miscompile.
   int64_t scheduleStepLimit = -1;
   FaultInjection fault;
+  // ... and LLVM's optional passes cut off (codegen::CodegenOptions::llvmPassLimit).
+  int64_t llvmPassLimit = -1;
+  std::shared_ptr<std::vector<std::string>> llvmPassLog;
 
   static std::string defaultJitPipeline();
 };

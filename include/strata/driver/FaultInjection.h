@@ -8,6 +8,9 @@
 //   schedule:STEP     in every kernel whose default schedule has STEP (a primitive, "vectorize",
 //                     or a whole step, "vectorize(i5.i)"), the first such step adds 1 to the last
 //                     value stored into a result inside the loop the step names
+//   llvm-pass:NAME    after each run of the LLVM pass NAME (its class name, "LICMPass", as
+//                     bisect prints it) on a kernel's function, the function's last float store
+//                     stores its value plus 1
 #pragma once
 #include "strata/graph/Graph.h"
 #include "strata/loop/IR.h"
@@ -21,14 +24,15 @@
 namespace strata::driver {
 
 struct FaultInjection {
-  enum class Rung { None, GraphPass, Kernel, Schedule };
+  enum class Rung { None, GraphPass, Kernel, Schedule, LlvmPass };
   Rung rung = Rung::None;
   std::string name;
   bool active() const { return rung != Rung::None; }
   std::string text() const; // "graph-pass:fuse"; "" when none
 };
 
-// "graph-pass:NAME", "kernel:NAME" or "schedule:STEP"; anything else is an error saying so.
+// "graph-pass:NAME", "kernel:NAME", "schedule:STEP" or "llvm-pass:NAME"; anything else is an
+// error saying so.
 llvm::Expected<FaultInjection> parseFaultInjection(llvm::StringRef spec);
 
 // The graph-pass fault: scales the float constant with the most elements. False if none.

@@ -30,6 +30,9 @@ struct ProgramOptions {
   int64_t scheduleStepLimit = -1;
   // A deliberate miscompile for testing strata bisect (FaultInjection.h); none by default.
   FaultInjection fault;
+  // Keep each kernel's loop IR as lowered, before its schedule (Program::unscheduled), for
+  // strata explain's ladder.
+  bool keepUnscheduled = false;
 };
 
 // How one kernel was scheduled: the steps applied and the default schedule's reasons.
@@ -42,6 +45,11 @@ struct Program {
   runtime::Plan plan;
   std::vector<loop::LoopFunction> kernels; // plan kernel i; names unique ("k3_conv")
   std::vector<KernelSchedule> schedules;   // kernel i's schedule
+  // Kernel i's top-level graph op (valid while the graph lives) and, with
+  // ProgramOptions::keepUnscheduled, its loop IR before scheduling (of the op's own nests: a
+  // kernel lifted over a symbolic dim is scheduled before the loop over the symbol wraps it).
+  std::vector<const Op *> kernelOps;
+  std::vector<loop::LoopFunction> unscheduled;
   // The weights blob (plan.weightsBytes, 64-byte aligned, every constant at a 64-byte offset).
   std::unique_ptr<uint8_t, decltype(&std::free)> weights{nullptr, &std::free};
   // Graph stats after the pipeline, for reports.

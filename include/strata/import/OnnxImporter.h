@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace strata {
 
@@ -22,9 +23,17 @@ struct ImportOptions {
   int64_t foldElementLimit = 1 << 22;
 };
 
+// One node of the ONNX graph as the file has it (in topological order): what `strata explain`
+// shows as the top rung. `name` is the location its graph ops carry (Op::location).
+struct OnnxNode {
+  std::string name, opType;
+  std::vector<std::string> inputs, outputs;
+};
+
 struct ImportResult {
   std::unique_ptr<Graph> graph;
   std::vector<std::string> specializedInputs; // inputs turned into constants
+  std::vector<OnnxNode> nodes;
 };
 
 // Errors name the file and, for op problems, every offending node; unsupported ops are reported

@@ -72,7 +72,12 @@ public:
 
   llvm::Expected<bool> run(Graph &g, PassContext &ctx) override {
     ctx.stats.add("fuse.ops_before", static_cast<int64_t>(g.numOps()));
-    std::vector<fusion::PlannedKernel> plan = fusion::planKernels(g, ctx.options);
+    std::vector<fusion::FusionRemark> remarks;
+    std::vector<fusion::PlannedKernel> plan = fusion::planKernels(g, ctx.options, &remarks);
+    for (const fusion::FusionRemark &r : remarks)
+      ctx.remarks.push_back({"fuse", r.producer->location(),
+                             "not fused with '" + std::string(r.consumer->opName()) + "' (node " +
+                                 r.consumer->location() + "): " + r.reason});
     std::set<Op *> clonedConstants;
     for (const fusion::PlannedKernel &k : plan) {
       formKernel(g, k, clonedConstants);

@@ -84,7 +84,7 @@ RowSignature rowSignature(const Op &op) {
 
 class Planner {
 public:
-  Planner(const Graph &g, const PassOptions &options) : g_(g) {
+  Planner(const Graph &g, const PassOptions &options) : g_(g), options_(options) {
     for (Op *op : g.opList()) {
       index_[op] = static_cast<int>(ops_.size());
       ops_.push_back(op);
@@ -159,6 +159,7 @@ public:
 
 private:
   const Graph &g_;
+  const PassOptions &options_;
   std::vector<Op *> ops_;
   std::vector<Role> roles_;
   std::unordered_map<const Op *, int> index_;
@@ -240,12 +241,15 @@ private:
     return false;
   }
 
-  bool canMerge(int a, int b) {
+  bool canMerge(int a, int b) { return whyNotMerge(a, b).empty(); }
+
+  // Empty when group `a` may merge into consumer group `b`; otherwise the rule that forbids it.
+  std::string whyNotMerge(int a, int b) {
     // A kernel's loop body is one basic block per iteration: past this many ops LLVM's
     // instruction scheduling grows quadratically (a 20,000-op chain: minutes), while a cut costs
     // one store and reload per element.
     if (members_[a].size() + members_[b].size() > kMaxKernelOps)
-      return false;
+      return "the kernel would hold more than " + std::to_string(kMaxKernelOps) + " ops";
     std::vector<int> merged;
     std::merge(members_[a].begin(), members_[a].end(), members_[b].begin(), members_[b].end(),
                std::back_inserter(merged));
@@ -259,17 +263,20 @@ private:
       anchors += roles_[i] == Role::Anchor;
       reductions += roles_[i] == Role::Reduction;
     }
-    if (anchors > 1 || (anchors && reductions))
-      return false;
+    if (anchors > 1)
+      return "both sides have a matmul/conv anchor; a kernel has one";
+    if (anchors && reductions)
+      return "an anchor (matmul/conv) and a reduction do not share a kernel";
 
     // Index maps stay inside: a data-movement op is never a kernel output.
     for (int i : merged)
       if (roles_[i] == Role::Movement) {
         if (isGraphOutput(i))
-          return false;
+          return "index map '" + std::string(ops_[i]->opName()) + "' is a graph output";
         for (int u : usersOf(i))
           if (!inMerged(u))
-            return false;
+            return "index map '" + std::string(ops_[i]->opName()) +
+                   "' has a user outside the kernel";
       }
 
     // Producer values needed outside become extra kernel results; only plain elementwise kernels
@@ -278,20 +285,65 @@ private:
     for (int i : members_[a])
       for (int u : usersOf(i))
         exclusive = exclusive && inMerged(u);
-    if (!exclusive &&
-        (!multiOutput_ || anchors || reductions || pathThroughOutside(a, b, merged)))
-      return false;
+    if (!exclusive) {
+      if (!multiOutput_ || anchors || reductions)
+        return "the producer's result has another user outside the kernel (only elementwise "
+               "kernels export extra results)";
+      if (pathThroughOutside(a, b, merged))
+        return "a path leaves the producer through an outside op and comes back (a cycle)";
+    }
     // Anchored kernels have one exit (plus graph outputs): the anchor's index space.
     if ((anchors || reductions) && exits(merged) > 1)
-      return false;
+      return "the kernel would have " + std::to_string(exits(merged)) +
+             " exits; an anchored or reduction kernel has one";
 
     if (anchors)
-      return epilogueFits(merged);
-    if (reductions)
-      return reductionFits(merged);
-    return true;
+      if (std::string why; !epilogueFits(merged, nullptr, nullptr, &why))
+        return why;
+    if (reductions && !reductionFits(merged))
+      return "the reduction would mix row spaces (different rows or shapes)";
+    return "";
   }
 
+public:
+  // Why each remaining producer -> consumer edge between groups was not merged: one remark per
+  // (producer op, consuming op) pair, for strata explain.
+  std::vector<FusionRemark> remarks() {
+    std::vector<FusionRemark> out;
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      if (ops_[i]->kind() == OpKind::Constant)
+        continue; // operands, never fused
+      int a = groupOf_[i];
+      std::set<int> seen;
+      for (int u : usersOf(static_cast<int>(i))) {
+        int b = groupOf_[u];
+        if (b == a || !seen.insert(u).second)
+          continue;
+        std::string why;
+        if (roles_[i] == Role::None)
+          why = "'" + std::string(ops_[i]->opName()) + "' " + noRoleReason(*ops_[i]);
+        else if (roles_[u] == Role::None)
+          why = "'" + std::string(ops_[u]->opName()) + "' " + noRoleReason(*ops_[u]);
+        else
+          why = whyNotMerge(a, b);
+        if (!why.empty())
+          out.push_back({ops_[i], ops_[u], std::move(why)});
+      }
+    }
+    return out;
+  }
+
+  std::string noRoleReason(const Op &op) const {
+    if (op.numRegions() != 0)
+      return "is already a kernel";
+    if (options_.fusesIntoKernel && !options_.fusesIntoKernel(op))
+      return "has no in-kernel lowering; it runs as a kernel of its own";
+    if (op.hasTrait(T_LAYOUT))
+      return "is a relayout at the edge of a blocked region; it stays a kernel of its own";
+    return "fuses with nothing (no elementwise, index-map, anchor or reduction role)";
+  }
+
+private:
   // Values of `merged` used by ops outside it.
   int exits(const std::vector<int> &merged) const {
     int n = 0;
@@ -306,7 +358,7 @@ private:
   // anything else is an index map on an operand (the prologue). Fills `epilogue`/`prologue`
   // (graph indices) when given.
   bool epilogueFits(const std::vector<int> &merged, std::vector<int> *epilogue = nullptr,
-                    std::vector<int> *prologue = nullptr) const {
+                    std::vector<int> *prologue = nullptr, std::string *why = nullptr) const {
     int anchor = *std::find_if(merged.begin(), merged.end(),
                                [&](int i) { return roles_[i] == Role::Anchor; });
     const TensorType &anchorType = ops_[anchor]->result(0)->type();
@@ -321,12 +373,21 @@ private:
           consumesAnchor = true;
       if (consumesAnchor) {
         downstream.insert(i);
-        if (!sameElementCount(ops_[i]->result(0)->type(), anchorType))
+        if (!sameElementCount(ops_[i]->result(0)->type(), anchorType)) {
+          if (why)
+            *why = "'" + std::string(ops_[i]->opName()) + "' after the " +
+                   std::string(ops_[anchor]->opName()) + " changes its element count (" +
+                   anchorType.str() + " -> " + ops_[i]->result(0)->type().str() + ")";
           return false;
+        }
         if (epilogue)
           epilogue->push_back(i);
       } else if (roles_[i] != Role::Movement) {
-        return false; // prologue compute is not part of an epilogue
+        if (why) // prologue compute is not part of an epilogue
+          *why = "'" + std::string(ops_[i]->opName()) + "' computes on an operand of the " +
+                 std::string(ops_[anchor]->opName()) +
+                 " (only index maps may feed an anchor inside a kernel)";
+        return false;
       } else if (prologue) {
         prologue->push_back(i);
       }
@@ -377,9 +438,12 @@ private:
 
 } // namespace
 
-std::vector<PlannedKernel> planKernels(const Graph &g, const PassOptions &options) {
+std::vector<PlannedKernel> planKernels(const Graph &g, const PassOptions &options,
+                                       std::vector<FusionRemark> *remarks) {
   Planner p(g, options);
   p.run();
+  if (remarks)
+    *remarks = p.remarks();
   return p.kernels();
 }
 

@@ -35,7 +35,15 @@ struct PlannedKernel {
   std::vector<const Op *> prologue; // index maps feeding the anchor
 };
 
+// Why a producer did not fuse with one of its consumers (the rule that refused the merge).
+struct FusionRemark {
+  const Op *producer, *consumer;
+  std::string reason;
+};
+
 // Groups worth a kernel: at least two compute (non-movement) ops. Ops in no group stay plain.
-std::vector<PlannedKernel> planKernels(const Graph &g, const PassOptions &options);
+// `remarks`, when given, receives why each remaining edge between groups was not merged.
+std::vector<PlannedKernel> planKernels(const Graph &g, const PassOptions &options,
+                                       std::vector<FusionRemark> *remarks = nullptr);
 
 } // namespace strata::fusion

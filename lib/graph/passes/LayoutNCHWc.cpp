@@ -45,9 +45,12 @@ public:
     plainToBlocked_.clear();
     bool changed = false;
     for (Op *op : g.opList()) {
-      if (op->kind() == OpKind::Conv && blockConv(g, *op)) {
+      std::string why;
+      if (op->kind() == OpKind::Conv && blockConv(g, *op, why)) {
         ctx.stats.add("layout-nchwc.blocked-convs");
         changed = true;
+      } else if (!why.empty()) {
+        ctx.remarks.push_back({"layout-nchwc", op->location(), why});
       } else if (op->hasTrait(T_ELEMENTWISE) && blockElementwise(g, *op)) {
         ctx.stats.add("layout-nchwc.blocked-elementwise");
         changed = true;
@@ -111,15 +114,30 @@ private:
     old.parentGraph()->eraseOp(&old);
   }
 
-  bool blockConv(Graph &g, Op &conv) {
+  // Blocks `conv` when the rule above allows; otherwise says why not in `why`.
+  bool blockConv(Graph &g, Op &conv, std::string &why) {
     if (!isPlainLayout(conv))
       return false;
     const TensorType &x = conv.operand(0)->type(), &y = conv.result(0)->type();
     const Tensor *w = constantValue(conv.operand(1));
-    if (x.rank() != 4 || y.rank() != 4 || !w || !w->valid() || !isFloat(x.dtype))
+    if (x.rank() != 4 || y.rank() != 4) {
+      why = "not blocked: only 2-D convolutions are";
       return false;
-    if (!channelsBlockable(x.dims[1]) || !channelsBlockable(y.dims[1]))
+    }
+    if (!w || !w->valid()) {
+      why = "not blocked: the weight is not a constant";
       return false;
+    }
+    if (!isFloat(x.dtype)) {
+      why = "not blocked: not a float convolution";
+      return false;
+    }
+    for (auto [d, what] : {std::pair{&x.dims[1], "input"}, {&y.dims[1], "output"}})
+      if (!channelsBlockable(*d)) {
+        why = "not blocked: " + d->str() + " " + what + " channels are not a multiple of the " +
+              std::to_string(block_) + "-channel block";
+        return false;
+      }
     int64_t group = ops::ConvOp(conv).group();
     int64_t inChannels = x.dims[1].size, outChannels = y.dims[1].size;
     int64_t inBlock;
@@ -127,8 +145,10 @@ private:
       inBlock = block_;
     else if (group == inChannels && outChannels == inChannels && w->shape()[1] == 1)
       inBlock = 1; // depthwise: each output channel reads its own input channel
-    else
+    else {
+      why = "not blocked: grouped (" + std::to_string(group) + " groups) and not depthwise";
       return false;
+    }
 
     Builder b(g);
     b.setInsertBefore(&conv);

@@ -224,15 +224,16 @@ private:
     setCrashContext("running pass '" + name + "'");
     Clock::time_point t = Clock::now();
     auto changed = pass.run(g, ctx_);
+    const double seconds = secondsSince(t);
     Timing &timing = timingFor(name);
-    timing.seconds += secondsSince(t);
+    timing.seconds += seconds;
     ++timing.runs;
     if (!changed)
       return makeError("pass '" + name + "' failed: " + llvm::toString(changed.takeError()));
     if (*changed)
       ctx_.stats.add(name + ".changed");
     if (opts_.afterPass)
-      if (llvm::Error err = opts_.afterPass(name, *changed, g))
+      if (llvm::Error err = opts_.afterPass(name, *changed, seconds, g))
         return err;
     if (opts_.printIrAfterAll || opts_.printIrAfter.count(name)) {
       log_ << "// -----// IR after " << name << " //----- //\n";

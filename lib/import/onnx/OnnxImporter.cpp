@@ -153,7 +153,15 @@ public:
     removeDeadOps();
     if (llvm::Error e = verifyGraph(*graph_))
       throw ImportFailure("imported graph does not verify: " + llvm::toString(std::move(e)));
-    return ImportResult{std::move(graph_), std::move(specialized_)};
+    std::vector<OnnxNode> nodes;
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto &node = g.node(i);
+      nodes.push_back({nodeNames_[i],
+                       node.op_type(),
+                       {node.input().begin(), node.input().end()},
+                       {node.output().begin(), node.output().end()}});
+    }
+    return ImportResult{std::move(graph_), std::move(specialized_), std::move(nodes)};
   }
 
   // --- ImportContext ---

@@ -44,9 +44,16 @@ struct PassOptions {
   std::function<bool(const Op &)> fusesIntoKernel;
 };
 
+// Why a pass did not do what it might have ("not fused into ...", "not blocked: ..."), naming
+// the node it is about: what `strata explain` shows next to each kernel.
+struct Remark {
+  std::string pass, node, message;
+};
+
 struct PassContext {
   PassOptions options;
   Statistics stats;
+  std::vector<Remark> remarks;
 };
 
 class Pass {

@@ -23,9 +23,11 @@ struct PassManagerOptions {
   unsigned semanticsSeed = 0;
   int fixpointCap = 16;                    // iterations of a fixpoint(...) group
   llvm::raw_ostream *log = nullptr;        // where IR dumps and timings go (default stderr)
-  // Called after every pass with whether it changed the graph, before the checks above; an error
-  // ends the run. strata bisect watches each pass with it, and --inject-fault perturbs after one.
-  std::function<llvm::Error(std::string_view pass, bool changed, Graph &g)> afterPass;
+  // Called after every pass with whether it changed the graph and the pass's own wall time, before
+  // the checks above; an error ends the run. strata bisect watches each pass with it,
+  // --inject-fault perturbs after one, strata explain snapshots the graph.
+  std::function<llvm::Error(std::string_view pass, bool changed, double seconds, Graph &g)>
+      afterPass;
 };
 
 class PassManager {

@@ -1,0 +1,106 @@
+// Operation and byte counts of graph ops (KernelCost.h).
+#include "strata/driver/KernelCost.h"
+
+#include <algorithm>
+#include <set>
+
+namespace strata::driver {
+
+namespace {
+
+double numel(const TensorType &t, const std::map<std::string, int64_t> &symbols) {
+  double n = 1;
+  for (const Dim &d : t.dims) {
+    if (d.isStatic()) {
+      n *= static_cast<double>(d.size);
+    } else {
+      auto it = symbols.find(d.symbol);
+      n *= it == symbols.end() ? 1.0 : static_cast<double>(it->second);
+    }
+  }
+  return n;
+}
+
+double dimSize(const Dim &d, const std::map<std::string, int64_t> &symbols) {
+  if (d.isStatic())
+    return static_cast<double>(d.size);
+  auto it = symbols.find(d.symbol);
+  return it == symbols.end() ? 1.0 : static_cast<double>(it->second);
+}
+
+double opFlops(const Op &op, const std::map<std::string, int64_t> &symbols) {
+  if (op.numResults() == 0)
+    return 0;
+  const TensorType &out = op.result(0)->type();
+  const double outElems = numel(out, symbols);
+  auto inElems = [&](unsigned i) { return numel(op.operand(i)->type(), symbols); };
+  switch (op.kind()) {
+  case OpKind::Kernel: {
+    double sum = 0;
+    for (unsigned r = 0; r < op.numRegions(); ++r)
+      for (const Op &inner : op.region(r).ops())
+        sum += opFlops(inner, symbols);
+    return sum;
+  }
+  case OpKind::MatMul: {
+    const TensorType &a = op.operand(0)->type();
+    double k = a.dims.empty() ? 1 : dimSize(a.dims.back(), symbols);
+    return 2 * outElems * k + (op.numOperands() > 2 ? outElems : 0);
+  }
+  case OpKind::Conv: {
+    // Per output element: the weight's elements per output channel (C_in/group x kernel), in
+    // either layout; the blocked result [N, O/c, S..., c] has O = dims[1] * c channels.
+    double outChannels = out.rank() >= 2 ? dimSize(out.dims[1], symbols) : 1;
+    if (op.hasAttr("layout") && out.rank() >= 3)
+      outChannels *= dimSize(out.dims.back(), symbols);
+    double perOutput = numel(op.operand(1)->type(), symbols) / std::max(1.0, outChannels);
+    return 2 * outElems * perOutput + (op.numOperands() > 2 ? outElems : 0);
+  }
+  case OpKind::ConvTranspose: {
+    const TensorType &x = op.operand(0)->type();
+    double inChannels = x.rank() >= 2 ? dimSize(x.dims[1], symbols) : 1;
+    return 2 * inElems(0) * numel(op.operand(1)->type(), symbols) / std::max(1.0, inChannels);
+  }
+  case OpKind::Pool: {
+    double window = 1;
+    if (op.hasAttr("kernel"))
+      for (int64_t k : op.attr("kernel").getInts())
+        window *= static_cast<double>(k);
+    return outElems * window;
+  }
+  case OpKind::Reduce:
+  case OpKind::ArgReduce:
+  case OpKind::CumSum:
+    return inElems(0);
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+    return 4 * inElems(0);
+  case OpKind::LayerNorm:
+    return 7 * inElems(0);
+  case OpKind::Einsum:
+  case OpKind::TopK:
+  case OpKind::Resize:
+    return outElems;
+  default:
+    return op.hasTrait(T_ELEMENTWISE) ? outElems : 0;
+  }
+}
+
+} // namespace
+
+KernelCost kernelCost(const Op &op, const std::map<std::string, int64_t> &symbols) {
+  KernelCost c;
+  c.flops = opFlops(op, symbols);
+  std::set<const Value *> seen;
+  auto add = [&](const Value *v) {
+    if (seen.insert(v).second)
+      c.bytes += numel(v->type(), symbols) * static_cast<double>(dtypeSize(v->type().dtype));
+  };
+  for (const Value *v : op.operands())
+    add(v);
+  for (unsigned r = 0; r < op.numResults(); ++r)
+    add(op.result(r));
+  return c;
+}
+
+} // namespace strata::driver
