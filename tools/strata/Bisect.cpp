@@ -126,8 +126,9 @@ int runBisect(const BisectOpts &o) {
 Action addBisectCommand(CLI::App &app) {
   auto o = std::make_shared<BisectOpts>();
   CLI::App *cmd = app.add_subcommand(
-      "bisect", "Find the graph pass, kernel, schedule step or LLVM pass that makes the compiled model "
-                "disagree with the interpreter, and write a small reproducer");
+      "bisect",
+      "Find the graph pass, kernel, schedule step or LLVM pass that makes the compiled model "
+      "disagree with the interpreter, and write a small reproducer");
   addLimitOption(cmd);
   cmd->add_option("model", o->model, "Model (.onnx or graph IR text)")->required();
   addInputOptions(cmd, o->inputs, o->dims, o->seed);
