@@ -63,7 +63,8 @@ def main():
                        "--warmup", "2", "--profile", "1000"]).stdout
             bench = {}
             for line in out.splitlines():
-                m = re.match(r"\s+[\d.]+%\s+([\d.]+)\s+(.*)$", line)
+                m = re.match(r"\s+[\d.]+%\s+([\d.]+)\s+[\d.]+ GFLOP/s\s+[\d.]+ GB/s\s+[\d.]+%\s+(.*)$",
+                             line)
                 if m:
                     bench[m.group(2)] = float(m.group(1))
             kernel_sum = sum(k["ms"] for k in data["kernels"])

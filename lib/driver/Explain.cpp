@@ -232,18 +232,6 @@ json portability(bool neutral, const std::string &detail) {
   return {{"neutral", neutral}, {"detail", detail}};
 }
 
-// The symbols' sizes in this run: each symbolic input dim takes the input's size.
-std::map<std::string, int64_t> boundSymbols(const Graph &g, const std::vector<Tensor> &inputs) {
-  std::map<std::string, int64_t> sizes;
-  for (unsigned i = 0; i < g.numInputs() && i < inputs.size(); ++i) {
-    const TensorType &t = g.input(i)->type();
-    for (size_t d = 0; d < t.dims.size() && d < inputs[i].shape().size(); ++d)
-      if (!t.dims[d].isStatic())
-        sizes.emplace(t.dims[d].symbol, inputs[i].shape()[d]);
-  }
-  return sizes;
-}
-
 struct PassRecord {
   std::string name;
   double ms = 0;
@@ -280,7 +268,7 @@ llvm::Expected<nlohmann::ordered_json> explainModel(Graph &g, const std::vector<
   if (!spec)
     return spec.takeError();
   const int64_t lanes = f32Lanes(po->scheduleTarget);
-  const std::map<std::string, int64_t> symbols = boundSymbols(g, inputs);
+  const std::map<std::string, int64_t> symbols = symbolSizes(g, inputs);
 
   json report;
   report["model"] = opts.modelPath;
@@ -664,10 +652,16 @@ llvm::Expected<nlohmann::ordered_json> explainModel(Graph &g, const std::vector<
   // Provenance of every source node.
   json nodes = json::array();
   for (const SourceNode &n : source) {
+    // The kernels the node computes in first, the relayouts layout-nchwc placed for it after.
     json ks = json::array();
-    if (auto it = kernelsOf.find(n.name); it != kernelsOf.end())
-      for (int64_t k : it->second)
+    if (auto it = kernelsOf.find(n.name); it != kernelsOf.end()) {
+      std::vector<int64_t> order = it->second;
+      std::stable_partition(order.begin(), order.end(), [&](int64_t k) {
+        return prog->kernelOps[k]->kind() != OpKind::Relayout;
+      });
+      for (int64_t k : order)
         ks.push_back(k);
+    }
     std::string where;
     if (!ks.empty())
       where = "";

@@ -88,6 +88,17 @@ double opFlops(const Op &op, const std::map<std::string, int64_t> &symbols) {
 
 } // namespace
 
+std::map<std::string, int64_t> symbolSizes(const Graph &g, const std::vector<Tensor> &inputs) {
+  std::map<std::string, int64_t> sizes;
+  for (unsigned i = 0; i < g.numInputs() && i < inputs.size(); ++i) {
+    const TensorType &t = g.input(i)->type();
+    for (size_t d = 0; d < t.dims.size() && d < inputs[i].shape().size(); ++d)
+      if (!t.dims[d].isStatic())
+        sizes.emplace(t.dims[d].symbol, inputs[i].shape()[d]);
+  }
+  return sizes;
+}
+
 KernelCost kernelCost(const Op &op, const std::map<std::string, int64_t> &symbols) {
   KernelCost c;
   c.flops = opFlops(op, symbols);

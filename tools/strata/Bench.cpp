@@ -5,6 +5,9 @@
 #include "Commands.h"
 #include "Engine.h"
 
+#include "strata/driver/CompiledModel.h"
+#include "strata/driver/MachineRoof.h"
+
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
@@ -106,17 +109,48 @@ int benchModel(const BenchOpts &o) {
              o.iters, o.warmup, s.median, s.min, s.max, s.mean);
   if (o.profile) {
     // Summed over warmup and timed runs alike; shares are what matters.
+    struct Row {
+      std::string name;
+      double ms;
+      driver::KernelCost cost;
+    };
+    std::vector<Row> rows;
     auto steps = engine->profile();
-    double total = 0;
-    for (auto &[name, t] : steps)
-      total += t;
-    std::stable_sort(steps.begin(), steps.end(),
-                     [](const auto &a, const auto &b) { return a.second > b.second; });
-    fmt::print("slowest kernels (share of kernel time, ms per run):\n");
+    auto costs = engine->kernelCosts(*inputs);
     unsigned runs = o.warmup + o.iters;
-    for (size_t i = 0; i < steps.size() && i < o.profile; ++i)
-      fmt::print("  {:5.1f}%  {:9.3f}  {}\n", total > 0 ? 100 * steps[i].second / total : 0.0,
-                 steps[i].second / runs, steps[i].first);
+    double total = 0;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      rows.push_back({steps[i].first, steps[i].second / runs,
+                      i < costs.size() ? costs[i] : driver::KernelCost{}});
+      total += rows.back().ms;
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row &a, const Row &b) { return a.ms > b.ms; });
+    // The roof the kernels are measured against: this machine, these threads, the target's width.
+    driver::CompileOptions co;
+    co.target = o.target;
+    auto po = driver::programOptions(co);
+    int lanes = po ? static_cast<int>(driver::f32Lanes(po->scheduleTarget)) : 8;
+    if (!po)
+      llvm::consumeError(po.takeError());
+    driver::MachineRoof roof = driver::measureMachineRoof(threads, lanes);
+    fmt::print("roofline: FMA peak {:.1f} GFLOP/s ({} f32 lanes, {} thread{}), memory bandwidth "
+               "{:.1f} GB/s\n",
+               roof.peakGflops, roof.lanes, roof.threads, roof.threads == 1 ? "" : "s",
+               roof.bandwidthGBs);
+    fmt::print("slowest kernels (share of kernel time, ms per run, GFLOP/s, GB/s, % of the roof at "
+               "the kernel's flop/byte):\n");
+    for (size_t i = 0; i < rows.size() && i < o.profile; ++i) {
+      const Row &r = rows[i];
+      double sec = r.ms / 1e3;
+      double gflops = sec > 0 ? r.cost.flops / sec / 1e9 : 0,
+             gbs = sec > 0 ? r.cost.bytes / sec / 1e9 : 0;
+      double intensity = r.cost.bytes > 0 ? r.cost.flops / r.cost.bytes : 0;
+      double attainable = std::min(roof.peakGflops, intensity * roof.bandwidthGBs);
+      fmt::print("  {:5.1f}%  {:9.3f}  {:8.1f} GFLOP/s  {:7.1f} GB/s  {:5.1f}%  {}\n",
+                 total > 0 ? 100 * r.ms / total : 0.0, r.ms, gflops, gbs,
+                 attainable > 0 ? 100 * gflops / attainable : 0.0, r.name);
+    }
   }
   return 0;
 }

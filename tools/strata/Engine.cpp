@@ -53,7 +53,11 @@ private:
 class JitEngine : public Engine {
 public:
   explicit JitEngine(std::unique_ptr<driver::CompiledModel> m) : model_(std::move(m)) {}
-  void setModel(std::unique_ptr<driver::CompiledModel> m) { model_ = std::move(m); }
+  // The graph it was compiled from stays: the kernels' costs are read from its ops.
+  void setModel(std::unique_ptr<driver::CompiledModel> m, std::unique_ptr<Graph> graph) {
+    model_ = std::move(m);
+    graph_ = std::move(graph);
+  }
   const driver::CompiledModel *model() const { return model_.get(); }
   llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) override {
     return model_->run(inputs);
@@ -66,9 +70,19 @@ public:
   std::vector<std::pair<std::string, double>> profile() const override {
     return model_->profile();
   }
+  std::vector<driver::KernelCost> kernelCosts(const std::vector<Tensor> &inputs) const override {
+    std::vector<driver::KernelCost> costs;
+    if (!graph_)
+      return costs;
+    auto symbols = driver::symbolSizes(*graph_, inputs);
+    for (const Op *op : model_->kernelOps())
+      costs.push_back(driver::kernelCost(*op, symbols));
+    return costs;
+  }
 
 private:
   std::unique_ptr<driver::CompiledModel> model_;
+  std::unique_ptr<Graph> graph_;
 };
 
 class AotEngine : public Engine {
@@ -316,7 +330,7 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
     fail(kBadModel, model + ": " + llvm::toString(m.takeError()));
     return nullptr;
   }
-  e->setModel(std::move(*m));
+  e->setModel(std::move(*m), std::move(graph));
   e->name = "jit";
   e->compileMs = msSince(start);
   e->kernels = e->model()->numKernels();

@@ -3,6 +3,7 @@
 #pragma once
 #include "Commands.h"
 
+#include "strata/driver/KernelCost.h"
 #include "strata/driver/SharedModel.h"
 #include "strata/support/Tensor.h"
 
@@ -32,6 +33,10 @@ public:
   // Per-kernel timing where the engine supports it (jit): on/off, then (step, total ms).
   virtual bool setProfiling(bool) { return false; }
   virtual std::vector<std::pair<std::string, double>> profile() const { return {}; }
+  // Each kernel's FLOPs and bytes for a run on `inputs`, in profile() order (jit), else empty.
+  virtual std::vector<driver::KernelCost> kernelCosts(const std::vector<Tensor> &) const {
+    return {};
+  }
 
   std::string name;                          // "interp", "jit" or "aot"
   std::vector<driver::IOSpec> inputs;       // symbolic dims carry their names

@@ -221,6 +221,30 @@ TEST(DefaultSchedule, SmallNestsStaySerial) {
   EXPECT_NE(out.find("not parallelized: 160 iterations in all"), std::string::npos) << out;
 }
 
+// The reasons a loop stays scalar, as strata explain shows them: a store strided in the loop
+// (a transpose's inner loop) and a loop carrying a value from one iteration to the next.
+TEST(DefaultSchedule, SaysWhyALoopIsNotVectorized) {
+  const char *transpose = R"(func @t(%a: f32[16, 16] in, %c: f32[16, 16] out) {
+  for %i in [0, 16) serial {
+    for %j in [0, 16) serial {
+      %c[%j, %i] = %a[%i, %j]
+    }
+  }
+})";
+  std::string out = checkDefault(transpose);
+  EXPECT_NE(out.find("%j not vectorized: its stores into %c are not unit-stride in it"),
+            std::string::npos)
+      << out;
+  const char *scan = R"(func @s(%a: f32[64] in, %c: f32[64] inout) {
+  for %i in [0, 63) serial {
+    %c[%i + 1] = %c[%i] + %a[%i]
+  }
+})";
+  out = checkDefault(scan);
+  EXPECT_NE(out.find("%i not vectorized: its iterations depend on each other"), std::string::npos)
+      << out;
+}
+
 // A register-tiled nest as lowering states it: q runs over flattened output rows (an index the
 // independence check cannot see through), owo over column tiles, k is summed; the unrolled
 // accumulator tile lives in a local buffer.

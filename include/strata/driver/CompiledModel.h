@@ -79,6 +79,9 @@ public:
   // Kernel i's name ("k12_conv") and the schedule it was given.
   const std::vector<std::string> &kernelNames() const { return kernelNames_; }
   const std::vector<KernelSchedule> &kernelSchedules() const { return schedules_; }
+  // Kernel i's top-level op in the graph this model was compiled from: valid only while that
+  // graph lives (strata bench keeps it, for each kernel's FLOPs and bytes).
+  const std::vector<const Op *> &kernelOps() const { return kernelOps_; }
   int64_t arenaBytes() const;        // of the last run's binding
   int64_t arenaAllocations() const; // 1 after any number of runs at one binding
   unsigned threads() const;
@@ -96,6 +99,7 @@ private:
   std::unique_ptr<runtime::Executor> exec_;
   std::vector<std::string> kernelNames_;
   std::vector<KernelSchedule> schedules_;
+  std::vector<const Op *> kernelOps_;
 };
 
 // The ProgramOptions (passes, schedule, SIMD width of the target) that `opts` implies.

@@ -2,10 +2,12 @@
 // `strata bench --profile`: arithmetic operations and the bytes of its operands and results.
 #pragma once
 #include "strata/graph/Graph.h"
+#include "strata/support/Tensor.h"
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace strata::driver {
 
@@ -17,6 +19,9 @@ struct KernelCost {
   // The least traffic: every distinct operand and result read or written once (weights included).
   double bytes = 0;
 };
+
+// The sizes of `g`'s symbolic dims in a run on `inputs` (each symbolic input dim: the input's).
+std::map<std::string, int64_t> symbolSizes(const Graph &g, const std::vector<Tensor> &inputs);
 
 // The cost of top-level op `op` (a fused kernel: the sum over its region's ops; its traffic is
 // the kernel's own operands and results). Symbolic dims take their size from `symbols`, else 1.

@@ -76,7 +76,8 @@ public:
     std::vector<fusion::PlannedKernel> plan = fusion::planKernels(g, ctx.options, &remarks);
     for (const fusion::FusionRemark &r : remarks)
       ctx.remarks.push_back({"fuse", r.producer->location(),
-                             "not fused with '" + std::string(r.consumer->opName()) + "' (node " +
+                             "'" + std::string(r.producer->opName()) + "' not fused with '" +
+                                 std::string(r.consumer->opName()) + "' (node " +
                                  r.consumer->location() + "): " + r.reason});
     std::set<Op *> clonedConstants;
     for (const fusion::PlannedKernel &k : plan) {

@@ -332,16 +332,27 @@ private:
     for (const Stmt &l : inner) {
       BodyInfo info;
       const std::string name = l->var->name;
-      if (!independent(*l, &info) || info.stores.empty())
+      if (!independent(*l, &info)) {
+        note(root, "%" + name + " not vectorized: its iterations depend on each other");
+        continue;
+      }
+      if (info.stores.empty())
         continue;
       bool contiguous = true;
+      std::string strided;
       for (const Access &s : info.stores) {
         const BufferNode &buf = *s.buffer;
-        contiguous &= buf.rank() > 0 && buf.strides.back().asInt() == 1 &&
-                      injectiveIn(s.indices->back(), l->var.get(), info);
+        bool unit = buf.rank() > 0 && buf.strides.back().asInt() == 1 &&
+                    injectiveIn(s.indices->back(), l->var.get(), info);
+        if (!unit && strided.empty())
+          strided = buf.name;
+        contiguous &= unit;
       }
-      if (!contiguous)
+      if (!contiguous) {
+        note(root, "%" + name + " not vectorized: its stores into %" + strided +
+                       " are not unit-stride in it");
         continue;
+      }
       int lanes = lanesFor(l);
       int64_t e = constExtent(l);
       if (lanes < 2 || (e >= 0 && e < lanes)) {
