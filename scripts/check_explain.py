@@ -37,6 +37,12 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     test_js = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "explain",
                            "report_test.js")
+    chromium = os.environ.get("STRATA_CHROMIUM", "/usr/bin/chromium")
+    if not os.path.exists(chromium) or not os.path.isdir(
+            os.path.join(args.node_modules, "playwright-core")):
+        print(f"check_explain: needs {chromium} and playwright-core in {args.node_modules}: "
+              "run `make browser-deps`", file=sys.stderr)
+        return 1
     env = dict(os.environ, NODE_PATH=args.node_modules)
     failed = False
     for name in args.models.split(","):
