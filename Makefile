@@ -4,7 +4,7 @@ JOBS ?= 2
 STRATA = $(BUILD)/bin/strata
 PY = /usr/bin/python3
 
-.PHONY: all deps configure build demo test test-data asan tsan fuzz fuzz-smoke bench install package clean browser-deps
+.PHONY: all deps configure build demo test test-data asan tsan fuzz fuzz-smoke bench install package clean browser-deps bench-gemm
 
 all: build
 
@@ -121,6 +121,14 @@ bench: build
 	@[ -f $(BUILD)/zoo/resnet18.onnx ] || $(PY) scripts/export_zoo.py $(BUILD)/zoo
 	STRATA_NODE_DIR=$(ORT_NODE_DIR) $(PY) scripts/bench_compare.py --zoo $(BUILD)/zoo \
 	  --strata $(STRATA) --threads $(BENCH_THREADS) --iters $(BENCH_ITERS)
+
+# strata's SGEMM next to OpenBLAS (Debian's libopenblas-dev, installed here only for this) at the
+# square and transformer shapes, with this machine's measured FMA peak.
+bench-gemm: deps
+	@bash scripts/install_deps.sh gemm
+	cmake $(BUILD) >/dev/null
+	ninja -C $(BUILD) -j$(JOBS) strata-bench-gemm
+	$(BUILD)/bin/strata-bench-gemm --threads $(BENCH_THREADS)
 
 # `make install PREFIX=/opt/strata` (default /usr/local); `make package`: build/strata_*.deb
 # (docs/install.md). Both are tried on a fresh prefix and folder by the `install` test.

@@ -14,6 +14,10 @@ PACKAGES=(
 if [ "${1:-}" = fuzz ]; then
   PACKAGES+=(clang-19 libclang-rt-19-dev)
 fi
+# `install_deps.sh gemm`: OpenBLAS, the reference of make bench-gemm (benchmark only).
+if [ "${1:-}" = gemm ]; then
+  PACKAGES+=(libopenblas-dev)
+fi
 # `install_deps.sh browser`: what strata explain's browser test needs (make browser-deps).
 if [ "${1:-}" = browser ]; then
   PACKAGES+=(chromium)
