@@ -16,6 +16,7 @@
 
 #include "lld/Common/Driver.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -318,9 +319,17 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
   // first: an error leaves nothing at `path`.
   codegen::CodegenOptions co;
   co.noalias = true;
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  AotTimings timings;
+  Clock::time_point phase = Clock::now();
   auto parts = codegen::buildKernelModules(prog.kernels, co, *spec, opts.optLevel);
   if (!parts)
     return parts.takeError();
+  timings.optimizeMs = ms(phase);
+  phase = Clock::now();
   std::vector<std::string> objects;
   for (size_t i = 0; i < parts->size(); ++i)
     objects.push_back(path + ".tmp." + std::to_string(i) + ".o");
@@ -354,6 +363,8 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
   }
   for (std::thread &t : workers)
     t.join();
+  timings.codegenMs = ms(phase);
+  phase = Clock::now();
   std::string library = path + ".tmp";
   llvm::Error err = llvm::Error::success();
   for (const std::string &e : errors)
@@ -361,6 +372,9 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
       err = makeError(e);
   if (!err)
     err = linkSharedLibrary(objects, runtime, library, llvm::sys::path::filename(path).str());
+  timings.linkMs = ms(phase);
+  if (opts.timings)
+    *opts.timings = timings;
   for (const std::string &o : objects)
     llvm::sys::fs::remove(o);
   if (!err)

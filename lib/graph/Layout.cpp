@@ -85,16 +85,36 @@ Tensor blockConvWeight(const Tensor &plain, int64_t inBlock, int64_t outBlock) {
   outShape.push_back(inBlock);
   outShape.push_back(outBlock);
   Tensor out(plain.dtype(), outShape);
-  size_t size = dtypeSize(plain.dtype());
-  const auto *src = static_cast<const uint8_t *>(plain.rawData());
-  auto *dst = static_cast<uint8_t *>(out.rawData());
-  for (int64_t o = 0; o < outs; ++o)
-    for (int64_t i = 0; i < ins; ++i)
-      for (int64_t k = 0; k < taps; ++k) {
+  // Element by element, but with the block arithmetic hoisted and a fixed-size copy: resnet50's
+  // 25 M weights took 0.2 s with a memcpy call and four divisions each.
+  auto copy = [&](auto element) {
+    using T = decltype(element);
+    const auto *src = static_cast<const T *>(plain.rawData());
+    auto *dst = static_cast<T *>(out.rawData());
+    const int64_t tapStride = inBlock * outBlock;
+    for (int64_t o = 0; o < outs; ++o)
+      for (int64_t i = 0; i < ins; ++i) {
         int64_t blockIndex = (o / outBlock) * (ins / inBlock) + i / inBlock;
-        int64_t to = ((blockIndex * taps + k) * inBlock + i % inBlock) * outBlock + o % outBlock;
-        copyElement(src, (o * ins + i) * taps + k, dst, to, size);
+        int64_t to = (blockIndex * taps * inBlock + i % inBlock) * outBlock + o % outBlock;
+        const T *from = src + (o * ins + i) * taps;
+        for (int64_t k = 0; k < taps; ++k)
+          dst[to + k * tapStride] = from[k];
       }
+  };
+  switch (dtypeSize(plain.dtype())) {
+  case 1:
+    copy(uint8_t{});
+    break;
+  case 2:
+    copy(uint16_t{});
+    break;
+  case 4:
+    copy(uint32_t{});
+    break;
+  default:
+    copy(uint64_t{});
+    break;
+  }
   return out;
 }
 

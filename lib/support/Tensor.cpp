@@ -208,7 +208,8 @@ bool Tensor::identical(const Tensor &o) const {
     return dtype_ == o.dtype_ && shape_ == o.shape_ && !buffer_ && !o.buffer_ &&
            elidedHash_ == o.elidedHash_;
   return dtype_ == o.dtype_ && shape_ == o.shape_ &&
-         (byteSize() == 0 || std::memcmp(rawData(), o.rawData(), byteSize()) == 0);
+         (byteSize() == 0 || rawData() == o.rawData() ||
+          std::memcmp(rawData(), o.rawData(), byteSize()) == 0);
 }
 
 std::string Tensor::contentHash() const {

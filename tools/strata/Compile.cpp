@@ -33,7 +33,7 @@ struct CompileOpts {
   std::string model, output, emit, passes = "default", target = "host";
   int optLevel = 2;
   std::vector<std::string> printIrAfter, dims;
-  bool stats = false, fastMath = false, emitBlobs = false;
+  bool stats = false, fastMath = false, emitBlobs = false, time = false;
   PassManagerOptions pm;
 };
 
@@ -151,12 +151,26 @@ llvm::Expected<driver::Program> buildFor(const CompileOpts &o, Graph &graph) {
   return withContext(driver::buildProgram(graph, *po), inFile(o.model));
 }
 
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// --time: where the compile went, one `time: PHASE MS ms` line each on stderr.
+void printTime(const CompileOpts &o, const char *phase, double ms) {
+  if (o.time)
+    std::cerr << "time: " << phase << " " << static_cast<int64_t>(ms + 0.5) << " ms\n";
+}
+
 // The rungs below the graph: build the program (lowering, schedules) and emit it.
 int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
                 std::chrono::steady_clock::time_point start, const GraphCounts &counts) {
+  Clock::time_point phase = Clock::now();
   auto prog = buildFor(o, graph);
   if (!prog)
     return fail(kBadModel, llvm::toString(prog.takeError()));
+  printTime(o, "lowering + schedules", msSince(phase));
   if (o.stats)
     if (int code = printStats(o, emit, graph, counts, *prog))
       return code;
@@ -177,13 +191,22 @@ int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
                             : emit == "obj" ? driver::AotOutput::Object
                                             : driver::AotOutput::SharedLibrary;
   std::string path = o.output.empty() ? "-" : o.output;
+  phase = Clock::now();
   if (kind != driver::AotOutput::SharedLibrary) {
     if (llvm::Error err = driver::writeAot(*prog, ao, kind, path))
       return fail(kBadModel, o.model + ": " + llvm::toString(std::move(err)));
+    printTime(o, "code generation", msSince(phase));
+    printTime(o, "total", msSince(start));
     return 0;
   }
+  driver::AotTimings timings;
+  ao.timings = &timings;
   if (llvm::Error err = driver::writeLibraryWithHeader(*prog, ao, path))
     return fail(kBadModel, o.model + ": " + llvm::toString(std::move(err)));
+  printTime(o, "LLVM IR + optimization", timings.optimizeMs);
+  printTime(o, "machine code", timings.codegenMs);
+  printTime(o, "link", timings.linkMs);
+  printTime(o, "total", msSince(start));
   llvm::SmallString<256> header(path);
   llvm::sys::path::replace_extension(header, ".h");
   double ms =
@@ -219,9 +242,11 @@ int compileModel(const CompileOpts &o) {
   // Parse the pipeline before importing, so a typo fails fast.
   if (llvm::Error err = pm.parsePipeline(o.passes))
     return fail(kUsage, llvm::toString(std::move(err)));
+  Clock::time_point phase = Clock::now();
   std::unique_ptr<Graph> graph = loadModel(o.model);
   if (!graph)
     return failedCode();
+  printTime(o, "import", msSince(phase));
   size_t opsImported = graph->numOpsRecursive();
 
   PassContext ctx;
@@ -238,8 +263,10 @@ int compileModel(const CompileOpts &o) {
     ctx.options.fusesIntoKernel = [](const Op &op) { return lower::lowersInKernel(op); };
   }
   ctx.options.fastMath = o.fastMath;
+  phase = Clock::now();
   if (llvm::Error err = pm.run(*graph, ctx))
     return fail(kBadModel, o.model + ": " + llvm::toString(std::move(err)));
+  printTime(o, "graph passes", msSince(phase));
 
   const GraphCounts counts{opsImported, &ctx};
   if (emit != "graph")
@@ -296,6 +323,9 @@ Action addCompileCommand(CLI::App &app) {
   cmd->add_option("--print-ir-after", o->printIrAfter,
                   "Print the graph to stderr after each run of the named pass (repeatable)");
   cmd->add_flag("--time-passes", o->pm.timePasses, "Print wall time per pass to stderr");
+  cmd->add_flag("--time", o->time,
+                "Print where the compile goes (import, passes, lowering, LLVM, machine code, "
+                "link) to stderr");
   cmd->add_flag("--fast-math", o->fastMath,
                 "Allow rewrites that are not exact under IEEE arithmetic");
   return [o]() { return compileModel(*o); };

@@ -13,12 +13,21 @@ namespace strata::driver {
 
 enum class AotOutput { LLVM, Asm, Object, SharedLibrary };
 
+// Where a shared library's build went (writeAot with AotOutput::SharedLibrary).
+struct AotTimings {
+  double optimizeMs = 0; // kernels emitted as LLVM IR and optimized, one module per thread
+  double codegenMs = 0;  // machine code for the kernel modules and the plan/weights object
+  double linkMs = 0;     // LLD
+};
+
 struct AotOptions {
   std::string target = "host"; // "host", "x86-64-v3" or "x86-64-v2"
   int optLevel = 2;
   // The runtime object linked into shared libraries (strata_aot_rt.o: the runtime, its C API and
   // the static C++ runtime); empty: $STRATA_AOT_RT, else found relative to this binary.
   std::string runtimeObject;
+  // If set, receives the shared library's build times.
+  AotTimings *timings = nullptr;
 };
 
 // Writes `prog` to `path` ("-" for stdout; text outputs only). LLVM IR and assembly leave the
