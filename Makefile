@@ -119,6 +119,7 @@ bench: build
 	  npm install --prefix $(ORT_NODE_DIR) --ignore-scripts --no-audit --no-fund \
 	    onnxruntime-node@$(ORT_NODE_VERSION)
 	@[ -f $(BUILD)/zoo/resnet18.onnx ] || $(PY) scripts/export_zoo.py $(BUILD)/zoo
+	@[ -f $(BUILD)/zoo/gpt2_decoder.output.npy ] || $(PY) scripts/export_bench_models.py $(BUILD)/zoo
 	STRATA_NODE_DIR=$(ORT_NODE_DIR) $(PY) scripts/bench_compare.py --zoo $(BUILD)/zoo \
 	  --strata $(STRATA) --threads $(BENCH_THREADS) --iters $(BENCH_ITERS)
 

@@ -9,12 +9,16 @@ rows as a JSON list instead. Exits non-zero if any run failed; the other rows ar
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ZOO_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "transformer"]
+ZOO_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "transformer",
+              # scripts/export_bench_models.py
+              "shufflenet_v2_x1_0", "regnet_y_400mf", "efficientnet_b0", "mobilenet_v3_small",
+              "bert_encoder", "gpt2_decoder"]
 
 
 def run_json(cmd, timeout):
@@ -101,6 +105,11 @@ def print_table(rows, args):
                         enumerate(zip(t, widths))))
         if i == 0:
             print("  ".join("-" * w for w in widths))
+    ratios = [r["ratio"] for r in rows if r["ratio"]]
+    if ratios:
+        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        print(f"geometric mean strata/ORT over {len(ratios)} models: {geo:.2f}x; "
+              f"worst {max(ratios):.2f}x")
     for r in rows:
         for key in ("strata_error", "ort_error"):
             if key in r:
