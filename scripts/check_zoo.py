@@ -66,8 +66,15 @@ def check_model(args, onnx_path):
         tag = "-".join(t for t in (tag or "b1", kind) if t)
         out_dir = os.path.join(work, tag)
         engine_args = [] if engine == "aot" else ["--engine", engine]
+        # Models with more inputs than "input" keep each as NAME.<input>.npy (batch 1).
+        extra = []
+        if not tag.startswith("b8"):
+            for f in sorted(glob.glob(os.path.join(args.zoo, f"{ref}.*.npy"))):
+                part = os.path.basename(f)[len(ref) + 1: -len(".npy")]
+                if part not in ("input", "output") and not part.startswith("b8"):
+                    extra += ["--input", f"{part}={f}"]
         run_out = run([strata, "run", model, *engine_args, "--input",
-                       "input=" + os.path.join(args.zoo, inp), "--output-dir", out_dir])
+                       "input=" + os.path.join(args.zoo, inp), *extra, "--output-dir", out_dir])
         if engine == "aot" and tag == "b1-aot":
             ran = [line.split()[1] for line in run_out.splitlines() if line.startswith("arena:")]
             if ran != [lib_stats["arena_peak_bytes"]]:
