@@ -35,6 +35,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <tuple>
 
 namespace strata::driver {
 
