@@ -3,7 +3,7 @@
 // keeps R * C vector accumulators in registers and is updated by rank-1 steps, one per k:
 //
 //   for p in [0, batches * colTiles * rowTiles)         (row tiles fastest: see tileOrder)
-//     acc[R, C, 0:8] = bias columns (or 0)
+//     acc[R, C, 0:8] = bias columns, or the row's bias broadcast (or 0)
 //     for k in [0, K)
 //       b_c = b[.., k, j0 + 8c : +8]                      (C vector loads)
 //       acc[r, c] = fma(broadcast(a[.., i0 + r, k]), b_c, acc[r, c])
@@ -64,7 +64,9 @@ bool canLowerTiledMatMul(const LowerCtx &c) {
   int64_t n = columnsOf(c), panel = panelOf(c);
   if (n % 8 != 0 || n == 0 || a.back() == 0 || a[a.size() - 2] == 0 || panel % 8 != 0)
     return false;
-  return c.ins.size() < 3 || c.inShapes[2] == Shape{n};
+  // A bias per column ([N]) or, for an unbatched a, per row ([M, 1]: conv1x1-to-matmul's).
+  return c.ins.size() < 3 || c.inShapes[2] == Shape{n} ||
+         (a.size() == 2 && c.inShapes[2] == Shape{a[0], 1});
 }
 
 Stmt lowerTiledMatMul(LowerCtx &c) {
@@ -120,12 +122,18 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
   auto accAt = [&](int64_t r, int64_t ci) { return Exprs{imm(r), imm(ci), lanes}; };
 
   std::vector<Stmt> init, update, finish;
+  const bool rowBias = c.ins.size() > 2 && c.inShapes[2].size() == 2;
+  auto biasAt = [&](int64_t r, int64_t ci) -> Expr {
+    if (c.ins.size() < 3)
+      return loop::broadcast(loop::floatImm(0, DType::F32), static_cast<int>(kLanes));
+    if (!rowBias)
+      return loop::load(c.ins[2], {cols(ci)});
+    Expr i = rowTail ? bin(ExprKind::Min, row(r), imm(M - 1)) : row(r);
+    return loop::broadcast(loop::load(c.ins[2], {i, imm(0)}), static_cast<int>(kLanes));
+  };
   for (int64_t r = 0; r < R; ++r)
     for (int64_t ci = 0; ci < C; ++ci)
-      init.push_back(loop::store(
-          acc, accAt(r, ci),
-          c.ins.size() > 2 ? loop::load(c.ins[2], {cols(ci)})
-                           : loop::broadcast(loop::floatImm(0, DType::F32), static_cast<int>(kLanes))));
+      init.push_back(loop::store(acc, accAt(r, ci), biasAt(r, ci)));
   std::vector<Expr> bv;
   for (int64_t ci = 0; ci < C; ++ci)
     bv.push_back(panel ? loop::load(c.ins[1], {nt, loop::var(k),

@@ -84,6 +84,40 @@ TEST(JitEngine, MatMulBiasRelu) {
       {randomTensor({5, 16}, 5)});
 }
 
+// A constant left operand with a bias per row ([M, 1]) takes the register-tiled kernel, rows
+// past a whole tile included (M = 5 with 4-row tiles), batched right operand broadcasting a.
+TEST(JitEngine, MatMulRowBias) {
+  checkAgainstInterpreter(
+      [](Graph &g) {
+        Builder b(g);
+        Value *x = input(g, {2, 16, 24}, "x");
+        g.addOutput(b.value(OpKind::MatMul, {b.constant(randomTensor({5, 16}, 41)), x,
+                                             b.constant(randomTensor({5, 1}, 42))}),
+                    "out");
+      },
+      {randomTensor({2, 16, 24}, 43)});
+}
+
+// conv1x1-to-matmul in the default pipeline: a 1x1 conv on 12 channels (not blocked) with bias
+// and a ReLU, two images, against the interpreter on the unoptimized graph.
+TEST(JitEngine, PlainConv1x1AsMatMul) {
+  checkAgainstInterpreter(
+      [](Graph &g) {
+        Builder b(g);
+        Value *x = input(g, {2, 12, 6, 8}, "x");
+        AttrMap attrs{{"strides", std::vector<int64_t>{1, 1}},
+                      {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                      {"dilations", std::vector<int64_t>{1, 1}},
+                      {"group", int64_t{1}}};
+        Value *y = b.value(
+            OpKind::Conv,
+            {x, b.constant(randomTensor({20, 12, 1, 1}, 44)), b.constant(randomTensor({20}, 45))},
+            attrs);
+        g.addOutput(b.value(OpKind::Max, {y, b.scalar(DType::F32, 0.0)}), "out");
+      },
+      {randomTensor({2, 12, 6, 8}, 46)});
+}
+
 TEST(JitEngine, ConvThenSoftmax) {
   checkAgainstInterpreter(
       [](Graph &g) {

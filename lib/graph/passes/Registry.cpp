@@ -17,6 +17,8 @@ const std::vector<PassInfo> &passRegistry() {
        "layer normalization written as reductions and elementwise ops -> layer_norm",
        createRaiseLayerNormPass},
       {"layout-nchwc", "convolutions to the blocked NCHWc layout", createLayoutNCHWcPass},
+      {"conv1x1-to-matmul", "1x1 convolutions left in NCHW to a matmul over the positions",
+       createConv1x1ToMatMulPass},
       {"pack-matmul-weights", "constant matmul right operands to contiguous column panels",
        createPackMatMulWeightsPass},
       {"fuse", "group ops into kernels (elementwise chains, epilogues, row reductions)",
