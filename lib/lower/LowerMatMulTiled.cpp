@@ -31,10 +31,11 @@ namespace {
 
 using loop::ExprKind;
 
-// The vector lanes for N columns: the target's f32 width when N fills such vectors, else 8.
+// The vector lanes for N columns: the target's f32 width when N fills such vectors (or, for an N
+// no width divides, when it holds at least one), else 8.
 int64_t lanesFor(const LowerCtx &c, int64_t n) {
   int64_t w = c.opts.vectorLanesF32;
-  return w > 8 && n % w == 0 ? w : 8;
+  return w > 8 && (n % w == 0 || (n % 8 != 0 && n >= w)) ? w : 8;
 }
 
 Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
@@ -61,8 +62,10 @@ bool canLowerTiledMatMul(const LowerCtx &c) {
   const Shape &a = c.inShapes[0], &b = c.inShapes[1], &out = c.outShapes[0];
   if (c.inTypes[0] != DType::F32 || a.size() < 2 || b.size() < 2 || out.size() < 2)
     return false;
+  // N past its last whole vector (196 = 12 x 16 + 4) gets scalar tail columns; panels hold whole
+  // vectors.
   int64_t n = columnsOf(c), panel = panelOf(c);
-  if (n % 8 != 0 || n == 0 || a.back() == 0 || a[a.size() - 2] == 0 || panel % 8 != 0)
+  if (n < 8 || (panel && n % 8 != 0) || a.back() == 0 || a[a.size() - 2] == 0 || panel % 8 != 0)
     return false;
   // A bias per column ([N]) or, for an unbatched a, per row ([M, 1]: conv1x1-to-matmul's).
   return c.ins.size() < 3 || c.inShapes[2] == Shape{n} ||
@@ -164,6 +167,42 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
   }
   Stmt reduce = c.loopOver(k, K, LoopRole::Reduction, loop::seq(update));
   Stmt tile = loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
+  // Columns past the last whole vector: scalar accumulators, once per row tile, in the last
+  // column tile (the same ascending sum over k, bias first).
+  if (const int64_t tail = N - vectors * kLanes; tail > 0) {
+    loop::Buffer accT = loop::makeBuffer(c.newName("tail"), DType::F32, {imm(R), imm(tail)}, {},
+                                         loop::MemoryScope::Local);
+    loop::Var kt = c.newVar("k");
+    std::vector<Stmt> tInit, tUpdate, tFinish;
+    for (int64_t r = 0; r < R; ++r) {
+      Expr i = rowTail ? bin(ExprKind::Min, row(r), imm(M - 1)) : row(r);
+      Exprs aIdx =
+          flat ? with(delinearize(i, aRows), {loop::var(kt)}) : with(aPre, {i, loop::var(kt)});
+      std::vector<Stmt> rowStores;
+      for (int64_t t = 0; t < tail; ++t) {
+        Expr col = imm(vectors * kLanes + t);
+        Expr bias = c.ins.size() < 3 ? loop::floatImm(0, DType::F32)
+                    : rowBias        ? loop::load(c.ins[2], {i, imm(0)})
+                                     : loop::load(c.ins[2], {col});
+        tInit.push_back(loop::store(accT, {imm(r), imm(t)}, bias));
+        tUpdate.push_back(
+            loop::store(accT, {imm(r), imm(t)},
+                        loop::call(loop::Intrinsic::Fma,
+                                   {loop::load(c.ins[0], aIdx),
+                                    loop::load(c.ins[1], with(bPre, {loop::var(kt), col})),
+                                    loop::load(accT, {imm(r), imm(t)})})));
+        rowStores.push_back(
+            c.storeOut(flat ? with(delinearize(row(r), outRows), {col}) : with(bIdx, {row(r), col}),
+                       loop::load(accT, {imm(r), imm(t)})));
+      }
+      Stmt st = loop::seq(rowStores);
+      tFinish.push_back(rowTail ? loop::ifThenElse(bin(ExprKind::LT, row(r), imm(M)), st) : st);
+    }
+    Stmt tReduce = c.loopOver(kt, K, LoopRole::Reduction, loop::seq(tUpdate));
+    Stmt tailTile =
+        loop::allocate(accT, loop::seq({loop::seq(tInit), tReduce, loop::seq(tFinish)}));
+    tile = loop::seq({tile, loop::ifThenElse(bin(ExprKind::EQ, nt, imm(colTiles - 1)), tailTile)});
+  }
   // The structure is final; whether p runs in parallel is the schedule's choice.
   c.nest(p, {std::string(c.op.opName()), batches * M * N * K, true});
   return c.loopOver(p, batches * rowTiles * colTiles, LoopRole::Parallel, tile);

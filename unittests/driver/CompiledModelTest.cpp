@@ -98,13 +98,33 @@ TEST(JitEngine, MatMulRowBias) {
       {randomTensor({2, 16, 24}, 43)});
 }
 
+// Columns past the last whole vector are computed by scalar tail columns in the last column
+// tile: N = 37 and 21 (16 and 8 lanes), with a bias per column, a per-row bias, batched and
+// flattened rows, and rows past a whole tile.
+TEST(JitEngine, MatMulColumnTails) {
+  checkAgainstInterpreter(
+      [](Graph &g) {
+        Builder b(g);
+        Value *x = input(g, {5, 16}, "x"), *y = input(g, {2, 16, 19}, "y"),
+              *z = input(g, {2, 3, 16}, "z");
+        g.addOutput(b.value(OpKind::MatMul, {x, b.constant(randomTensor({16, 37}, 51)),
+                                             b.constant(randomTensor({37}, 52))}),
+                    "cols");
+        g.addOutput(b.value(OpKind::MatMul, {b.constant(randomTensor({6, 16}, 53)), y,
+                                             b.constant(randomTensor({6, 1}, 54))}),
+                    "rows");
+        g.addOutput(b.value(OpKind::MatMul, {z, b.constant(randomTensor({16, 21}, 55))}), "flat");
+      },
+      {randomTensor({5, 16}, 56), randomTensor({2, 16, 19}, 57), randomTensor({2, 3, 16}, 58)});
+}
+
 // conv1x1-to-matmul in the default pipeline: a 1x1 conv on 12 channels (not blocked) with bias
 // and a ReLU, two images, against the interpreter on the unoptimized graph.
 TEST(JitEngine, PlainConv1x1AsMatMul) {
   checkAgainstInterpreter(
       [](Graph &g) {
         Builder b(g);
-        Value *x = input(g, {2, 12, 6, 8}, "x");
+        Value *x = input(g, {2, 12, 7, 7}, "x"); // 49 positions: 3 vectors of 16 and a tail
         AttrMap attrs{{"strides", std::vector<int64_t>{1, 1}},
                       {"pads", std::vector<int64_t>{0, 0, 0, 0}},
                       {"dilations", std::vector<int64_t>{1, 1}},
@@ -115,7 +135,7 @@ TEST(JitEngine, PlainConv1x1AsMatMul) {
             attrs);
         g.addOutput(b.value(OpKind::Max, {y, b.scalar(DType::F32, 0.0)}), "out");
       },
-      {randomTensor({2, 12, 6, 8}, 46)});
+      {randomTensor({2, 12, 7, 7}, 46)});
 }
 
 TEST(JitEngine, ConvThenSoftmax) {
