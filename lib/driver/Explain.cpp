@@ -12,6 +12,7 @@
 #include "strata/driver/Program.h"
 #include "strata/graph/Clone.h"
 #include "strata/graph/Kernel.h"
+#include "strata/graph/Ops.h"
 #include "strata/graph/Printer.h"
 #include "strata/graph/passes/MemoryPlan.h"
 #include "strata/graph/passes/PassManager.h"
@@ -67,11 +68,19 @@ std::set<std::string> locationsOf(const Op &op) {
   return out;
 }
 
-size_t countKernels(const Graph &g) {
-  size_t n = 0;
-  for (const Op &op : g.ops())
-    n += op.kind() == OpKind::Kernel;
-  return n;
+// Whether a decision for the target shows in `g`: a conv in a blocked layout, a relayout
+// between layouts, or a matmul weight in column panels (their widths are the target's).
+bool decidedForTarget(const Graph &g) {
+  for (const Op &op : g.ops()) {
+    if (op.kind() == OpKind::Relayout ||
+        (op.kind() == OpKind::Conv && ops::ConvOp(op).layout() != 0) ||
+        (op.kind() == OpKind::MatMul && ops::MatMulOp(op).b_panel() != 0))
+      return true;
+    for (unsigned r = 0; r < op.numRegions(); ++r)
+      if (decidedForTarget(op.region(r)))
+        return true;
+  }
+  return false;
 }
 
 // Statements of a loop function (loops, stores, allocations, conditionals, sequences).
@@ -313,31 +322,13 @@ llvm::Expected<nlohmann::ordered_json> explainModel(Graph &g, const std::vector<
          {"fired", json::array({json{{"name", "nodes folded or dead at import"},
                                      {"count", foldedAtImport}}})}});
 
-  PassManager pm(PassManagerOptions{});
+  // The passes, snapshotting the graph after each one that changed it.
   PassContext ctx;
   ctx.options = passOptionsFor(po->scheduleTarget);
-  std::string pipeline =
-      opts.pipeline == "default" ? std::string(PassManager::defaultPipeline()) : opts.pipeline;
-  if (llvm::Error err = pm.parsePipeline(pipeline))
-    return err;
-  const std::string importedText = printGraph(g);
-  rungs.push_back({{"id", "graph"},
-                   {"title", "graph IR (imported)"},
-                   {"text", importedText},
-                   {"count", g.numOpsRecursive()},
-                   {"unit", "ops"},
-                   {"portability", portability(true, "target-neutral: whole-tensor ops, NCHW")},
-                   {"possible", pipelinePasses(pm.pipelineText())},
-                   {"fired", json::array()},
-                   {"ms", importMs}});
-
-  // The passes, snapshotting the graph after each one that changed it.
-  log("optimizing: " + pm.pipelineText());
   std::vector<PassRecord> passes;
   std::vector<Snapshot> snapshots;
   std::set<std::string> liveLocations = imported;
   std::map<std::string, int64_t> lastStats;
-  bool targetSpecific = false;
   PassManagerOptions pmo;
   pmo.afterPass = [&](std::string_view pass, bool changed, double seconds, Graph &now) {
     PassRecord rec{std::string(pass), seconds * 1e3, changed, {}};
@@ -346,24 +337,35 @@ llvm::Expected<nlohmann::ordered_json> explainModel(Graph &g, const std::vector<
         rec.fired[key] = value - lastStats[key];
     lastStats = ctx.stats.all();
     if (changed) {
-      targetSpecific |= pass == "layout-nchwc" || pass == "pack-matmul-weights";
       std::set<std::string> locs;
       collectLocations(now, locs);
       for (const std::string &l : liveLocations)
         if (!locs.count(l))
           fate.emplace(l, "absorbed by graph pass '" + rec.name + "'");
       liveLocations = std::move(locs);
-      snapshots.push_back({rec.name, printGraph(now), now.numOpsRecursive(), countKernels(now),
-                           targetSpecific, rec.fired});
+      snapshots.push_back({rec.name, printGraph(now), now.numOpsRecursive(), countKernelOps(now),
+                           decidedForTarget(now), rec.fired});
     }
     passes.push_back(std::move(rec));
     return llvm::Error::success();
   };
-  PassManager watched(pmo);
-  if (llvm::Error err = watched.parsePipeline(pipeline))
+  PassManager pm(pmo);
+  if (llvm::Error err = pm.parsePipeline(opts.pipeline == "default"
+                                             ? std::string(PassManager::defaultPipeline())
+                                             : opts.pipeline))
     return err;
+  rungs.push_back({{"id", "graph"},
+                   {"title", "graph IR (imported)"},
+                   {"text", printGraph(g)},
+                   {"count", g.numOpsRecursive()},
+                   {"unit", "ops"},
+                   {"portability", portability(true, "target-neutral: whole-tensor ops, NCHW")},
+                   {"possible", pipelinePasses(pm.pipelineText())},
+                   {"fired", json::array()},
+                   {"ms", importMs}});
+  log("optimizing: " + pm.pipelineText());
   Clock::time_point t = Clock::now();
-  if (llvm::Error err = watched.run(g, ctx))
+  if (llvm::Error err = pm.run(g, ctx))
     return withContext(std::move(err), inPhase("optimizing"));
   const double passesMs = msSince(t);
   {
@@ -428,11 +430,14 @@ llvm::Expected<nlohmann::ordered_json> explainModel(Graph &g, const std::vector<
   if (!graphPlan)
     return graphPlan.takeError();
 
-  // Which kernels each location ended up in.
+  // Each kernel's locations, and which kernels each location ended up in.
+  std::vector<std::set<std::string>> kernelLocations;
   std::map<std::string, std::vector<int64_t>> kernelsOf;
-  for (size_t k = 0; k < prog->kernelOps.size(); ++k)
-    for (const std::string &l : locationsOf(*prog->kernelOps[k]))
+  for (size_t k = 0; k < prog->kernelOps.size(); ++k) {
+    kernelLocations.push_back(locationsOf(*prog->kernelOps[k]));
+    for (const std::string &l : kernelLocations.back())
       kernelsOf[l].push_back(static_cast<int64_t>(k));
+  }
 
   // Remarks by node (deduplicated: a pass in a fixpoint group may repeat one).
   std::map<std::string, std::vector<json>> remarksOf;
@@ -495,7 +500,7 @@ llvm::Expected<nlohmann::ordered_json> explainModel(Graph &g, const std::vector<
     const MachineText &m = (*machine)[k];
     KernelCost cost = kernelCost(op, symbols);
     json nodes = json::array(), remarks = json::array();
-    for (const std::string &l : locationsOf(op)) {
+    for (const std::string &l : kernelLocations[k]) {
       nodes.push_back(l);
       for (const json &r : remarksOf[l])
         remarks.push_back(r);
@@ -561,8 +566,7 @@ llvm::Expected<nlohmann::ordered_json> explainModel(Graph &g, const std::vector<
   report["kernels"] = kernels;
 
   // The rungs below the graph; their text is the kernels' (the viewer concatenates it).
-  const Snapshot *last = snapshots.empty() ? nullptr : &snapshots.back();
-  const bool blocked = last && last->targetSpecific;
+  const bool blocked = decidedForTarget(g);
   json fusedFired = json::array();
   for (const auto &[key, n] : ctx.stats.all())
     if (llvm::StringRef(key).starts_with("fuse.kernels"))

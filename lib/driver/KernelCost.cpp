@@ -1,6 +1,8 @@
 // Operation and byte counts of graph ops (KernelCost.h).
 #include "strata/driver/KernelCost.h"
 
+#include "strata/graph/Ops.h"
+
 #include <algorithm>
 #include <set>
 
@@ -51,7 +53,7 @@ double opFlops(const Op &op, const std::map<std::string, int64_t> &symbols) {
     // Per output element: the weight's elements per output channel (C_in/group x kernel), in
     // either layout; the blocked result [N, O/c, S..., c] has O = dims[1] * c channels.
     double outChannels = out.rank() >= 2 ? dimSize(out.dims[1], symbols) : 1;
-    if (op.hasAttr("layout") && out.rank() >= 3)
+    if (ops::ConvOp(op).layout() != 0 && out.rank() >= 3)
       outChannels *= dimSize(out.dims.back(), symbols);
     double perOutput = numel(op.operand(1)->type(), symbols) / std::max(1.0, outChannels);
     return 2 * outElems * perOutput + (op.numOperands() > 2 ? outElems : 0);

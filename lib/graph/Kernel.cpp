@@ -79,4 +79,11 @@ AttrMap kernelAttributes(const KernelPlan &plan, const std::vector<const Op *> &
   return attrs;
 }
 
+size_t countKernelOps(const Graph &g) {
+  size_t n = 0;
+  for (const Op &op : g.ops())
+    n += op.kind() == OpKind::Kernel;
+  return n;
+}
+
 } // namespace strata

@@ -67,6 +67,7 @@ int benchModel(const BenchOpts &o) {
   eo.engine = o.engine;
   eo.threads = o.threads;
   eo.target = o.target;
+  eo.keepGraph = o.profile > 0;
   std::unique_ptr<Engine> engine = openEngine(o.model, eo);
   if (!engine)
     return failedCode();

@@ -92,10 +92,7 @@ int runBisect(const BisectOpts &o) {
   std::unique_ptr<Graph> g = loadModel(o.model);
   if (!g)
     return failedCode();
-  std::vector<driver::IOSpec> interface;
-  for (unsigned i = 0; i < g->numInputs(); ++i)
-    interface.push_back({g->input(i)->name(), g->input(i)->type()});
-  auto inputs = modelInputs(interface, o.inputs, o.dims, o.seed);
+  auto inputs = modelInputs(graphInterface(*g), o.inputs, o.dims, o.seed);
   if (!inputs)
     return fail(kBadInput, llvm::toString(inputs.takeError()));
   if (bo.fault.active())

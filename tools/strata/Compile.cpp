@@ -8,6 +8,7 @@
 
 #include "strata/driver/Aot.h"
 #include "strata/driver/CompiledModel.h"
+#include "strata/graph/Kernel.h"
 #include "strata/graph/Printer.h"
 #include "strata/graph/passes/MemoryPlan.h"
 #include "strata/graph/passes/PassManager.h"
@@ -51,13 +52,6 @@ std::string emitKind(const CompileOpts &o) {
     if (endsWith(o.output, ext))
       return kind;
   return "graph";
-}
-
-size_t countKernels(const Graph &g) {
-  size_t n = 0;
-  for (const Op &op : g.ops())
-    n += op.kind() == OpKind::Kernel;
-  return n;
 }
 
 size_t countOpsInKernels(const Graph &g) {
@@ -128,7 +122,7 @@ int printStats(const CompileOpts &o, const std::string &emit, const Graph &graph
   os << "ops_imported: " << counts.opsImported << "\n";
   os << "ops_optimized: " << graph.numOps() << "\n";
   os << "ops_optimized_inner: " << countOpsInKernels(graph) << "\n";
-  os << "kernels: " << countKernels(graph) << "\n";
+  os << "kernels: " << countKernelOps(graph) << "\n";
   os << "plan_steps: " << prog.plan.steps.size() << "\n";
   os << "plan_buffers: " << prog.plan.buffers.size() << "\n";
   os << "in_place: " << graphPlan->inPlaceCount << "\n";

@@ -31,10 +31,8 @@ double msSince(std::chrono::steady_clock::time_point t) {
 
 // The interface as imported (before any pass rewrites the graph).
 void describeGraph(Engine &e, const Graph &g) {
-  e.inputs.clear();
+  e.inputs = graphInterface(g);
   e.outputNames.clear();
-  for (unsigned i = 0; i < g.numInputs(); ++i)
-    e.inputs.push_back({g.input(i)->name(), g.input(i)->type()});
   for (unsigned i = 0; i < g.numOutputs(); ++i)
     e.outputNames.push_back(g.outputName(i));
 }
@@ -53,7 +51,7 @@ private:
 class JitEngine : public Engine {
 public:
   explicit JitEngine(std::unique_ptr<driver::CompiledModel> m) : model_(std::move(m)) {}
-  // The graph it was compiled from stays: the kernels' costs are read from its ops.
+  // With `graph` (EngineOptions::keepGraph), the kernels' costs are read from its ops.
   void setModel(std::unique_ptr<driver::CompiledModel> m, std::unique_ptr<Graph> graph) {
     model_ = std::move(m);
     graph_ = std::move(graph);
@@ -182,6 +180,13 @@ CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts
 }
 
 } // namespace
+
+std::vector<driver::IOSpec> graphInterface(const Graph &g) {
+  std::vector<driver::IOSpec> interface;
+  for (unsigned i = 0; i < g.numInputs(); ++i)
+    interface.push_back({g.input(i)->name(), g.input(i)->type()});
+  return interface;
+}
 
 llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
                                                 const std::vector<std::string> &specs,
@@ -330,7 +335,7 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
     fail(kBadModel, model + ": " + llvm::toString(m.takeError()));
     return nullptr;
   }
-  e->setModel(std::move(*m), std::move(graph));
+  e->setModel(std::move(*m), opts.keepGraph ? std::move(graph) : nullptr);
   e->name = "jit";
   e->compileMs = msSince(start);
   e->kernels = e->model()->numKernels();

@@ -22,6 +22,9 @@ struct EngineOptions {
   // jit: keep the compiled model in the compile cache (driver/CompileCache.h) and load it from
   // there next time; off when $STRATA_CACHE=0.
   bool cache = false;
+  // jit: keep the optimized graph, so kernelCosts() can read the kernels' ops (strata bench
+  // --profile); otherwise it is freed once the model is compiled.
+  bool keepGraph = false;
 };
 
 class Engine {
@@ -71,6 +74,9 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
                                                 const std::vector<std::string> &specs,
                                                 const std::vector<std::string> &dims,
                                                 unsigned seed);
+// A graph's input interface (names and types, symbolic dims named).
+std::vector<driver::IOSpec> graphInterface(const Graph &g);
+
 // The same for a model's input interface.
 llvm::Expected<std::vector<Tensor>> modelInputs(const std::vector<driver::IOSpec> &interface,
                                                 const std::vector<std::string> &specs,

@@ -46,10 +46,7 @@ int runExplain(const ExplainOpts &o) {
   double importMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-  std::vector<driver::IOSpec> interface;
-  for (unsigned i = 0; i < g->numInputs(); ++i)
-    interface.push_back({g->input(i)->name(), g->input(i)->type()});
-  auto inputs = modelInputs(interface, o.inputs, o.dims, o.seed);
+  auto inputs = modelInputs(graphInterface(*g), o.inputs, o.dims, o.seed);
   if (!inputs)
     return fail(kBadInput, llvm::toString(inputs.takeError()));
 

@@ -1,5 +1,6 @@
 // fuse: differential tests (interpret before and after fusion; fusion only regroups the same ops,
 // so results must agree bit for bit), the kernel op's verifier rules, and pass bookkeeping.
+#include "strata/graph/Kernel.h"
 #include "strata/graph/Parser.h"
 #include "strata/graph/Printer.h"
 #include "strata/graph/TypeInference.h"
@@ -37,13 +38,6 @@ std::vector<Tensor> randomInputs(const Graph &g, unsigned seed) {
   return inputs;
 }
 
-size_t countKernels(const Graph &g) {
-  size_t n = 0;
-  for (const Op &op : g.ops())
-    n += op.kind() == OpKind::Kernel;
-  return n;
-}
-
 // Fuses `text`, checks the result verifies, round-trips through text, and computes exactly what
 // the unfused graph computes. Returns the number of kernels formed.
 size_t fuseAndCompare(const std::string &text, PassContext *ctxOut = nullptr) {
@@ -75,7 +69,7 @@ size_t fuseAndCompare(const std::string &text, PassContext *ctxOut = nullptr) {
   }
   if (ctxOut)
     *ctxOut = ctx;
-  return countKernels(*g);
+  return countKernelOps(*g);
 }
 
 TEST(Fuse, ElementwiseChainWithBroadcast) {

@@ -30,6 +30,9 @@ struct KernelPlan {
 // range and strictly increasing. The verifier reports the error.
 llvm::Expected<KernelPlan> kernelPlan(const Op &kernel);
 
+// How many top-level ops of `g` are fused kernels.
+size_t countKernelOps(const Graph &g);
+
 // The attributes recording `plan` for a kernel whose region ops are `regionOps` (in order).
 AttrMap kernelAttributes(const KernelPlan &plan, const std::vector<const Op *> &regionOps);
 

@@ -71,7 +71,8 @@ public:
       for (Op *op : graph.opList())
         rewritten += rewriteConv(graph, *op);
     });
-    ctx.stats.add("conv1x1-to-matmul.rewritten", rewritten);
+    if (rewritten)
+      ctx.stats.add("conv1x1-to-matmul.rewritten", rewritten);
     return rewritten > 0;
   }
 };
