@@ -81,7 +81,7 @@ ASAN_ENV = ASAN_OPTIONS=use_sigaltstack=0:allocator_may_return_null=1 UBSAN_OPTI
 ASAN_CONFORMANCE = $(ASAN_ENV) $(BUILD)-asan/bin/strata conformance $(BUILD)/onnx-node-tests
 CONFORMANCE_FAILURES = grep -E "^(FAIL|REGRESSION)|Sanitizer|runtime error"
 test: build test-data browser-deps asan tsan fuzz-smoke
-	cd $(BUILD)-asan && $(ASAN_ENV) ctest -j$(JOBS) -E "zoo|conformance" --output-on-failure
+	cd $(BUILD)-asan && $(ASAN_ENV) ctest -j$(JOBS) -E "zoo|conformance|dynamic-shapes" --output-on-failure
 	# The interpreter's and the JIT's conformance runs side by side (each is one thread).
 	$(ASAN_CONFORMANCE) --expected conformance/interp-expected.txt \
 	  > $(BUILD)-asan/conformance.log 2>&1 & interp=$$!; \

@@ -10,24 +10,21 @@ namespace strata::driver {
 
 namespace {
 
-double numel(const TensorType &t, const std::map<std::string, int64_t> &symbols) {
-  double n = 1;
-  for (const Dim &d : t.dims) {
-    if (d.isStatic()) {
-      n *= static_cast<double>(d.size);
-    } else {
-      auto it = symbols.find(d.symbol);
-      n *= it == symbols.end() ? 1.0 : static_cast<double>(it->second);
-    }
-  }
-  return n;
-}
-
 double dimSize(const Dim &d, const std::map<std::string, int64_t> &symbols) {
   if (d.isStatic())
     return static_cast<double>(d.size);
-  auto it = symbols.find(d.symbol);
-  return it == symbols.end() ? 1.0 : static_cast<double>(it->second);
+  std::optional<int64_t> v = d.expr.evaluate([&](const std::string &n) {
+    auto it = symbols.find(n);
+    return it == symbols.end() ? std::optional<int64_t>(1) : std::optional<int64_t>(it->second);
+  });
+  return v && *v > 0 ? static_cast<double>(*v) : 1.0;
+}
+
+double numel(const TensorType &t, const std::map<std::string, int64_t> &symbols) {
+  double n = 1;
+  for (const Dim &d : t.dims)
+    n *= dimSize(d, symbols);
+  return n;
 }
 
 double opFlops(const Op &op, const std::map<std::string, int64_t> &symbols) {
@@ -95,8 +92,8 @@ std::map<std::string, int64_t> symbolSizes(const Graph &g, const std::vector<Ten
   for (unsigned i = 0; i < g.numInputs() && i < inputs.size(); ++i) {
     const TensorType &t = g.input(i)->type();
     for (size_t d = 0; d < t.dims.size() && d < inputs[i].shape().size(); ++d)
-      if (!t.dims[d].isStatic())
-        sizes.emplace(t.dims[d].symbol, inputs[i].shape()[d]);
+      if (const std::string *name = t.dims[d].symbolName())
+        sizes.emplace(*name, inputs[i].shape()[d]);
   }
   return sizes;
 }

@@ -120,11 +120,15 @@ private:
         t.dims.push_back({d.size, -1});
         continue;
       }
+      const std::string *sym = d.symbolName();
+      if (!sym)
+        return makeError((input ? "input '" : "output '") + name + "' has symbolic dim " +
+                         d.str() + ", a formula; the compiled engines bind plain symbols only");
       auto &syms = plan().symbols;
-      if (!input && std::find(syms.begin(), syms.end(), d.symbol) == syms.end())
-        return makeError("output '" + name + "' has symbolic dim '" + d.symbol +
+      if (!input && std::find(syms.begin(), syms.end(), *sym) == syms.end())
+        return makeError("output '" + name + "' has symbolic dim '" + *sym +
                          "' that no input binds");
-      t.dims.push_back({0, symbolIndex(d.symbol)});
+      t.dims.push_back({0, symbolIndex(*sym)});
     }
     return t;
   }
@@ -207,11 +211,14 @@ private:
     for (const Dim &d : v->type().dims) {
       if (d.isStatic()) {
         b.size.bytes *= d.size;
-      } else if (std::find(syms.begin(), syms.end(), d.symbol) == syms.end()) {
-        return makeError("value '" + v->name() + "' has symbolic dim '" + d.symbol +
+      } else if (!d.symbolName()) {
+        return makeError("value '" + v->name() + "' has symbolic dim " + d.str() +
+                         ", a formula; the compiled engines bind plain symbols only");
+      } else if (std::find(syms.begin(), syms.end(), *d.symbolName()) == syms.end()) {
+        return makeError("value '" + v->name() + "' has symbolic dim '" + *d.symbolName() +
                          "' that no input binds");
       } else {
-        b.size.symbols.push_back(symbolIndex(d.symbol));
+        b.size.symbols.push_back(symbolIndex(*d.symbolName()));
       }
     }
     int64_t step = static_cast<int64_t>(plan().steps.size());

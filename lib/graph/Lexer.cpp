@@ -282,11 +282,30 @@ TensorType Lexer::scanTensorTypeBody() {
     } else if (peek() == '?') {
       ++pos_;
       size_t symStart = pos_;
-      if (!isIdentStart(peek()))
-        fail(dimStart, "expected a symbol name after '?' in tensor type");
-      while (isIdentChar(peek()))
-        ++pos_;
-      type.dims.push_back(Dim::sym(std::string(src_.substr(symStart, pos_ - symStart))));
+      if (peek() == '(') { // ?(formula): parentheses balanced, the formula parsed by SymExpr
+        int depth = 0;
+        do {
+          if (peek() == '(')
+            ++depth;
+          else if (peek() == ')')
+            --depth;
+          else if (peek() == '\0' || peek() == '\n' || peek() == '>')
+            fail(dimStart, "unterminated '?(' formula in tensor type");
+          ++pos_;
+        } while (depth > 0);
+        std::string error;
+        std::optional<SymExpr> e =
+            SymExpr::parse(src_.substr(symStart + 1, pos_ - symStart - 2), error);
+        if (!e)
+          fail(dimStart, "malformed symbolic dim: " + error);
+        type.dims.push_back(Dim::of(*e));
+      } else {
+        if (!isIdentStart(peek()))
+          fail(dimStart, "expected a symbol name or '(' after '?' in tensor type");
+        while (isIdentChar(peek()))
+          ++pos_;
+        type.dims.push_back(Dim::sym(std::string(src_.substr(symStart, pos_ - symStart))));
+      }
     } else {
       break; // the element type
     }

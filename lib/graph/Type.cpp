@@ -2,7 +2,13 @@
 
 namespace strata {
 
-std::string Dim::str() const { return isStatic() ? std::to_string(size) : "?" + symbol; }
+std::string Dim::str() const {
+  if (isStatic())
+    return std::to_string(size);
+  if (const std::string *name = symbolName())
+    return "?" + *name;
+  return "?(" + expr.str() + ")";
+}
 
 TensorType TensorType::fromShape(DType dt, const Shape &shape) {
   std::vector<Dim> dims(shape.begin(), shape.end());

@@ -5,6 +5,7 @@
 #include "strata/support/ShapeMath.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 
 namespace strata::infer {
@@ -55,6 +56,7 @@ TensorType reshapeType(const InferContext &c) {
   // What of the input is left after removing the copied dims.
   int64_t staticIn = 1;
   std::vector<std::string> symbolsIn;
+  SymExpr symbolicIn(1); // the symbolic dims' product
   for (size_t i = 0; i < x.dims.size(); ++i) {
     if (copied[i])
       continue;
@@ -64,14 +66,15 @@ TensorType reshapeType(const InferContext &c) {
         fail("input " + dimsToString(x.dims) + " has dims whose product overflows int64");
       staticIn = *product;
     } else {
-      symbolsIn.push_back(x.dims[i].symbol);
+      symbolsIn.push_back(x.dims[i].str());
+      symbolicIn = symbolicIn * x.dims[i].expr;
     }
   }
 
   std::string inShape = dimsToString(x.dims);
   if (inferredAt < 0) {
     if (!symbolsIn.empty())
-      fail("attribute 'shape' " + intsToString(shape) + " cannot be checked against symbolic dim ?" +
+      fail("attribute 'shape' " + intsToString(shape) + " cannot be checked against symbolic dim " +
            symbolsIn[0] + " of input " + inShape + "; copy it with 0 or infer it with -1");
     if (staticIn != knownOut)
       fail("attribute 'shape' " + intsToString(shape) + " has " + std::to_string(knownOut) +
@@ -83,21 +86,29 @@ TensorType reshapeType(const InferContext &c) {
     if (knownOut == 0 || staticIn % knownOut != 0)
       fail("attribute 'shape' " + intsToString(shape) + ": cannot infer -1 for input " + inShape);
     out[inferredAt] = Dim(staticIn / knownOut);
-  } else if (symbolsIn.size() == 1 && staticIn == knownOut) {
-    out[inferredAt] = Dim::sym(symbolsIn[0]);
-  } else {
-    bool divides = knownOut != 0 && staticIn != 0 &&
-                   (staticIn % knownOut == 0 || knownOut % staticIn == 0);
-    if (!divides)
-      fail("attribute 'shape' " + intsToString(shape) + ": cannot infer -1 for input " + inShape +
-           " (static sizes do not divide)");
-    std::string name;
-    for (const std::string &s : symbolsIn)
-      name += s + "_";
-    name += "r";
-    c.freshSymbols->insert(name);
-    out[inferredAt] = Dim::sym(name);
+    return x.withDims(std::move(out));
   }
+  bool divides = knownOut != 0 && staticIn != 0 &&
+                 (staticIn % knownOut == 0 || knownOut % staticIn == 0);
+  if (!divides)
+    fail("attribute 'shape' " + intsToString(shape) + ": cannot infer -1 for input " + inShape +
+         " (static sizes do not divide)");
+  if (staticIn % knownOut == 0) { // exact: the static part divides, the symbols stay whole
+    out[inferredAt] = Dim::of(symbolicIn * (staticIn / knownOut));
+    return x.withDims(std::move(out));
+  }
+  // The quotient is whole only for some sizes (e.g. [?n, 3] -> [6, -1]): a fresh symbol, bound
+  // when the result is computed.
+  std::string name;
+  for (const std::string &s : symbolsIn) {
+    for (char ch : s)
+      if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')
+        name += ch;
+    name += '_';
+  }
+  name += "r";
+  c.freshSymbols->insert(name);
+  out[inferredAt] = Dim::sym(name);
   return x.withDims(std::move(out));
 }
 
@@ -134,7 +145,40 @@ TensorType expandType(const InferContext &c) {
   return x.withDims(std::move(*dims));
 }
 
-// One entry per dim (the normal form); a symbolic dim can only be kept whole.
+// The length of a slice of symbolic dim `d` (ONNX's clamping: negative indices count from the
+// end; starts and ends clamp to [0, d] for positive steps, to [-1, d - 1] for negative ones).
+Dim symbolicSliceLength(const Dim &dim, int64_t start, int64_t end, int64_t step, size_t axis) {
+  // Ends this far out mean "to the end" (exporters write INT64_MAX / INT64_MIN): the dim itself.
+  constexpr int64_t kFar = int64_t(1) << 60;
+  try {
+    const SymExpr d = dim.expr;
+    auto clampIndex = [&](int64_t i, bool forward) -> SymExpr {
+      if (forward) {
+        if (i >= kFar)
+          return d;
+        if (i <= -kFar)
+          return SymExpr(0);
+        return i < 0 ? SymExpr::max(d + i, 0) : SymExpr::min(SymExpr(i), d);
+      }
+      if (i >= kFar)
+        return d - 1;
+      if (i <= -kFar)
+        return SymExpr(-1);
+      return i < 0 ? SymExpr::max(d + i, -1) : SymExpr::min(SymExpr(i), d - 1);
+    };
+    const bool forward = step > 0;
+    SymExpr s = clampIndex(start, forward), e = clampIndex(end, forward);
+    SymExpr span = forward ? e - s : s - e;
+    if (step == std::numeric_limits<int64_t>::min())
+      fail("attribute 'steps' has INT64_MIN on symbolic axis " + std::to_string(axis));
+    int64_t stride = forward ? step : -step;
+    return Dim::of(SymExpr::max(SymExpr::ceilDiv(span, stride), 0));
+  } catch (const SymExprError &e) {
+    fail(std::string(e.what()) + " in the slice of axis " + std::to_string(axis));
+  }
+}
+
+// One entry per dim (the normal form).
 TensorType sliceType(const InferContext &c) {
   const TensorType &x = c.operand(0);
   const auto attrs = c.view<ops::SliceOp>();
@@ -150,11 +194,10 @@ TensorType sliceType(const InferContext &c) {
       fail("attribute 'steps' " + intsToString(steps) + " has a zero step");
     const Dim &dim = x.dims[d];
     if (!dim.isStatic()) {
-      if (!shape::isFullSlice(starts[d], ends[d], steps[d]))
-        fail("slice of symbolic dim " + dim.str() + " (axis " + std::to_string(d) +
-             ") needs starts=0, ends=INT64_MAX, steps=1; got " + std::to_string(starts[d]) + ", " +
-             std::to_string(ends[d]) + ", " + std::to_string(steps[d]));
-      continue; // keeps its symbol
+      if (shape::isFullSlice(starts[d], ends[d], steps[d]))
+        continue; // keeps its symbol
+      out[d] = symbolicSliceLength(dim, starts[d], ends[d], steps[d], d);
+      continue;
     }
     out[d] = Dim(shape::sliceRange(dim.size, starts[d], ends[d], steps[d]).length);
   }
@@ -187,11 +230,19 @@ TensorType concatType(const InferContext &c) {
       fail("concat along axis " + std::to_string(axis) + " makes a dim past int64");
     total = *sum;
   }
-  if (symbolic && c.numOperands() > 1)
-    fail("concat along a symbolic dim (axis " + std::to_string(axis) +
-         ") needs every operand's axis dim to be static");
-  if (!symbolic)
+  if (!symbolic) {
     out[axis] = Dim(total);
+  } else {
+    SymExpr sum(total);
+    try {
+      for (unsigned i = 0; i < c.numOperands(); ++i)
+        if (!c.operand(i).dims[axis].isStatic())
+          sum = sum + c.operand(i).dims[axis].expr;
+    } catch (const SymExprError &e) {
+      fail(std::string(e.what()) + " in the concat along axis " + std::to_string(axis));
+    }
+    out[axis] = Dim::of(sum);
+  }
   return first.withDims(std::move(out));
 }
 
@@ -210,8 +261,14 @@ TensorType padType(const InferContext &c) {
   for (int64_t d = 0; d < r; ++d) {
     int64_t begin = pads[d], end = pads[d + r];
     if (!x.dims[d].isStatic()) {
-      if (begin != 0 || end != 0)
-        fail("cannot pad symbolic dim " + x.dims[d].str() + " (axis " + std::to_string(d) + ")");
+      if (begin < 0 || end < 0) // a crop below zero could only be caught at run time
+        fail("cannot crop symbolic dim " + x.dims[d].str() + " (axis " + std::to_string(d) +
+             ") with negative pads");
+      try {
+        out[d] = Dim::of(x.dims[d].expr + begin + end);
+      } catch (const SymExprError &e) {
+        fail(std::string(e.what()) + " padding axis " + std::to_string(d));
+      }
       continue;
     }
     // Negative pads crop first, as the interpreter and the lowering apply them; checking each crop

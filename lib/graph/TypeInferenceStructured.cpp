@@ -85,6 +85,30 @@ int64_t windowOutput(int64_t in, const shape::WindowDim &w, size_t i, bool ceilM
   return *out;
 }
 
+// Output size of one spatial dim of conv/pool over a dim that may be symbolic: the window formula
+// as an expression (floor mode ⌊(in + pads - effective)/stride⌋ + 1; in ceil mode the last window
+// must start inside the input or the begin padding, so the step count is also capped at
+// ⌊(in + padBegin - 1)/stride⌋). Whether the window fits is checked when sizes are bound.
+Dim windowOutputDim(const Dim &in, const shape::WindowDim &w, size_t i, bool ceilMode) {
+  if (in.isStatic())
+    return Dim(windowOutput(in.size, w, i, ceilMode));
+  try { // strides >= 1: windowAttrs checked them
+    SymExpr x = in.expr;
+    SymExpr span = x + w.padBegin + w.padEnd - w.effectiveKernel();
+    if (!ceilMode)
+      return Dim::of(SymExpr::floorDiv(span, w.stride) + 1);
+    if (w.padEnd >= w.effectiveKernel())
+      fail("ceil_mode with an end padding of " + std::to_string(w.padEnd) +
+           " >= the effective kernel " + std::to_string(w.effectiveKernel()) +
+           " on symbolic dim " + in.str() + " (" + axisName(i) + ")");
+    SymExpr steps = SymExpr::min(SymExpr::ceilDiv(span, w.stride),
+                                 SymExpr::floorDiv(x + w.padBegin - 1, w.stride));
+    return Dim::of(steps + 1);
+  } catch (const SymExprError &e) {
+    fail(std::string(e.what()) + " on " + axisName(i));
+  }
+}
+
 void checkBias(const InferContext &c, const Dim &channels) {
   if (c.numOperands() < 3)
     return;
@@ -158,11 +182,22 @@ template <typename ConvView> TensorType convType(const InferContext &c, bool tra
 
   std::vector<Dim> out = {x.dims[0], outChannels};
   for (size_t i = 0; i < spatial; ++i) {
-    int64_t in = staticDim(c, 0, 2 + i, "input spatial dim");
     if (!transposed) {
-      out.push_back(Dim(windowOutput(in, win[i], i, false)));
+      out.push_back(windowOutputDim(x.dims[2 + i], win[i], i, false));
       continue;
     }
+    if (!x.dims[2 + i].isStatic()) {
+      // stride * (in - 1) + output_padding + effective kernel - pads; >= 0 is checked at run time.
+      try {
+        const shape::WindowDim &wd = win[i];
+        out.push_back(Dim::of((x.dims[2 + i].expr - 1) * wd.stride + outputPadding[i] +
+                              wd.effectiveKernel() - wd.padBegin - wd.padEnd));
+      } catch (const SymExprError &e) {
+        fail(std::string(e.what()) + " on " + axisName(i));
+      }
+      continue;
+    }
+    int64_t in = x.dims[2 + i].size;
     std::optional<int64_t> size = shape::convTransposeOutputSize(in, win[i], outputPadding[i]);
     if (!size)
       fail("conv_transpose output on " + axisName(i) + " overflows int64");
@@ -190,8 +225,7 @@ TensorType poolType(const InferContext &c) {
       windowAttrs(attrs.strides(), attrs.pads(), attrs.dilations(), kernel, spatial);
   std::vector<Dim> out = {x.dims[0], x.dims[1]};
   for (size_t i = 0; i < spatial; ++i) {
-    int64_t in = staticDim(c, 0, 2 + i, "input spatial dim");
-    out.push_back(Dim(windowOutput(in, win[i], i, attrs.ceil_mode())));
+    out.push_back(windowOutputDim(x.dims[2 + i], win[i], i, attrs.ceil_mode()));
   }
   return x.withDims(std::move(out));
 }

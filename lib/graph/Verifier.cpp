@@ -53,8 +53,15 @@ std::string graphLabel(const Graph &g) {
 bool dimMatches(const Dim &declared, const Dim &inferred, const infer::Inferred &inf) {
   if (declared == inferred)
     return true;
-  return !inferred.isStatic() && !declared.isStatic() &&
-         inf.freshSymbols.count(inferred.symbol) != 0;
+  if (inferred.isStatic() || declared.isStatic())
+    return false;
+  // A formula over fresh symbols is as free as they are.
+  std::set<std::string> used;
+  inferred.expr.collectSymbols(used);
+  for (const std::string &s : used)
+    if (inf.freshSymbols.count(s))
+      return true;
+  return false;
 }
 
 bool typeMatches(const Op &op, const TensorType &declared, const TensorType &inferred,

@@ -93,7 +93,9 @@ llvm::Expected<Tensors> runOp(const Op &op, const Tensors &operands) {
   }
 }
 
-// Symbol bindings: each symbolic dim name gets one size, fixed by its first occurrence.
+// Symbol bindings: each symbol gets one size, fixed by the first plain `?name` dim it appears as;
+// a dim that is a formula (`?(fdiv(h+1,2))`) is checked against its value once its symbols are
+// bound, and kept for later while some are not.
 class SymbolBindings {
 public:
   // Returns an empty string when `size` agrees with `dim` (binding a new symbol), otherwise a
@@ -101,19 +103,55 @@ public:
   std::string bind(const Dim &dim, int64_t size, const std::string &where) {
     if (dim.isStatic())
       return dim.size == size ? "" : "expected " + std::to_string(dim.size);
-    auto [it, inserted] = sizes_.try_emplace(dim.symbol, Binding{size, where});
-    if (inserted || it->second.size == size)
+    if (const std::string *name = dim.symbolName()) {
+      auto [it, inserted] = sizes_.try_emplace(*name, Binding{size, where});
+      if (inserted || it->second.size == size)
+        return "";
+      return "expected " + dim.str() + " = " + std::to_string(it->second.size) + " (bound by " +
+             it->second.where + ")";
+    }
+    std::optional<int64_t> value = valueOf(dim.expr);
+    if (!value) {
+      deferred_.push_back({dim, size, where});
       return "";
-    return "expected " + dim.str() + " = " + std::to_string(it->second.size) + " (bound by " +
-           it->second.where + ")";
+    }
+    return *value == size ? "" : "expected " + dim.str() + " = " + std::to_string(*value);
+  }
+
+  // Checks the formulas `bind` could not evaluate when it saw them; the first conflict or one
+  // still unbound is described (empty when all agree).
+  std::string checkDeferred() {
+    std::vector<Deferred> pending;
+    pending.swap(deferred_);
+    for (const Deferred &d : pending) {
+      std::optional<int64_t> value = valueOf(d.dim.expr);
+      if (!value)
+        return d.where + ": dim " + d.dim.str() + " uses a symbol no input dim binds";
+      if (*value != d.size)
+        return d.where + ": expected " + d.dim.str() + " = " + std::to_string(*value) + ", got " +
+               std::to_string(d.size);
+    }
+    return "";
   }
 
 private:
+  std::optional<int64_t> valueOf(const SymExpr &e) const {
+    return e.evaluate([&](const std::string &n) -> std::optional<int64_t> {
+      auto it = sizes_.find(n);
+      return it == sizes_.end() ? std::nullopt : std::optional<int64_t>(it->second.size);
+    });
+  }
   struct Binding {
     int64_t size;
     std::string where;
   };
+  struct Deferred {
+    Dim dim;
+    int64_t size;
+    std::string where;
+  };
   std::map<std::string, Binding> sizes_;
+  std::vector<Deferred> deferred_;
 };
 
 std::string inputLabel(const Value *v, unsigned index) {
@@ -182,6 +220,8 @@ llvm::Expected<std::vector<Tensor>> interpret(const Graph &g, const std::vector<
       return err;
     values[g.input(i)] = inputs[i];
   }
+  if (std::string conflict = symbols.checkDeferred(); !conflict.empty())
+    return interpError(conflict);
 
   // Remaining uses of each value by ops of this graph; graph outputs are never freed.
   std::unordered_map<const Value *, size_t> remainingUses;

@@ -28,7 +28,7 @@ namespace {
 void collectSymbols(const Value &v, std::set<std::string> &out) {
   for (const Dim &d : v.type().dims)
     if (!d.isStatic())
-      out.insert(d.symbol);
+      d.expr.collectSymbols(out);
 }
 
 void collectSymbols(const Op &op, std::set<std::string> &out) {

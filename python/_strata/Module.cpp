@@ -5,7 +5,9 @@
 #include "strata/driver/Aot.h"
 #include "strata/driver/CompileCache.h"
 #include "strata/driver/CompiledModel.h"
+#include "strata/driver/ShapeSpecializedModel.h"
 #include "strata/driver/SharedModel.h"
+#include "strata/graph/Specialize.h"
 #include "strata/graph/passes/PassManager.h"
 #include "strata/import/OnnxImporter.h"
 #include "strata/runtime/Executor.h"
@@ -14,6 +16,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -91,7 +94,7 @@ IOInfo describe(const std::string &name, const TensorType &type) {
     if (d.isStatic())
       info.shape.emplace_back(d.size);
     else
-      info.shape.emplace_back(d.symbol);
+      info.shape.emplace_back(d.symbolName() ? *d.symbolName() : d.expr.str());
   }
   return info;
 }
@@ -160,16 +163,55 @@ class JitModel {
 public:
   JitModel(const std::string &path, unsigned threads, const std::string &target,
            const std::string &passes, int optLevel) {
-    auto imported = importOnnxFile(path);
-    if (!imported)
-      raise(compileErrorType, llvm::toString(imported.takeError()));
-    Graph &g = *imported->graph;
-    for (unsigned i = 0; i < g.numInputs(); ++i)
-      inputs_.push_back(describe(g.input(i)->name(), g.input(i)->type()));
-    for (unsigned i = 0; i < g.numOutputs(); ++i)
-      outputs_.push_back(describe(g.outputName(i), g.output(i)->type()));
     driver::CompileOptions co = compileOptions(target, passes, optLevel);
     co.threads = threads;
+    threads_ = threads;
+    auto imported = importOnnxFile(path);
+    if (!imported) {
+      // Shape arithmetic that folds only at known sizes: imported again per set of input shapes
+      // (docs/runtime.md, "Dynamic shapes: one compilation per input shape").
+      auto interface = readOnnxInterface(path);
+      bool symbolic = false;
+      if (interface)
+        for (const auto &in : interface->inputs)
+          symbolic |= !in.second.isStatic();
+      if (!interface || !symbolic) {
+        if (!interface)
+          llvm::consumeError(interface.takeError());
+        raise(compileErrorType, llvm::toString(imported.takeError()));
+      }
+      llvm::consumeError(imported.takeError());
+      std::vector<std::string> names;
+      for (const auto &[name, type] : interface->inputs) {
+        inputs_.push_back(describe(name, type));
+        inputDTypes_.push_back(type.dtype);
+        names.push_back(name);
+      }
+      for (const auto &[name, type] : interface->outputs)
+        outputs_.push_back(describe(name, type));
+      specialized_ = std::make_unique<driver::ShapeSpecializedModel>(
+          interface->inputs,
+          [path, names](const std::vector<Shape> &shapes, const std::map<std::string, int64_t> &) {
+            return importOnnxFileAtShapes(path, names, shapes);
+          },
+          co);
+      return;
+    }
+    Graph &g = *imported->graph;
+    std::vector<std::pair<std::string, TensorType>> interface;
+    for (unsigned i = 0; i < g.numInputs(); ++i) {
+      inputs_.push_back(describe(g.input(i)->name(), g.input(i)->type()));
+      inputDTypes_.push_back(g.input(i)->type().dtype);
+      interface.emplace_back(g.input(i)->name(), g.input(i)->type());
+    }
+    for (unsigned i = 0; i < g.numOutputs(); ++i)
+      outputs_.push_back(describe(g.outputName(i), g.output(i)->type()));
+    if (needsShapeSpecialization(g)) {
+      std::shared_ptr<const Graph> shared(std::move(imported->graph));
+      specialized_ = std::make_unique<driver::ShapeSpecializedModel>(
+          std::move(interface), driver::specializingSource(shared), co);
+      return;
+    }
     std::string error;
     {
       py::gil_scoped_release release;
@@ -185,8 +227,17 @@ public:
 
   const std::vector<IOInfo> &inputs() const { return inputs_; }
   const std::vector<IOInfo> &outputs() const { return outputs_; }
-  size_t kernels() const { return model_->numKernels(); }
-  unsigned threads() const { return model_->threads(); }
+  // A model compiled per input shape reports its last compilation's (0 kernels before a run).
+  size_t kernels() const {
+    if (specialized_)
+      return specialized_->lastModel() ? specialized_->lastModel()->numKernels() : 0;
+    return model_->numKernels();
+  }
+  unsigned threads() const {
+    if (specialized_)
+      return threads_ ? threads_ : std::max(1u, std::thread::hardware_concurrency());
+    return model_->threads();
+  }
   int64_t arenaBytes() const { return lastArenaBytes_; }
 
   // Runs on `args` (a sequence of arrays, one per input) and returns the outputs as new arrays.
@@ -200,11 +251,12 @@ public:
     std::vector<driver::CompiledModel::InputRef> refs;
     for (size_t i = 0; i < inputs_.size(); ++i) {
       arrays.push_back(checkedArray(args[i], i, inputs_[i]));
-      DType dtype = model_->plan().inputs[i].dtype;
-      refs.push_back({arrays.back().data(), dtype, shapeOf(arrays.back())});
+      refs.push_back({arrays.back().data(), inputDTypes_[i], shapeOf(arrays.back())});
       if (seenIn)
         seenIn->push_back(reinterpret_cast<uintptr_t>(arrays.back().data()));
     }
+    if (specialized_)
+      return runSpecialized(refs, seenOut);
     std::unique_ptr<runtime::RunContext> ctx = takeContext();
     NumpyOutputs outs{outputs_, seenOut};
     std::string error;
@@ -228,6 +280,35 @@ public:
   }
 
 private:
+  // A model compiled per input shape: one run at a time (a run may compile, and a later shape may
+  // drop an older compilation), each in a context of its own.
+  py::list runSpecialized(const std::vector<driver::CompiledModel::InputRef> &refs,
+                          std::vector<uintptr_t> *seenOut) {
+    std::vector<Shape> shapes;
+    for (const auto &r : refs)
+      shapes.push_back(r.shape);
+    NumpyOutputs outs{outputs_, seenOut};
+    std::string error;
+    bool inputError = false;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(specializedMutex_);
+      auto model = specialized_->forShapes(shapes);
+      if (!model) {
+        inputError = specialized_->lastErrorWasBinding();
+        error = llvm::toString(model.takeError());
+      } else {
+        std::unique_ptr<runtime::RunContext> ctx = (*model)->createContext();
+        if (llvm::Error err = (*model)->runInto(*ctx, refs, outs.allocator()))
+          error = llvm::toString(std::move(err));
+        lastArenaBytes_ = ctx->arenaBytes();
+      }
+    }
+    if (!error.empty())
+      raise(inputError || !outs.asked ? inputErrorType : runErrorType, error);
+    return outs.take();
+  }
+
   std::unique_ptr<runtime::RunContext> takeContext() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (idle_.empty())
@@ -242,7 +323,11 @@ private:
   }
 
   std::vector<IOInfo> inputs_, outputs_;
+  std::vector<DType> inputDTypes_;
   std::unique_ptr<driver::CompiledModel> model_;
+  std::unique_ptr<driver::ShapeSpecializedModel> specialized_;
+  std::mutex specializedMutex_;
+  unsigned threads_ = 0;
   std::mutex mutex_;
   // Declared after the model: contexts are destroyed first.
   std::vector<std::unique_ptr<runtime::RunContext>> idle_;

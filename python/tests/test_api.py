@@ -206,6 +206,40 @@ def test_torch_dynamic_axes():
             assert_close(model(x), net(x).numpy())
 
 
+class ResizeToInput(torch.nn.Module):
+    """A strided conv, then an upsample back to the input's own size: its export reads the input
+    shape (Shape -> Resize sizes), which folds only at known sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = torch.nn.Conv2d(3, 4, 3, 2, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.down(x))
+        return torch.nn.functional.interpolate(y, size=x.shape[2:], mode="nearest")
+
+
+@pytest.mark.parametrize("net_kind", ["conv", "resize"])
+def test_torch_dynamic_height_and_width(net_kind):
+    # Batch, height and width all dynamic: compiled once per input shape, right at each.
+    torch.manual_seed(0)
+    if net_kind == "conv":
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, 2, 1), torch.nn.ReLU(),
+                                  torch.nn.MaxPool2d(3, 2, 1), torch.nn.AdaptiveAvgPool2d(1),
+                                  torch.nn.Flatten(), torch.nn.Linear(8, 5)).eval()
+    else:
+        net = ResizeToInput().eval()
+    model = strata.compile(net, example_inputs=(torch.randn(1, 3, 32, 32),),
+                           dynamic_axes={"input": {0: "n", 2: "h", 3: "w"}})
+    assert model.inputs[0].shape == ["n", 3, "h", "w"]
+    for shape in [(1, 3, 32, 32), (2, 3, 41, 23), (1, 3, 32, 32)]:
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            assert_close(model(x), net(x).numpy())
+    with pytest.raises(strata.InputError, match="dim 1 must be 3"):
+        model(np.zeros((1, 4, 32, 32), np.float32))
+
+
 def test_save_and_load(tmp_path, digits_model, digits_x):
     path = digits_model.save(tmp_path / "digits.so")
     assert os.path.exists(path) and os.path.exists(tmp_path / "digits.h")

@@ -74,6 +74,9 @@ int benchModel(const BenchOpts &o) {
   auto inputs = modelInputs(*engine, o.inputs, o.dims, 0);
   if (!inputs)
     return fail(kBadInput, llvm::toString(inputs.takeError()));
+  bool inputError = false;
+  if (llvm::Error err = engine->prepare(*inputs, inputError))
+    return fail(inputError ? kBadInput : kBadModel, o.model + ": " + llvm::toString(std::move(err)));
   auto runOnce = [&]() -> llvm::Error {
     auto outputs = engine->run(*inputs);
     return outputs ? llvm::Error::success() : outputs.takeError();

@@ -44,6 +44,7 @@ Action addExplainCommand(CLI::App &app);
 // Loads a model: `.onnx` through the importer, anything else as graph IR text. Reports the error
 // (fail(kBadModel, ...)) and returns null on failure.
 std::unique_ptr<Graph> loadModel(const std::string &path, const ImportOptions &opts = {});
+bool endsWith(const std::string &s, const std::string &suffix);
 
 // `--limit NAME=VALUE` (repeatable): sets a process limit (support/Limits.h) while the command
 // line is parsed; a bad name or value is a usage error.

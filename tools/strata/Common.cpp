@@ -11,7 +11,7 @@
 
 namespace strata::cli {
 
-static bool endsWith(const std::string &s, const std::string &suffix) {
+bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 

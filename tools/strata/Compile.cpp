@@ -6,6 +6,8 @@
 #include "Commands.h"
 #include "strata/support/Error.h"
 
+#include <set>
+
 #include "strata/driver/Aot.h"
 #include "strata/driver/CompiledModel.h"
 #include "strata/graph/Kernel.h"
@@ -39,10 +41,6 @@ struct CompileOpts {
 };
 
 const char *const kSupportedEmits[] = {"graph", "loop", "llvm", "asm", "obj", "so"};
-
-bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // --emit, or what the output file's extension implies.
 std::string emitKind(const CompileOpts &o) {
@@ -82,8 +80,12 @@ llvm::Expected<MemoryPlanOptions> memoryPlanOptions(const Graph &g,
   }
   auto bindAll = [&](const TensorType &t) {
     for (const Dim &dim : t.dims)
-      if (!dim.isStatic())
-        opts.symbolSizes.emplace(dim.symbol, 1);
+      if (!dim.isStatic()) {
+        std::set<std::string> names;
+        dim.expr.collectSymbols(names);
+        for (const std::string &n : names)
+          opts.symbolSizes.emplace(n, 1);
+      }
   };
   for (unsigned i = 0; i < g.numInputs(); ++i)
     bindAll(g.input(i)->type());

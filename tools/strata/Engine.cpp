@@ -6,6 +6,8 @@
 #include "strata/driver/Aot.h"
 #include "strata/driver/CompileCache.h"
 #include "strata/driver/CompiledModel.h"
+#include "strata/driver/ShapeSpecializedModel.h"
+#include "strata/graph/Specialize.h"
 #include "strata/interp/Interpreter.h"
 
 #include "strata/io/Npy.h"
@@ -83,6 +85,133 @@ private:
   std::unique_ptr<Graph> graph_;
 };
 
+// The jit engine for graphs with symbolic dims the kernels cannot take as parameters: compiled
+// per set of input shapes (driver/ShapeSpecializedModel.h); kernel counts and profiles are the
+// last run's.
+class ShapeSpecializedJitEngine : public Engine {
+public:
+  ShapeSpecializedJitEngine(std::vector<std::pair<std::string, TensorType>> inputs,
+                            driver::StaticGraphSource source, driver::CompileOptions co)
+      : model_(std::move(inputs), std::move(source), std::move(co)) {}
+  llvm::Error prepare(const std::vector<Tensor> &inputs, bool &inputError) override {
+    std::vector<Shape> shapes;
+    for (const Tensor &t : inputs)
+      shapes.push_back(t.shape());
+    auto start = std::chrono::steady_clock::now();
+    size_t before = model_.compilations();
+    auto m = model_.forShapes(shapes);
+    if (!m) {
+      inputError = model_.lastErrorWasBinding();
+      return m.takeError();
+    }
+    inputError = false;
+    if (model_.compilations() != before) { // compiled for new shapes: report it as compile time
+      compileMs += msSince(start);
+      kernels = (*m)->numKernels();
+      threads = (*m)->threads();
+      (*m)->setProfiling(profiling_);
+    }
+    return llvm::Error::success();
+  }
+  llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) override {
+    bool inputError = false;
+    if (llvm::Error err = prepare(inputs, inputError))
+      return std::move(err);
+    return model_.lastModel()->run(inputs);
+  }
+  int64_t arenaBytes() const override {
+    return model_.lastModel() ? model_.lastModel()->arenaBytes() : 0;
+  }
+  bool setProfiling(bool on) override {
+    profiling_ = on;
+    if (model_.lastModel())
+      model_.lastModel()->setProfiling(on);
+    return true;
+  }
+  std::vector<std::pair<std::string, double>> profile() const override {
+    return model_.lastModel() ? model_.lastModel()->profile()
+                              : std::vector<std::pair<std::string, double>>{};
+  }
+  std::vector<driver::KernelCost> kernelCosts(const std::vector<Tensor> &inputs) const override {
+    std::vector<driver::KernelCost> costs;
+    if (!model_.lastModel())
+      return costs;
+    auto symbols = driver::symbolSizes(*model_.lastGraph(), inputs);
+    for (const Op *op : model_.lastModel()->kernelOps())
+      costs.push_back(driver::kernelCost(*op, symbols));
+    return costs;
+  }
+
+private:
+  mutable driver::ShapeSpecializedModel model_;
+  bool profiling_ = false;
+};
+
+// The interpreter for a model imported per set of input shapes (its shape arithmetic folds only at
+// known sizes): the graphs of the most recently used shapes are kept.
+class ShapeSpecializedInterpEngine : public Engine {
+public:
+  ShapeSpecializedInterpEngine(std::vector<std::pair<std::string, TensorType>> inputs,
+                               driver::StaticGraphSource source)
+      : inputs_(std::move(inputs)), source_(std::move(source)) {}
+  llvm::Error prepare(const std::vector<Tensor> &inputs, bool &inputError) override {
+    std::vector<Shape> shapes;
+    for (const Tensor &t : inputs)
+      shapes.push_back(t.shape());
+    for (auto &[key, graph] : graphs_)
+      if (key == shapes) {
+        last_ = graph.get();
+        return llvm::Error::success();
+      }
+    auto g = driver::staticGraphAt(inputs_, source_, shapes, inputError);
+    if (!g)
+      return g.takeError();
+    if (graphs_.size() >= driver::ShapeSpecializedModel::kMaxCompiled)
+      graphs_.erase(graphs_.begin());
+    graphs_.emplace_back(shapes, std::move(*g));
+    last_ = graphs_.back().second.get();
+    return llvm::Error::success();
+  }
+  llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) override {
+    bool inputError = false;
+    if (llvm::Error err = prepare(inputs, inputError))
+      return std::move(err);
+    return interpret(*last_, inputs);
+  }
+
+private:
+  std::vector<std::pair<std::string, TensorType>> inputs_;
+  driver::StaticGraphSource source_;
+  std::vector<std::pair<std::vector<Shape>, std::unique_ptr<Graph>>> graphs_;
+  const Graph *last_ = nullptr;
+};
+
+// A source importing the ONNX file again with its inputs at the bound shapes
+// (ImportOptions::inputShapes), so every shape computation in it folds to constants.
+driver::StaticGraphSource onnxImportSource(const std::string &path,
+                                           const std::vector<std::pair<std::string, TensorType>> &inputs) {
+  std::vector<std::string> names;
+  for (const auto &in : inputs)
+    names.push_back(in.first);
+  return [path, names](const std::vector<Shape> &shapes, const std::map<std::string, int64_t> &) {
+    return importOnnxFileAtShapes(path, names, shapes);
+  };
+}
+
+std::vector<std::pair<std::string, TensorType>> namedInputs(const Graph &g) {
+  std::vector<std::pair<std::string, TensorType>> inputs;
+  for (unsigned i = 0; i < g.numInputs(); ++i)
+    inputs.emplace_back(g.input(i)->name(), g.input(i)->type());
+  return inputs;
+}
+
+bool hasSymbolicDim(const std::vector<std::pair<std::string, TensorType>> &inputs) {
+  for (const auto &in : inputs)
+    if (!in.second.isStatic())
+      return true;
+  return false;
+}
+
 class AotEngine : public Engine {
 public:
   explicit AotEngine(std::unique_ptr<driver::SharedModel> m) : model_(std::move(m)) {}
@@ -132,6 +261,7 @@ std::unique_ptr<Engine> libraryEngine(std::unique_ptr<driver::SharedModel> m) {
 struct CachedEngine {
   std::unique_ptr<Engine> engine;
   bool failed = false;
+  std::unique_ptr<Graph> graph; // imported on a miss that cannot go through the cache
 };
 
 CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts,
@@ -157,6 +287,8 @@ CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts
     std::unique_ptr<Graph> graph = loadModel(model);
     if (!graph)
       return {nullptr, true};
+    if (needsShapeSpecialization(*graph)) // compiled per input shapes, in memory
+      return {nullptr, false, std::move(graph)};
     if (llvm::Error err = driver::compileLibrary(*graph, co, lib, /*withHeader=*/false)) {
       fail(kBadModel, model + ": " + llvm::toString(std::move(err)));
       return {nullptr, true};
@@ -246,7 +378,13 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const std::vector<driver::IOSpec
     Shape shape;
     for (const Dim &d : in.type.dims)
       shape.push_back(d.isStatic() ? d.size
-                                   : (symbolSizes.count(d.symbol) ? symbolSizes[d.symbol] : 1));
+                                   : d.expr
+                                         .evaluate([&](const std::string &n) {
+                                           auto it = symbolSizes.find(n);
+                                           return std::optional<int64_t>(
+                                               it == symbolSizes.end() ? 1 : it->second);
+                                         })
+                                         .value_or(1));
     // Refuse absurd sizes before allocating.
     const int64_t limit = processLimits().maxTensorElements;
     if (!shape::strideExtent(shape))
@@ -292,6 +430,30 @@ void addTargetOption(CLI::App *cmd, std::string &target) {
       ->capture_default_str();
 }
 
+// The engine of an ONNX model imported once per set of input shapes.
+std::unique_ptr<Engine> perShapeImportEngine(const std::string &model, OnnxInterface interface,
+                                             const EngineOptions &opts,
+                                             const driver::CompileOptions &co) {
+  driver::StaticGraphSource source = onnxImportSource(model, interface.inputs);
+  std::unique_ptr<Engine> e;
+  if (opts.engine == "interp") {
+    e = std::make_unique<ShapeSpecializedInterpEngine>(interface.inputs, std::move(source));
+    e->name = "interp";
+  } else if (opts.engine == "jit") {
+    e = std::make_unique<ShapeSpecializedJitEngine>(interface.inputs, std::move(source), co);
+    e->name = "jit";
+    e->threads = co.threads ? co.threads : std::max(1u, std::thread::hardware_concurrency());
+  } else {
+    fail(kUsage, "unknown engine '" + opts.engine + "' (expected jit or interp)");
+    return nullptr;
+  }
+  for (auto &[name, type] : interface.inputs)
+    e->inputs.push_back({name, type});
+  for (const auto &out : interface.outputs)
+    e->outputNames.push_back(out.first);
+  return e;
+}
+
 std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions &opts) {
   auto start = std::chrono::steady_clock::now();
   if (isSharedLibrary(model)) {
@@ -308,12 +470,33 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
   driver::CompileOptions co;
   co.threads = opts.threads;
   co.target = opts.target;
+  std::unique_ptr<Graph> graph;
   if (opts.engine == "jit" && opts.cache) {
     CachedEngine cached = cachedJitEngine(model, opts, co);
     if (cached.engine || cached.failed)
       return std::move(cached.engine);
+    graph = std::move(cached.graph);
   }
-  std::unique_ptr<Graph> graph = loadModel(model);
+  if (!graph && endsWith(model, ".onnx")) {
+    auto imported = importOnnxFile(model);
+    if (!imported) {
+      // A model with symbolic input dims whose shape arithmetic only folds at known sizes (a Shape
+      // of a dynamic dim feeding a Reshape, Range, Slice, ...): imported again at each set of
+      // input shapes. Anything else is the error.
+      auto interface = readOnnxInterface(model);
+      if (!interface || !hasSymbolicDim(interface->inputs)) {
+        if (interface)
+          llvm::consumeError(interface.takeError());
+        fail(kBadModel, llvm::toString(imported.takeError()));
+        return nullptr;
+      }
+      llvm::consumeError(imported.takeError());
+      return perShapeImportEngine(model, std::move(*interface), opts, co);
+    }
+    graph = std::move(imported->graph);
+  }
+  if (!graph)
+    graph = loadModel(model);
   if (!graph)
     return nullptr;
   if (opts.engine == "interp") {
@@ -328,6 +511,16 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
     return nullptr;
   }
   start = std::chrono::steady_clock::now();
+  if (needsShapeSpecialization(*graph)) {
+    std::vector<std::pair<std::string, TensorType>> inputs = namedInputs(*graph);
+    std::shared_ptr<const Graph> shared(std::move(graph));
+    auto e = std::make_unique<ShapeSpecializedJitEngine>(inputs, driver::specializingSource(shared),
+                                                         co);
+    describeGraph(*e, *shared);
+    e->name = "jit";
+    e->threads = co.threads ? co.threads : std::max(1u, std::thread::hardware_concurrency());
+    return e;
+  }
   auto e = std::make_unique<JitEngine>(nullptr);
   describeGraph(*e, *graph);
   auto m = driver::compileModel(*graph, co);

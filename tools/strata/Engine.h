@@ -31,6 +31,13 @@ class Engine {
 public:
   virtual ~Engine() = default;
   virtual llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) = 0;
+  // Work a first run on inputs of these shapes would do before its kernels (the jit engine of a
+  // model compiled per input shape compiles here), so callers can time it as compile time.
+  // `inputError` says whether a failure is the inputs' fault (their shapes) or the model's.
+  virtual llvm::Error prepare(const std::vector<Tensor> &, bool &inputError) {
+    inputError = false;
+    return llvm::Error::success();
+  }
   // Bytes of intermediate memory of the last run (0 for the interpreter, which allocates per op).
   virtual int64_t arenaBytes() const { return 0; }
   // Per-kernel timing where the engine supports it (jit): on/off, then (step, total ms).

@@ -23,11 +23,6 @@ struct ExplainOpts {
   bool quiet = false;
 };
 
-bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 int runExplain(const ExplainOpts &o) {
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Graph> g;

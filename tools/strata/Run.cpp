@@ -45,6 +45,9 @@ int runModel(const RunOpts &o) {
     return fail(kBadInput, llvm::toString(inputs.takeError()));
 
   // Compilation (jit) or loading (aot) is timed apart; the latency is that of one run.
+  bool inputError = false;
+  if (llvm::Error err = engine->prepare(*inputs, inputError))
+    return fail(inputError ? kBadInput : kBadModel, o.model + ": " + llvm::toString(std::move(err)));
   if (engine->cache == "hit")
     fmt::print("compile: cache hit, loaded {} in {:.1f} ms\n", engine->cachePath,
                engine->compileMs);

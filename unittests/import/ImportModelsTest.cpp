@@ -71,10 +71,14 @@ TEST(ImportDriver, DimParamsBecomeSanitizedSymbols) {
   EXPECT_EQ(g.input(0)->name(), "in:put"); // exactly the ONNX name
   const auto &dims = g.input(0)->type().dims;
   ASSERT_EQ(dims.size(), 3u);
-  EXPECT_EQ(dims[0].symbol, "batch_size");
-  EXPECT_EQ(dims[1].symbol, "_3d");
-  EXPECT_EQ(dims[2].symbol.rfind("unk", 0), 0u);
-  EXPECT_EQ(g.output(0)->type().dims[0].symbol, "batch_size");
+  ASSERT_NE(dims[0].symbolName(), nullptr);
+  EXPECT_EQ(*dims[0].symbolName(), "batch_size");
+  ASSERT_NE(dims[1].symbolName(), nullptr);
+  EXPECT_EQ(*dims[1].symbolName(), "_3d");
+  ASSERT_NE(dims[2].symbolName(), nullptr);
+  EXPECT_EQ(dims[2].symbolName()->rfind("unk", 0), 0u);
+  ASSERT_NE(g.output(0)->type().dims[0].symbolName(), nullptr);
+  EXPECT_EQ(*g.output(0)->type().dims[0].symbolName(), "batch_size");
 }
 
 TEST(ImportDriver, SymbolicBatchSurvivesReshapes) {

@@ -1,7 +1,9 @@
-// Tensor types of the graph IR: dtype, shape (each dim a constant or a named symbol) and device.
+// Tensor types of the graph IR: dtype, shape (each dim a constant or a symbolic expression) and
+// device.
 #pragma once
 #include "strata/support/DType.h"
 #include "strata/support/ShapeMath.h"
+#include "strata/support/SymExpr.h"
 #include "strata/support/Tensor.h"
 
 #include <optional>
@@ -10,22 +12,38 @@
 
 namespace strata {
 
-// One dimension: a known size (>= 0) or a symbol bound at run time (e.g. "batch").
+// One dimension: a known size (>= 0), or a symbolic expression over sizes bound at run time: a
+// plain symbol ("batch", an input's dim) or a formula of symbols (⌊(h+1)/2⌋ after a strided conv).
 struct Dim {
-  int64_t size = 0;   // valid when symbol is empty
-  std::string symbol; // non-empty for a symbolic dim
+  int64_t size = 0; // valid when static; -1 for a symbolic dim
+  SymExpr expr;     // valid when symbolic
 
   Dim() = default;
   Dim(int64_t s) : size(s) {} // NOLINT: implicit from a size is the common case
-  static Dim sym(std::string name) {
+  static Dim sym(std::string name) { return of(SymExpr::symbol(std::move(name))); }
+  // `e` as a dim: static when it is a constant.
+  static Dim of(const SymExpr &e) {
+    if (std::optional<int64_t> c = e.constant())
+      return Dim(*c);
     Dim d;
     d.size = -1;
-    d.symbol = std::move(name);
+    d.expr = e;
+    d.symbolic_ = true;
     return d;
   }
-  bool isStatic() const { return symbol.empty(); }
-  bool operator==(const Dim &o) const { return symbol == o.symbol && (!isStatic() || size == o.size); }
-  std::string str() const; // "3" or "?batch"
+  bool isStatic() const { return !symbolic_; }
+  // The symbol's name when the dim is exactly one symbol (not a formula), else null.
+  const std::string *symbolName() const { return symbolic_ ? expr.symbolName() : nullptr; }
+  // The dim as an expression (a constant when static).
+  SymExpr asExpr() const { return symbolic_ ? expr : SymExpr(size); }
+  bool operator==(const Dim &o) const {
+    return symbolic_ == o.symbolic_ && (symbolic_ ? expr == o.expr : size == o.size);
+  }
+  bool operator!=(const Dim &o) const { return !(*this == o); }
+  std::string str() const; // "3", "?batch" or "?(fdiv(h+1,2))"
+
+private:
+  bool symbolic_ = false;
 };
 
 enum class Device : uint8_t { CPU, GPU };
@@ -53,8 +71,8 @@ struct TensorType {
     return dtype == o.dtype && dims == o.dims && device == o.device;
   }
   bool operator!=(const TensorType &o) const { return !(*this == o); }
-  // Text form: tensor<1x3x?batch xf32>; a symbolic dim is followed by a space so the
-  // following 'x' is not read as part of its name. Device suffix ", gpu" only when not cpu.
+  // Text form: tensor<1x3x?batch x?(fdiv(w+1,2)) xf32>; a symbolic dim is followed by a space so
+  // the following 'x' is not read as part of its name. Device suffix ", gpu" only when not cpu.
   std::string str() const;
 };
 

@@ -21,6 +21,11 @@ struct ImportOptions {
   bool foldConstants = true;
   // Largest constant (in elements) folding may create.
   int64_t foldElementLimit = 1 << 22;
+  // Graph inputs imported at these shapes instead of their declared ones: each must have the
+  // declared rank and agree with its static dims; its symbolic dims take these sizes. Shape
+  // arithmetic on them (Shape -> Gather -> Concat -> Reshape, Range, ...) then folds as for a
+  // static model: what the JIT does to compile a model once per set of input shapes.
+  std::map<std::string, Shape> inputShapes;
 };
 
 // One node of the ONNX graph as the file has it (in topological order): what `strata explain`
@@ -40,6 +45,21 @@ struct ImportResult {
 // all together in one error listing each op type and the nodes that use it.
 llvm::Expected<ImportResult> importOnnxFile(const std::string &path,
                                             const ImportOptions &opts = {});
+
+// A model's interface without converting any node: its graph inputs (initializers excluded) with
+// their declared types, named symbols as `importOnnxFile` names them, and its output names.
+struct OnnxInterface {
+  std::vector<std::pair<std::string, TensorType>> inputs;
+  // Outputs with their declared types (rank 0 f32 where the file declares none).
+  std::vector<std::pair<std::string, TensorType>> outputs;
+};
+llvm::Expected<OnnxInterface> readOnnxInterface(const std::string &path);
+
+// The graph of `path` with its inputs at these shapes (`inputs`: the interface's input names, in
+// the order of `shapes`; ImportOptions::inputShapes), so its shape arithmetic folds to constants.
+llvm::Expected<std::unique_ptr<Graph>>
+importOnnxFileAtShapes(const std::string &path, const std::vector<std::string> &inputs,
+                       const std::vector<Shape> &shapes);
 
 // Reads a serialized onnx.TensorProto (.pb), e.g. the backend test data.
 llvm::Expected<Tensor> readTensorProtoFile(const std::string &path, std::string *name = nullptr);

@@ -38,16 +38,17 @@ namespace {
 bool sameElementCount(const TensorType &a, const TensorType &b) {
   if (a.dims == b.dims)
     return true;
-  std::vector<int64_t> staticA, staticB;
-  std::multiset<std::string> symA, symB;
-  for (const Dim &d : a.dims)
-    d.isStatic() ? staticA.push_back(d.size) : void(symA.insert(d.symbol));
-  for (const Dim &d : b.dims)
-    d.isStatic() ? staticB.push_back(d.size) : void(symB.insert(d.symbol));
-  // Checked: huge static dims (a hostile file's) would overflow; such shapes never fuse.
-  std::optional<int64_t> sizeA = shape::checkedProduct(staticA);
-  std::optional<int64_t> sizeB = shape::checkedProduct(staticB);
-  return sizeA && sizeB && *sizeA == *sizeB && symA == symB;
+  // Huge static dims (a hostile file's) overflow the product: such shapes never fuse.
+  try {
+    SymExpr na(1), nb(1);
+    for (const Dim &d : a.dims)
+      na = na * d.asExpr();
+    for (const Dim &d : b.dims)
+      nb = nb * d.asExpr();
+    return na == nb;
+  } catch (const SymExprError &) {
+    return false;
+  }
 }
 
 // The rows a reduction works on: its input shape and the (normalized) reduced axes. Reductions

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -22,12 +23,22 @@ llvm::Expected<int64_t> byteSize(const Value &v, const std::map<std::string, int
   for (const Dim &d : v.type().dims) {
     int64_t size = d.size;
     if (!d.isStatic()) {
-      auto it = symbols.find(d.symbol);
-      if (it == symbols.end())
+      std::optional<int64_t> value = d.expr.evaluate([&](const std::string &n) {
+        auto it = symbols.find(n);
+        return it == symbols.end() ? std::nullopt : std::optional<int64_t>(it->second);
+      });
+      if (!value || *value < 0) {
+        std::set<std::string> names;
+        d.expr.collectSymbols(names);
+        std::string bind;
+        for (const std::string &n : names)
+          if (!symbols.count(n))
+            bind += (bind.empty() ? "?" : ", ?") + n;
         return planError("needs static shapes, but '" + (v.name().empty() ? "<unnamed>" : v.name()) +
-                         "' has type " + v.type().str() + "; bind ?" + d.symbol +
-                         " to a size");
-      size = it->second;
+                         "' has type " + v.type().str() + "; bind " +
+                         (bind.empty() ? d.str() : bind) + " to a size");
+      }
+      size = *value;
     }
     if (size != 0 && n > std::numeric_limits<int64_t>::max() / 4 / size)
       return planError("size of " + v.type().str() + " overflows");

@@ -142,6 +142,46 @@ std::vector<Value *> convertShrink(ImportContext &ctx, const onnx::NodeProto &no
 
 } // namespace
 
+bool activationTakesAlpha(const std::string &name) {
+  return name == "Affine" || name == "LeakyRelu" || name == "ThresholdedRelu" ||
+         name == "ScaledTanh" || name == "HardSigmoid" || name == "Elu";
+}
+
+bool activationTakesBeta(const std::string &name) {
+  return name == "Affine" || name == "ScaledTanh" || name == "HardSigmoid";
+}
+
+Value *namedActivation(Builder &b, Value *x, const std::string &name, std::optional<double> alpha,
+                       std::optional<double> beta) {
+  auto zero = [&] { return scalarLike(b, x, 0.0); };
+  if (name == "Sigmoid")
+    return unary(b, OpKind::Sigmoid, x);
+  if (name == "Tanh")
+    return unary(b, OpKind::Tanh, x);
+  if (name == "Relu")
+    return relu(b, x);
+  if (name == "Affine")
+    return add(b, mul(b, x, scalarLike(b, x, alpha.value_or(1.0))),
+               scalarLike(b, x, beta.value_or(0.0)));
+  if (name == "LeakyRelu")
+    return select(b, isNegative(b, x), mul(b, x, scalarLike(b, x, alpha.value_or(0.01))), x);
+  if (name == "ThresholdedRelu")
+    return select(b, lessThan(b, scalarLike(b, x, alpha.value_or(1.0)), x), x, zero());
+  if (name == "ScaledTanh")
+    return mul(b, scalarLike(b, x, alpha.value_or(1.0)),
+               unary(b, OpKind::Tanh, mul(b, x, scalarLike(b, x, beta.value_or(1.0)))));
+  if (name == "HardSigmoid")
+    return hardSigmoid(b, x, alpha.value_or(0.2), beta.value_or(0.5));
+  if (name == "Elu")
+    return select(b, isNegative(b, x), mul(b, scalarLike(b, x, alpha.value_or(1.0)), expm1(b, x)),
+                  x);
+  if (name == "Softsign")
+    return div(b, x, add(b, scalarLike(b, x, 1.0), unary(b, OpKind::Abs, x)));
+  if (name == "Softplus")
+    return softplus(b, x);
+  throw ConvertError("unsupported activation '" + name + "'");
+}
+
 void registerActivationConverters(ConverterTable &t) {
   t["Relu"] = convertRelu;
   t["LeakyRelu"] = convertLeakyRelu;

@@ -83,7 +83,7 @@ void registerNNConverters(ConverterTable &t);            // NN.cpp: conv, pool, 
 void registerReductionConverters(ConverterTable &t);     // Reductions.cpp: Reduce*, Arg*, softmax
 void registerDataMovementConverters(ConverterTable &t);  // DataMovement.cpp: shape ops, gather...
 void registerMiscConverters(ConverterTable &t);          // Misc.cpp: Constant*, Range, TopK, ...
-void registerLossConverters(ConverterTable &t);          // Losses.cpp: NLL, softmax cross entropy
+void registerLossConverters(ConverterTable &t);
 
 // Normalizes a possibly negative axis for a tensor of `rank`; throws ConvertError if out of range.
 // A scalar (rank 0) keeps 0 and -1 unchanged: a caller that indexes dims or per-axis vectors with

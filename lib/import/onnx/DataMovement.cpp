@@ -45,10 +45,11 @@ Values convertReshape(ImportContext &ctx, const Node &n) {
   return {ctx.builder().value(OpKind::Reshape, {x}, std::move(attrs))};
 }
 
-// Product of dims [from, to) as a Dim; symbolic only when exactly one symbol and the rest are 1.
+// Product of dims [from, to) as a Dim (a formula when some are symbolic); nullopt when the
+// formula grows past what SymExpr keeps.
 std::optional<Dim> productDim(const std::vector<Dim> &dims, size_t from, size_t to) {
   int64_t p = 1;
-  std::optional<Dim> symbol;
+  SymExpr symbolic(1);
   for (size_t i = from; i < to; ++i) {
     if (dims[i].isStatic()) {
       std::optional<int64_t> product = shape::checkedMul(p, dims[i].size);
@@ -56,16 +57,19 @@ std::optional<Dim> productDim(const std::vector<Dim> &dims, size_t from, size_t 
         throw ConvertError("the product of dims " + std::to_string(from) + " to " +
                            std::to_string(to) + " overflows int64");
       p = *product;
-    } else if (symbol)
-      return std::nullopt;
-    else
-      symbol = dims[i];
+    } else {
+      try {
+        symbolic = symbolic * dims[i].expr;
+      } catch (const SymExprError &) {
+        return std::nullopt;
+      }
+    }
   }
-  if (!symbol)
-    return Dim(p);
-  if (p == 1)
-    return symbol;
-  return std::nullopt;
+  try {
+    return Dim::of(symbolic * p);
+  } catch (const SymExprError &) {
+    return std::nullopt;
+  }
 }
 
 // Flattens to 2-D at `axis`: [prod(d[:axis]), prod(d[axis:])].

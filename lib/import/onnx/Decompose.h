@@ -4,6 +4,7 @@
 #pragma once
 #include "Converter.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,14 @@ Value *perChannel(Builder &b, Value *vec, int64_t rank);
 // forming 1 + x is cancelled by dividing by the exactly representable difference).
 Value *log1p(Builder &b, Value *x);
 Value *expm1(Builder &b, Value *x);
+
+// An activation by its ONNX name (the RNN family's `activations` list: Sigmoid, Tanh, Relu,
+// Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus), with its
+// alpha/beta where it takes them (absent: ONNX's defaults). Throws ConvertError for other names.
+Value *namedActivation(Builder &b, Value *x, const std::string &name, std::optional<double> alpha,
+                       std::optional<double> beta);
+bool activationTakesAlpha(const std::string &name);
+bool activationTakesBeta(const std::string &name);
 
 // [lo, hi)
 std::vector<int64_t> iota(int64_t lo, int64_t hi);

@@ -5,6 +5,7 @@
 #include "strata/support/CrashContext.h"
 #include "strata/support/Error.h"
 #include "strata/support/Limits.h"
+#include "strata/support/ShapeMath.h"
 
 #include "Converter.h"
 #include "strata/graph/Verifier.h"
@@ -162,6 +163,25 @@ public:
                        {node.output().begin(), node.output().end()}});
     }
     return ImportResult{std::move(graph_), std::move(specialized_), std::move(nodes)};
+  }
+
+  OnnxInterface interface() {
+    loadModel();
+    readOpset();
+    collectInitializers();
+    OnnxInterface out;
+    for (const auto &vi : model_.graph().input())
+      if (!initializers_.count(vi.name()))
+        out.inputs.emplace_back(vi.name(), inputType(vi));
+    for (const auto &o : model_.graph().output()) {
+      TensorType type;
+      try {
+        type = inputType(o);
+      } catch (const ImportFailure &) { // no usable declared type: the run tells
+      }
+      out.outputs.emplace_back(o.name(), type);
+    }
+    return out;
   }
 
   // --- ImportContext ---
@@ -524,6 +544,8 @@ private:
       if (initializers_.count(vi.name()))
         continue; // an initializer: a constant, not an input
       TensorType type = inputType(vi);
+      if (auto shape = opts_.inputShapes.find(vi.name()); shape != opts_.inputShapes.end())
+        type = atShape(vi.name(), type, shape->second);
       auto spec = opts_.specializableInputs.find(vi.name());
       if (spec != opts_.specializableInputs.end() && needed.count(vi.name())) {
         specialize(vi.name(), type, spec->second);
@@ -532,6 +554,30 @@ private:
       Value *v = graph_->addInput(type, vi.name());
       values_[vi.name()] = v;
     }
+  }
+
+  // `declared` at the run-time shape `shape` (ImportOptions::inputShapes).
+  TensorType atShape(const std::string &name, const TensorType &declared, const Shape &shape) {
+    std::string what = "input '" + name + "'";
+    if (static_cast<int64_t>(shape.size()) != declared.rank())
+      throw ImportFailure(what + ": expected rank " + std::to_string(declared.rank()) + ", got " +
+                          std::to_string(shape.size()) + " (shape [" + shapeToString(shape) + "])");
+    std::vector<Dim> dims;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] < 0 || shape[d] > limits_.maxTensorElements)
+        throw ImportFailure(what + ": dim " + std::to_string(d) + " of size " +
+                            std::to_string(shape[d]) + " is out of range");
+      if (declared.dims[d].isStatic() && declared.dims[d].size != shape[d])
+        throw ImportFailure(what + ": expected dim " + std::to_string(d) + " = " +
+                            std::to_string(declared.dims[d].size) + ", got " +
+                            std::to_string(shape[d]));
+      dims.push_back(Dim(shape[d]));
+    }
+    std::optional<int64_t> n = shape::checkedProduct(shape);
+    if (!n || *n > limits_.maxTensorElements)
+      throw ImportFailure(what + " of shape [" + shapeToString(shape) + "] has too many elements, " +
+                          overLimit(&Limits::maxTensorElements, limits_.maxTensorElements));
+    return declared.withDims(std::move(dims));
   }
 
   void specialize(const std::string &name, const TensorType &type, const Tensor &value) {
@@ -692,6 +738,29 @@ llvm::Expected<ImportResult> importOnnxFile(const std::string &path, const Impor
   } catch (const std::exception &e) { // e.g. bad_alloc: still an error, never a crash
     return fileError(path, std::string("import failed: ") + e.what());
   }
+}
+
+llvm::Expected<OnnxInterface> readOnnxInterface(const std::string &path) {
+  try {
+    Importer importer(path, ImportOptions{});
+    return importer.interface();
+  } catch (const ImportFailure &e) {
+    return makeError(Diagnostic(e.diag).inFile(path));
+  } catch (const std::exception &e) {
+    return fileError(path, std::string("reading the interface failed: ") + e.what());
+  }
+}
+
+llvm::Expected<std::unique_ptr<Graph>>
+importOnnxFileAtShapes(const std::string &path, const std::vector<std::string> &inputs,
+                       const std::vector<Shape> &shapes) {
+  ImportOptions opts;
+  for (size_t i = 0; i < inputs.size() && i < shapes.size(); ++i)
+    opts.inputShapes[inputs[i]] = shapes[i];
+  auto imported = importOnnxFile(path, opts);
+  if (!imported)
+    return imported.takeError();
+  return std::move(imported->graph);
 }
 
 llvm::Expected<Tensor> readTensorProtoFile(const std::string &path, std::string *name) {

@@ -1,0 +1,137 @@
+// Binding symbolic dims to sizes (see Specialize.h).
+#include "strata/graph/Specialize.h"
+#include "strata/graph/Clone.h"
+#include "strata/graph/TypeInference.h"
+#include "strata/support/Error.h"
+
+namespace strata {
+
+namespace {
+
+std::optional<int64_t> evaluateDim(const Dim &d, const std::map<std::string, int64_t> &sizes) {
+  if (d.isStatic())
+    return d.size;
+  return d.expr.evaluate([&](const std::string &n) {
+    auto it = sizes.find(n);
+    return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  });
+}
+
+Dim substituteDim(const Dim &d, const std::map<std::string, int64_t> &sizes) {
+  if (d.isStatic())
+    return d;
+  return Dim::of(d.expr.substitute([&](const std::string &n) -> std::optional<SymExpr> {
+    auto it = sizes.find(n);
+    return it == sizes.end() ? std::nullopt : std::optional<SymExpr>(SymExpr(it->second));
+  }));
+}
+
+} // namespace
+
+bool needsShapeSpecialization(const Graph &g) {
+  auto needs = [](const Value &v) {
+    const auto &dims = v.type().dims;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (!dims[d].isStatic() && (d != 0 || !dims[d].symbolName()))
+        return true;
+    return false;
+  };
+  for (const Value *in : g.inputs())
+    if (needs(*in))
+      return true;
+  for (const Op &op : g.ops())
+    for (unsigned r = 0; r < op.numResults(); ++r)
+      if (needs(*op.result(r)))
+        return true;
+  return false;
+}
+
+llvm::Expected<std::map<std::string, int64_t>> bindInputSymbols(const Graph &g,
+                                                                const std::vector<Shape> &shapes) {
+  std::vector<std::pair<std::string, TensorType>> inputs;
+  for (unsigned i = 0; i < g.numInputs(); ++i)
+    inputs.emplace_back(g.input(i)->name(), g.input(i)->type());
+  return bindInputSymbols(inputs, shapes);
+}
+
+llvm::Expected<std::map<std::string, int64_t>>
+bindInputSymbols(const std::vector<std::pair<std::string, TensorType>> &inputs,
+                 const std::vector<Shape> &shapes) {
+  auto label = [&](size_t i) {
+    return "input '" + (inputs[i].first.empty() ? "#" + std::to_string(i) : inputs[i].first) +
+           "'";
+  };
+  if (shapes.size() != inputs.size())
+    return makeError("expected " + std::to_string(inputs.size()) + " inputs, got " +
+                     std::to_string(shapes.size()));
+  std::map<std::string, int64_t> sizes;
+  std::map<std::string, std::string> boundBy;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorType &t = inputs[i].second;
+    if (static_cast<int64_t>(shapes[i].size()) != t.rank())
+      return makeError(label(i) + ": expected rank " + std::to_string(t.rank()) + ", got " +
+                       std::to_string(shapes[i].size()) + " (shape [" +
+                       shapeToString(shapes[i]) + "])");
+    for (size_t d = 0; d < shapes[i].size(); ++d) {
+      const Dim &dim = t.dims[d];
+      const std::string *name = dim.symbolName();
+      if (!name)
+        continue;
+      auto [it, inserted] = sizes.try_emplace(*name, shapes[i][d]);
+      if (inserted)
+        boundBy[*name] = label(i);
+      else if (it->second != shapes[i][d])
+        return makeError(label(i) + ": dim " + std::to_string(d) + " expected " + dim.str() +
+                         " = " + std::to_string(it->second) + " (bound by " + boundBy[*name] +
+                         "), got " + std::to_string(shapes[i][d]));
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorType &t = inputs[i].second;
+    for (size_t d = 0; d < shapes[i].size(); ++d) {
+      if (t.dims[d].symbolName())
+        continue;
+      std::optional<int64_t> want = evaluateDim(t.dims[d], sizes);
+      if (!want)
+        return makeError(label(i) + ": dim " + std::to_string(d) + " is " + t.dims[d].str() +
+                         ", which uses a symbol no input dim binds");
+      if (*want != shapes[i][d])
+        return makeError(label(i) + ": expected dim " + std::to_string(d) + " = " +
+                         (t.dims[d].isStatic() ? "" : t.dims[d].str() + " = ") +
+                         std::to_string(*want) + ", got " + std::to_string(shapes[i][d]));
+    }
+  }
+  return sizes;
+}
+
+llvm::Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &g,
+                                                       const std::map<std::string, int64_t> &sizes) {
+  std::unique_ptr<Graph> copy = cloneGraph(g);
+  try {
+    for (Value *in : copy->inputs()) {
+      TensorType t = in->type();
+      for (Dim &d : t.dims)
+        d = substituteDim(d, sizes);
+      in->setType(std::move(t));
+    }
+    std::vector<TensorType> operandTypes;
+    for (Op &op : copy->ops()) {
+      if (op.numRegions() != 0)
+        return makeError(diagnose(op, "cannot bind symbolic dims inside a region"));
+      operandTypes.clear();
+      for (const Value *v : op.operands())
+        operandTypes.push_back(v->type());
+      auto types = inferResultTypes(op.kind(), operandTypes, op.attrs());
+      if (!types)
+        return makeError(
+            diagnose(op, "at the bound sizes: " + llvm::toString(types.takeError())));
+      for (unsigned r = 0; r < op.numResults() && r < types->size(); ++r)
+        op.result(r)->setType(std::move((*types)[r]));
+    }
+  } catch (const SymExprError &e) {
+    return makeError(std::string("binding symbolic dims: ") + e.what());
+  }
+  return copy;
+}
+
+} // namespace strata

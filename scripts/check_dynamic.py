@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""Models exported with dynamic dims, run by strata at several shapes against torch.
+
+Usage: /usr/bin/python3 scripts/check_dynamic.py --bin build/bin --work build/dynamic-check
+
+Exports (with Debian's torch, seeded) and checks:
+  convnet_dyn   a conv net (strided convs, BatchNorm folded by the exporter, max pool, residual
+                block, nearest 2x upsample concatenated with its skip, global average pool, linear)
+                with batch, height and width all dynamic: run at 3 image sizes;
+  gpt2_dyn      a GPT-2-style decoder on token ids [batch, seq] with batch and seq dynamic: token and
+                position embeddings (positions from arange(seq)), a causal mask sliced from a
+                max-length buffer, 2 pre-norm blocks (4 heads, tanh GELU), tied LM head: run at
+                (1, 128) and (2, 37); its export reads its own shape (Shape -> Gather -> Reshape,
+                Range, Slice with computed ends);
+and for each: `strata run` with the jit engine (one process per shape, so each compiles its shape)
+and with the interpreter, outputs within 1e-4 of torch's relative to max |reference|; `strata
+bench` on the conv net at two sizes; a 4-channel image refused as an input error. (Several shapes
+in one process: unittests/driver/ShapeSpecializedTest.cpp.) Exits 1 naming each failure.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+TOL = 1e-4
+
+
+class ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU())
+        self.pool = nn.MaxPool2d(3, 2, 1)
+        self.block = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1), nn.ReLU(), nn.Conv2d(16, 16, 3, 1, 1))
+        self.down = nn.Conv2d(16, 32, 3, 2, 1)
+        self.fuse = nn.Conv2d(48, 32, 1)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.pool(self.stem(x))
+        x = F.relu(x + self.block(x))
+        d = self.down(x)
+        up = F.interpolate(d, size=x.shape[2:], mode="nearest")
+        y = F.relu(self.fuse(torch.cat([x, up], dim=1)))
+        return self.fc(y.mean(dim=(2, 3)))
+
+
+VOCAB, HIDDEN, HEADS, LAYERS, MAXLEN = 256, 64, 4, 2, 256
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(HIDDEN), nn.LayerNorm(HIDDEN)
+        self.qkv, self.proj = nn.Linear(HIDDEN, 3 * HIDDEN), nn.Linear(HIDDEN, HIDDEN)
+        self.ffn = nn.Sequential(nn.Linear(HIDDEN, 4 * HIDDEN), nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * HIDDEN, HIDDEN))
+
+    def forward(self, x, mask):
+        b, s, _ = x.shape
+        q, k, v = self.qkv(self.norm1(x)).split(HIDDEN, dim=-1)
+        heads = lambda t: t.view(b, s, HEADS, HIDDEN // HEADS).transpose(1, 2)
+        q, k, v = heads(q), heads(k), heads(v)
+        scores = q @ k.transpose(-1, -2) * (HIDDEN // HEADS) ** -0.5 + mask
+        y = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, s, HIDDEN)
+        x = x + self.proj(y)
+        return x + self.ffn(self.norm2(x))
+
+
+class Gpt2(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(VOCAB, HIDDEN), nn.Embedding(MAXLEN, HIDDEN)
+        self.blocks = nn.ModuleList(Block() for _ in range(LAYERS))
+        self.norm = nn.LayerNorm(HIDDEN)
+        self.register_buffer("causal", torch.triu(torch.full((MAXLEN, MAXLEN), -1e4), diagonal=1))
+
+    def forward(self, ids):
+        s = ids.shape[1]
+        x = self.wte(ids) + self.wpe(torch.arange(s, device=ids.device))
+        mask = self.causal[:s, :s]
+        for block in self.blocks:
+            x = block(x, mask)
+        return self.norm(x) @ self.wte.weight.t()
+
+
+def calibrate(net, example):
+    """BatchNorm statistics from random data, so activations keep a sane scale."""
+    net.train()
+    with torch.no_grad():
+        for _ in range(3):
+            net(example)
+    return net.eval()
+
+
+def export(work):
+    torch.manual_seed(0)
+    models = {}
+    conv = calibrate(ConvNet(), torch.randn(4, 3, 64, 64))
+    path = os.path.join(work, "convnet_dyn.onnx")
+    torch.onnx.export(conv, torch.randn(1, 3, 64, 64), path, input_names=["input"],
+                      output_names=["output"], opset_version=17,
+                      dynamic_axes={"input": {0: "batch", 2: "height", 3: "width"},
+                                    "output": {0: "batch"}})
+    cases = []
+    for shape in [(1, 3, 64, 64), (2, 3, 45, 77), (1, 3, 120, 33)]:
+        x = torch.randn(*shape)
+        cases.append((x.numpy(), conv(x).detach().numpy()))
+    models["convnet_dyn"] = (path, cases)
+
+    gpt = Gpt2().eval()
+    path = os.path.join(work, "gpt2_dyn.onnx")
+    torch.onnx.export(gpt, torch.randint(0, VOCAB, (1, 16)), path, input_names=["ids"],
+                      output_names=["logits"], opset_version=17,
+                      dynamic_axes={"ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}})
+    cases = []
+    for shape in [(1, 128), (2, 37)]:
+        ids = torch.randint(0, VOCAB, shape)
+        cases.append((ids.numpy(), gpt(ids).detach().numpy()))
+    models["gpt2_dyn"] = (path, cases)
+    return models
+
+
+def rel_error(got, want):
+    return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    strata = os.path.join(args.bin, "strata")
+    env = dict(os.environ, STRATA_CACHE="0")
+    failures = []
+    with torch.no_grad():
+        models = export(args.work)
+    for name, (path, cases) in models.items():
+        for i, (x, want) in enumerate(cases):
+            inp = os.path.join(args.work, f"{name}.{i}.input.npy")
+            np.save(inp, x)
+            for engine in ["jit", "interp"]:
+                out = os.path.join(args.work, f"{name}.{i}.{engine}")
+                r = subprocess.run([strata, "run", path, "--engine", engine, "--input", inp,
+                                    "--output-dir", out], capture_output=True, text=True, env=env)
+                label = f"{name} {list(x.shape)} {engine}"
+                if r.returncode != 0:
+                    failures.append(f"{label}: exit {r.returncode}: {r.stderr.strip()}")
+                    continue
+                got = np.load(os.path.join(out, os.listdir(out)[0]))
+                if got.shape != want.shape:
+                    failures.append(f"{label}: shape {got.shape}, torch {want.shape}")
+                    continue
+                err = rel_error(got, want)
+                print(f"{label}: max rel error {err:.2e}")
+                if not err <= TOL:
+                    failures.append(f"{label}: max rel error {err:.2e} > {TOL}")
+    # strata bench at two sizes: the per-shape compilation counts as compile time, runs succeed.
+    path, cases = models["convnet_dyn"]
+    for i in [1, 0]:
+        r = subprocess.run([strata, "bench", path, "--iters", "2", "--input",
+                            os.path.join(args.work, f"convnet_dyn.{i}.input.npy")],
+                           capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            failures.append(f"bench convnet_dyn case {i}: exit {r.returncode}: {r.stderr.strip()}")
+        else:
+            lines = [l for l in r.stdout.splitlines() if l.startswith(("compile", "latency"))]
+            print(f"bench convnet_dyn case {i}: " + "; ".join(lines))
+    # A shape that breaks the model's own constraints is an input error, not a crash.
+    bad = os.path.join(args.work, "bad.npy")
+    np.save(bad, np.zeros((1, 4, 32, 32), np.float32))
+    r = subprocess.run([strata, "run", models["convnet_dyn"][0], "--input", bad],
+                       capture_output=True, text=True, env=env)
+    if r.returncode == 0 or "input" not in r.stderr:
+        failures.append(f"4-channel image: expected an input error, got exit {r.returncode}: "
+                        f"{r.stderr.strip()}")
+    else:
+        print(f"4-channel image refused (exit {r.returncode}): {r.stderr.strip()}")
+    for f in failures:
+        print("FAIL: " + f, file=sys.stderr)
+    print(f"check_dynamic: {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
