@@ -12,6 +12,8 @@ Exports (with Debian's torch, seeded) and checks:
                 max-length buffer, 2 pre-norm blocks (4 heads, tanh GELU), tied LM head: run at
                 (1, 128) and (2, 37); its export reads its own shape (Shape -> Gather -> Reshape,
                 Range, Slice with computed ends);
+  lstm_dyn      a 2-layer bidirectional LSTM (batch first) and a linear head, batch and seq dynamic;
+  gru_dyn       a 2-layer GRU and a linear head, batch and seq dynamic: each at (1, 7) and (3, 20);
 and for each: `strata run` with the jit engine (one process per shape, so each compiles its shape)
 and with the interpreter, outputs within 1e-4 of torch's relative to max |reference|; `strata
 bench` on the conv net at two sizes; a 4-channel image refused as an input error. (Several shapes
@@ -88,6 +90,20 @@ class Gpt2(nn.Module):
         return self.norm(x) @ self.wte.weight.t()
 
 
+class Recurrent(nn.Module):
+    """A 2-layer bidirectional LSTM (batch first) or GRU feeding a linear head, on [batch, seq, 16]."""
+
+    def __init__(self, kind):
+        super().__init__()
+        cls = nn.LSTM if kind == "lstm" else nn.GRU
+        self.rnn = cls(16, 32, num_layers=2, batch_first=True, bidirectional=kind == "lstm")
+        self.head = nn.Linear(64 if kind == "lstm" else 32, 8)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.head(y)
+
+
 def calibrate(net, example):
     """BatchNorm statistics from random data, so activations keep a sane scale."""
     net.train()
@@ -122,6 +138,18 @@ def export(work):
         ids = torch.randint(0, VOCAB, shape)
         cases.append((ids.numpy(), gpt(ids).detach().numpy()))
     models["gpt2_dyn"] = (path, cases)
+
+    for kind in ["lstm", "gru"]:
+        net = Recurrent(kind).eval()
+        path = os.path.join(work, f"{kind}_dyn.onnx")
+        torch.onnx.export(net, torch.randn(2, 10, 16), path, input_names=["x"],
+                          output_names=["y"], opset_version=17,
+                          dynamic_axes={"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}})
+        cases = []
+        for shape in [(1, 7, 16), (3, 20, 16)]:
+            x = torch.randn(*shape)
+            cases.append((x.numpy(), net(x).detach().numpy()))
+        models[f"{kind}_dyn"] = (path, cases)
     return models
 
 

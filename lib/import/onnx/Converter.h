@@ -84,6 +84,7 @@ void registerReductionConverters(ConverterTable &t);     // Reductions.cpp: Redu
 void registerDataMovementConverters(ConverterTable &t);  // DataMovement.cpp: shape ops, gather...
 void registerMiscConverters(ConverterTable &t);          // Misc.cpp: Constant*, Range, TopK, ...
 void registerLossConverters(ConverterTable &t);
+void registerRecurrentConverters(ConverterTable &t);     // Recurrent.cpp: RNN, GRU, LSTM
 
 // Normalizes a possibly negative axis for a tensor of `rank`; throws ConvertError if out of range.
 // A scalar (rank 0) keeps 0 and -1 unchanged: a caller that indexes dims or per-axis vectors with

@@ -131,6 +131,7 @@ public:
     registerDataMovementConverters(table_);
     registerMiscConverters(table_);
     registerLossConverters(table_);
+    registerRecurrentConverters(table_);
 
     const onnx::GraphProto &g = model_.graph();
     if (g.node_size() > limits_.maxOps)
