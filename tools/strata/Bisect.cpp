@@ -21,7 +21,7 @@ namespace {
 
 struct BisectOpts {
   std::string model, passes = "default", target = "host", fault, reproDir = "bisect-repro";
-  std::vector<std::string> inputs, dims;
+  std::vector<std::string> inputs, dims, shapes;
   unsigned seed = 0, threads = 1;
   double tol = 1e-4;
   bool noReduce = false;
@@ -89,12 +89,12 @@ int runBisect(const BisectOpts &o) {
   }
   bo.log = [](const std::string &line) { fmt::print("bisect: {}\n", line); };
 
-  std::unique_ptr<Graph> g = loadModel(o.model);
+  // A model with symbolic dims its kernels cannot take is bisected at its inputs' shapes.
+  std::vector<Tensor> inputsAt;
+  std::unique_ptr<Graph> g = loadModelForRun(o.model, o.shapes, o.inputs, o.dims, o.seed, inputsAt);
   if (!g)
     return failedCode();
-  auto inputs = modelInputs(graphInterface(*g), o.inputs, o.dims, o.seed);
-  if (!inputs)
-    return fail(kBadInput, llvm::toString(inputs.takeError()));
+  auto inputs = &inputsAt;
   if (bo.fault.active())
     fmt::print("bisect: injected fault {} (for testing bisect)\n", bo.fault.text());
 
@@ -129,6 +129,7 @@ Action addBisectCommand(CLI::App &app) {
   addLimitOption(cmd);
   cmd->add_option("model", o->model, "Model (.onnx or graph IR text)")->required();
   addInputOptions(cmd, o->inputs, o->dims, o->seed);
+  addShapeOption(cmd, o->shapes);
   cmd->add_option("--tol", o->tol, "Tolerance, relative to each tensor's largest |reference|")
       ->capture_default_str();
   cmd->add_option("--passes", o->passes, "Graph pipeline ('none': no passes)")

@@ -46,6 +46,18 @@ Action addExplainCommand(CLI::App &app);
 std::unique_ptr<Graph> loadModel(const std::string &path, const ImportOptions &opts = {});
 bool endsWith(const std::string &s, const std::string &suffix);
 
+// `--shape NAME=D0xD1x...` (repeatable): compile a model for these input shapes (its symbolic
+// dims bound, its shape arithmetic folded). Parsed by parseShapeHints; a bad spec is a usage error.
+void addShapeOption(CLI::App *cmd, std::vector<std::string> &shapes);
+llvm::Expected<std::map<std::string, Shape>> parseShapeHints(const std::vector<std::string> &specs);
+
+// Loads a model at the given input shapes: an ONNX file is imported with them
+// (ImportOptions::inputShapes), graph IR text has the named inputs' symbols bound
+// (graph/Specialize.h). Reports the error and returns null on failure.
+std::unique_ptr<Graph> loadModelAtShapes(const std::string &path,
+                                         const std::map<std::string, Shape> &shapes,
+                                         std::vector<OnnxNode> *nodes = nullptr);
+
 // `--limit NAME=VALUE` (repeatable): sets a process limit (support/Limits.h) while the command
 // line is parsed; a bad name or value is a usage error.
 void addLimitOption(CLI::App *cmd);

@@ -1,7 +1,9 @@
 #include "Commands.h"
 
 #include "strata/graph/Parser.h"
+#include "strata/graph/Specialize.h"
 #include "strata/graph/Verifier.h"
+#include "strata/support/Error.h"
 #include "strata/support/Limits.h"
 
 #include <cstdio>
@@ -49,6 +51,101 @@ std::unique_ptr<Graph> loadModel(const std::string &path, const ImportOptions &o
     return nullptr;
   }
   return std::move(*graph);
+}
+
+void addShapeOption(CLI::App *cmd, std::vector<std::string> &shapes) {
+  cmd->add_option("--shape", shapes,
+                  "Compile for this input shape: NAME=D0xD1x... (repeatable; binds its symbolic "
+                  "dims)");
+}
+
+llvm::Expected<std::map<std::string, Shape>> parseShapeHints(const std::vector<std::string> &specs) {
+  std::map<std::string, Shape> shapes;
+  for (const std::string &spec : specs) {
+    size_t eq = spec.find('=');
+    auto bad = [&] {
+      return makeError("--shape expects NAME=D0xD1x... (e.g. input=1x3x640x640), got '" + spec +
+                       "'");
+    };
+    if (eq == std::string::npos || eq == 0)
+      return bad();
+    Shape shape;
+    std::string dims = spec.substr(eq + 1);
+    size_t pos = 0;
+    while (pos <= dims.size() && !dims.empty()) {
+      size_t x = dims.find('x', pos);
+      std::string part = dims.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+      if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos ||
+          part.size() > 15)
+        return bad();
+      shape.push_back(std::stoll(part));
+      if (x == std::string::npos)
+        break;
+      pos = x + 1;
+    }
+    shapes[spec.substr(0, eq)] = std::move(shape);
+  }
+  return shapes;
+}
+
+std::unique_ptr<Graph> loadModelAtShapes(const std::string &path,
+                                         const std::map<std::string, Shape> &shapes,
+                                         std::vector<OnnxNode> *nodes) {
+  if (endsWith(path, ".onnx")) {
+    ImportOptions opts;
+    opts.inputShapes = shapes;
+    auto result = importOnnxFile(path, opts);
+    if (!result) {
+      fail(kBadModel, llvm::toString(result.takeError()));
+      return nullptr;
+    }
+    for (const auto &[name, shape] : shapes) {
+      bool found = false;
+      for (const Value *in : result->graph->inputs())
+        found |= in->name() == name;
+      if (!found) {
+        fail(kUsage, "--shape names '" + name + "', which is not an input of " + path);
+        return nullptr;
+      }
+    }
+    if (nodes)
+      *nodes = std::move(result->nodes);
+    return std::move(result->graph);
+  }
+  std::unique_ptr<Graph> g = loadModel(path);
+  if (!g || shapes.empty())
+    return g;
+  // Bind the named inputs' symbols from their shapes, then infer every op again.
+  std::map<std::string, int64_t> sizes;
+  for (const auto &[name, shape] : shapes) {
+    const Value *input = nullptr;
+    for (const Value *in : g->inputs())
+      if (in->name() == name)
+        input = in;
+    if (!input) {
+      fail(kUsage, "--shape names '" + name + "', which is not an input of " + path);
+      return nullptr;
+    }
+    auto bound = bindInputSymbols({{name, input->type()}}, {shape});
+    if (!bound) {
+      fail(kBadInput, path + ": " + llvm::toString(bound.takeError()));
+      return nullptr;
+    }
+    for (const auto &[symbol, size] : *bound) {
+      auto [it, inserted] = sizes.emplace(symbol, size);
+      if (!inserted && it->second != size) {
+        fail(kBadInput, path + ": --shape gives ?" + symbol + " both " +
+                            std::to_string(it->second) + " and " + std::to_string(size));
+        return nullptr;
+      }
+    }
+  }
+  auto specialized = specializeGraph(*g, sizes);
+  if (!specialized) {
+    fail(kBadInput, path + ": " + llvm::toString(specialized.takeError()));
+    return nullptr;
+  }
+  return std::move(*specialized);
 }
 
 void addLimitOption(CLI::App *cmd) {

@@ -12,6 +12,7 @@
 #include "strata/driver/CompiledModel.h"
 #include "strata/graph/Kernel.h"
 #include "strata/graph/Printer.h"
+#include "strata/graph/Specialize.h"
 #include "strata/graph/passes/MemoryPlan.h"
 #include "strata/graph/passes/PassManager.h"
 #include "strata/loop/Printer.h"
@@ -35,7 +36,7 @@ namespace {
 struct CompileOpts {
   std::string model, output, emit, passes = "default", target = "host";
   int optLevel = 2;
-  std::vector<std::string> printIrAfter, dims;
+  std::vector<std::string> printIrAfter, dims, shapes;
   bool stats = false, fastMath = false, emitBlobs = false, time = false;
   PassManagerOptions pm;
 };
@@ -238,10 +239,49 @@ int compileModel(const CompileOpts &o) {
   // Parse the pipeline before importing, so a typo fails fast.
   if (llvm::Error err = pm.parsePipeline(o.passes))
     return fail(kUsage, llvm::toString(std::move(err)));
+  auto shapes = parseShapeHints(o.shapes);
+  if (!shapes)
+    return fail(kUsage, llvm::toString(shapes.takeError()));
   Clock::time_point phase = Clock::now();
-  std::unique_ptr<Graph> graph = loadModel(o.model);
+  std::unique_ptr<Graph> graph;
+  if (!shapes->empty()) {
+    graph = loadModelAtShapes(o.model, *shapes);
+  } else if (endsWith(o.model, ".onnx")) {
+    auto imported = importOnnxFile(o.model);
+    if (imported) {
+      graph = std::move(imported->graph);
+    } else {
+      // Say how to compile a model whose shape arithmetic folds only at known sizes.
+      std::string error = llvm::toString(imported.takeError());
+      auto interface = readOnnxInterface(o.model);
+      bool symbolic = false;
+      if (interface)
+        for (const auto &in : interface->inputs)
+          symbolic |= !in.second.isStatic();
+      else
+        llvm::consumeError(interface.takeError());
+      if (symbolic)
+        error += "\nnote: the model computes shapes from its symbolic input dims; compile it for "
+                 "one shape with --shape NAME=D0xD1x..., or run it with `strata run` (the jit "
+                 "compiles it per input shape)";
+      return fail(kBadModel, error);
+    }
+  } else {
+    graph = loadModel(o.model);
+  }
   if (!graph)
     return failedCode();
+  if (emit != "graph" && needsShapeSpecialization(*graph)) {
+    std::string which;
+    for (const Value *in : graph->inputs())
+      if (!in->type().isStatic())
+        which += (which.empty() ? "" : ", ") + ("'" + in->name() + "' " + in->type().str());
+    return fail(kBadModel,
+                o.model + ": symbolic dims other than a leading batch (inputs " + which +
+                    "): compiled kernels take a dynamic batch only so far; compile for one shape "
+                    "with --shape NAME=D0xD1x..., or run it with `strata run` (the jit compiles "
+                    "it per input shape)");
+  }
   printTime(o, "import", msSince(phase));
   size_t opsImported = graph->numOpsRecursive();
 
@@ -307,6 +347,7 @@ Action addCompileCommand(CLI::App &app) {
                 "when the output goes to stdout, else stdout), for every --emit");
   cmd->add_option("--dim,--dims", o->dims,
                   "Size of a symbolic dim for --stats' arena: NAME=SIZE (default 1)");
+  addShapeOption(cmd, o->shapes);
   cmd->add_flag("--verify-each", o->pm.verifyEach, "Verify the graph after every pass");
   cmd->add_flag("--verify-semantics", o->pm.verifySemantics,
                 "Interpret the graph on seeded random inputs before the pipeline and after each "

@@ -313,6 +313,61 @@ CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts
 
 } // namespace
 
+std::unique_ptr<Graph> loadModelForRun(const std::string &path,
+                                       const std::vector<std::string> &shapeSpecs,
+                                       const std::vector<std::string> &specs,
+                                       const std::vector<std::string> &dims, unsigned seed,
+                                       std::vector<Tensor> &inputs, std::vector<OnnxNode> *nodes) {
+  auto hinted = parseShapeHints(shapeSpecs);
+  if (!hinted) {
+    fail(kUsage, llvm::toString(hinted.takeError()));
+    return nullptr;
+  }
+  std::unique_ptr<Graph> g;
+  std::vector<driver::IOSpec> interface;
+  if (!hinted->empty()) {
+    g = loadModelAtShapes(path, *hinted, nodes);
+  } else if (endsWith(path, ".onnx")) {
+    auto imported = importOnnxFile(path);
+    if (imported) {
+      g = std::move(imported->graph);
+      if (nodes)
+        *nodes = std::move(imported->nodes);
+    } else {
+      auto onnxInterface = readOnnxInterface(path);
+      if (!onnxInterface || !hasSymbolicDim(onnxInterface->inputs)) {
+        if (!onnxInterface)
+          llvm::consumeError(onnxInterface.takeError());
+        fail(kBadModel, llvm::toString(imported.takeError()));
+        return nullptr;
+      }
+      llvm::consumeError(imported.takeError());
+      for (auto &[name, type] : onnxInterface->inputs)
+        interface.push_back({name, type});
+    }
+  } else {
+    g = loadModel(path);
+  }
+  if (g) {
+    interface = graphInterface(*g);
+  } else if (interface.empty()) {
+    return nullptr;
+  }
+  auto in = modelInputs(interface, specs, dims, seed);
+  if (!in) {
+    fail(kBadInput, llvm::toString(in.takeError()));
+    return nullptr;
+  }
+  inputs = std::move(*in);
+  if (g && !needsShapeSpecialization(*g))
+    return g;
+  // Bind every input's symbols from the inputs' shapes.
+  std::map<std::string, Shape> shapes;
+  for (size_t i = 0; i < interface.size() && i < inputs.size(); ++i)
+    shapes[interface[i].name] = inputs[i].shape();
+  return loadModelAtShapes(path, shapes, nodes);
+}
+
 std::vector<driver::IOSpec> graphInterface(const Graph &g) {
   std::vector<driver::IOSpec> interface;
   for (unsigned i = 0; i < g.numInputs(); ++i)

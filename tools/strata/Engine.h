@@ -81,6 +81,17 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
                                                 const std::vector<std::string> &specs,
                                                 const std::vector<std::string> &dims,
                                                 unsigned seed);
+// The model as one static-enough graph for tools that compile it whole for one run (explain,
+// bisect): as imported when its kernels can take its symbolic dims, else at the shapes `--shape`
+// gives, else at the shapes of its inputs (`specs`/`dims`/`seed` as for modelInputs), which are
+// returned in `inputs`. `nodes` receives the ONNX nodes. Reports the error and returns null.
+std::unique_ptr<Graph> loadModelForRun(const std::string &path,
+                                       const std::vector<std::string> &shapeSpecs,
+                                       const std::vector<std::string> &specs,
+                                       const std::vector<std::string> &dims, unsigned seed,
+                                       std::vector<Tensor> &inputs,
+                                       std::vector<OnnxNode> *nodes = nullptr);
+
 // A graph's input interface (names and types, symbolic dims named).
 std::vector<driver::IOSpec> graphInterface(const Graph &g);
 

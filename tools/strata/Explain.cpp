@@ -17,7 +17,7 @@ namespace {
 
 struct ExplainOpts {
   std::string model, output = "report.html", target = "host", passes = "default";
-  std::vector<std::string> inputs, dims;
+  std::vector<std::string> inputs, dims, shapes;
   unsigned threads = 0, iters = 10, warmup = 2, seed = 0;
   int optLevel = 2;
   bool quiet = false;
@@ -25,25 +25,20 @@ struct ExplainOpts {
 
 int runExplain(const ExplainOpts &o) {
   auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<Graph> g;
   std::vector<driver::SourceNode> source;
-  if (endsWith(o.model, ".onnx")) {
-    auto result = importOnnxFile(o.model);
-    if (!result)
-      return fail(kBadModel, llvm::toString(result.takeError()));
-    g = std::move(result->graph);
-    for (OnnxNode &n : result->nodes)
-      source.push_back(
-          {std::move(n.name), std::move(n.opType), std::move(n.inputs), std::move(n.outputs)});
-  } else if (!(g = loadModel(o.model))) {
+  std::vector<OnnxNode> nodes;
+  std::vector<Tensor> inputsAt;
+  // A model with symbolic dims its kernels cannot take is explained at its inputs' shapes.
+  std::unique_ptr<Graph> g =
+      loadModelForRun(o.model, o.shapes, o.inputs, o.dims, o.seed, inputsAt, &nodes);
+  if (!g)
     return failedCode();
-  }
+  for (OnnxNode &n : nodes)
+    source.push_back(
+        {std::move(n.name), std::move(n.opType), std::move(n.inputs), std::move(n.outputs)});
   double importMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-
-  auto inputs = modelInputs(graphInterface(*g), o.inputs, o.dims, o.seed);
-  if (!inputs)
-    return fail(kBadInput, llvm::toString(inputs.takeError()));
+  auto inputs = &inputsAt;
 
   driver::ExplainOptions eo;
   eo.modelPath = o.model;
@@ -78,6 +73,7 @@ Action addExplainCommand(CLI::App &app) {
   cmd->add_option("-o,--output", o->output, "The report (one self-contained HTML file)")
       ->capture_default_str();
   addInputOptions(cmd, o->inputs, o->dims, o->seed); // for the timed runs
+  addShapeOption(cmd, o->shapes);
   cmd->add_option("--threads", o->threads, "Threads of the compiled model (0: one per core)")
       ->capture_default_str();
   addTargetOption(cmd, o->target);
