@@ -255,13 +255,19 @@ def compile(model, *, example_inputs=None, threads: int = 0, target: str = "host
     cached = _strata.cache_path(path, **options) if cache else ""
     if cached:
         hit = os.path.exists(cached)
-        if not hit:
-            os.makedirs(os.path.dirname(cached), exist_ok=True)
-            _strata.compile_library(path, cached, **options)  # staged, renamed into place
-        compiled = CompiledModel(_strata.LibraryModel(cached, threads=threads), path, options,
-                                 tmpdir)
-        compiled.cache = "hit" if hit else "miss"
-        return compiled
+        try:
+            if not hit:
+                os.makedirs(os.path.dirname(cached), exist_ok=True)
+                _strata.compile_library(path, cached, **options)  # staged, renamed into place
+        except CompileError:
+            # No library for it (symbolic dims beyond a batch: compiled per input shape below,
+            # or a model that fails, which the in-memory compile reports the same way).
+            cached = ""
+        if cached:
+            compiled = CompiledModel(_strata.LibraryModel(cached, threads=threads), path, options,
+                                     tmpdir)
+            compiled.cache = "hit" if hit else "miss"
+            return compiled
     native = _strata.JitModel(path, threads=threads, **options)
     return CompiledModel(native, path, options, tmpdir)
 

@@ -240,6 +240,20 @@ def test_torch_dynamic_height_and_width(net_kind):
         model(np.zeros((1, 4, 32, 32), np.float32))
 
 
+def test_dynamic_height_and_width_with_cache(tmp_path, monkeypatch):
+    # No library can hold it: cache=True compiles it in memory, per input shape.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("STRATA_CACHE", raising=False)
+    torch.manual_seed(0)
+    net = ResizeToInput().eval()
+    model = strata.compile(net, example_inputs=(torch.randn(1, 3, 16, 16),), cache=True,
+                           dynamic_axes={"input": {2: "h", 3: "w"}})
+    assert model.cache is None
+    x = torch.randn(1, 3, 19, 26)
+    with torch.no_grad():
+        assert_close(model(x), net(x).numpy())
+
+
 def test_save_and_load(tmp_path, digits_model, digits_x):
     path = digits_model.save(tmp_path / "digits.so")
     assert os.path.exists(path) and os.path.exists(tmp_path / "digits.h")
