@@ -14,6 +14,8 @@ Exports (with Debian's torch, seeded) and checks:
                 Range, Slice with computed ends);
   lstm_dyn      a 2-layer bidirectional LSTM (batch first) and a linear head, batch and seq dynamic;
   gru_dyn       a 2-layer GRU and a linear head, batch and seq dynamic: each at (1, 7) and (3, 20);
+  control_flow_dyn  a scripted module: a Loop whose trip count is the input's dim 1 and an If on
+                its dim 0 (both resolved at each input shape), at [3, 4, 8] and [1, 6, 8];
 and for each: `strata run` with the jit engine (one process per shape, so each compiles its shape)
 and with the interpreter, outputs within 1e-4 of torch's relative to max |reference|; `strata
 bench` on the conv net at two sizes; a 4-channel image refused as an input error. (Several shapes
@@ -104,6 +106,24 @@ class Recurrent(nn.Module):
         return self.head(y)
 
 
+class ControlFlow(nn.Module):
+    """Scripted: a Loop whose trip count is the input's dim 1, then an If on its dim 0."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = x
+        for _ in range(x.shape[1]):
+            h = torch.tanh(self.lin(h)) + h * 0.5
+        if x.shape[0] > 2:
+            h = h * 2.0
+        else:
+            h = h - 1.0
+        return h
+
+
 def calibrate(net, example):
     """BatchNorm statistics from random data, so activations keep a sane scale."""
     net.train()
@@ -150,6 +170,17 @@ def export(work):
             x = torch.randn(*shape)
             cases.append((x.numpy(), net(x).detach().numpy()))
         models[f"{kind}_dyn"] = (path, cases)
+
+    net = torch.jit.script(ControlFlow().eval())
+    path = os.path.join(work, "control_flow_dyn.onnx")
+    torch.onnx.export(net, torch.randn(3, 4, 8), path, input_names=["x"], output_names=["y"],
+                      opset_version=17,
+                      dynamic_axes={"x": {0: "n", 1: "steps"}, "y": {0: "n", 1: "steps"}})
+    cases = []
+    for shape in [(3, 4, 8), (1, 6, 8)]:  # both branches of the If, two trip counts
+        x = torch.randn(*shape)
+        cases.append((x.numpy(), net(x).detach().numpy()))
+    models["control_flow_dyn"] = (path, cases)
     return models
 
 

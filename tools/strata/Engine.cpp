@@ -284,7 +284,26 @@ CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts
                 << "; compiling in memory\n";
       return {};
     }
-    std::unique_ptr<Graph> graph = loadModel(model);
+    std::unique_ptr<Graph> graph;
+    if (endsWith(model, ".onnx")) {
+      auto imported = importOnnxFile(model);
+      if (!imported) {
+        // Shape arithmetic that folds only at known sizes: openEngine imports it per input shape.
+        auto interface = readOnnxInterface(model);
+        bool symbolic = interface && hasSymbolicDim(interface->inputs);
+        if (!interface)
+          llvm::consumeError(interface.takeError());
+        if (symbolic) {
+          llvm::consumeError(imported.takeError());
+          return {};
+        }
+        fail(kBadModel, llvm::toString(imported.takeError()));
+        return {nullptr, true};
+      }
+      graph = std::move(imported->graph);
+    } else {
+      graph = loadModel(model);
+    }
     if (!graph)
       return {nullptr, true};
     if (needsShapeSpecialization(*graph)) // compiled per input shapes, in memory

@@ -20,6 +20,7 @@ public:
   void setInsertBefore(Op *op) { before_ = op; }
   // Location stamped on every op created from now on (e.g. the ONNX node being imported).
   void setLocation(std::string loc) { loc_ = std::move(loc); }
+  const std::string &location() const { return loc_; }
 
   // Creates `kind` with inferred result types, its axis attributes brought into their normal form
   // (NormalForm.h). Throws BuildError on failure.

@@ -41,6 +41,12 @@ public:
     return none;
   }
 
+  // Converts a subgraph attribute (If branch, Loop/Scan body) inline with its inputs bound to
+  // `inputs`, returning its outputs; `where` names it in errors and locations.
+  virtual std::vector<Value *> inlineSubgraph(const onnx::GraphProto &body,
+                                              const std::vector<Value *> &inputs,
+                                              const std::string &where) = 0;
+
   // The constant value of input i when it is known at import (initializer, Constant node, folded
   // subgraph, or a specializable graph input); nullopt otherwise. Use this for every input that
   // must be static (shapes, axes, pads, scales, k, ...).
@@ -85,6 +91,7 @@ void registerDataMovementConverters(ConverterTable &t);  // DataMovement.cpp: sh
 void registerMiscConverters(ConverterTable &t);          // Misc.cpp: Constant*, Range, TopK, ...
 void registerLossConverters(ConverterTable &t);
 void registerRecurrentConverters(ConverterTable &t);     // Recurrent.cpp: RNN, GRU, LSTM
+void registerControlFlowConverters(ConverterTable &t);   // ControlFlow.cpp: If, Loop, Scan
 
 // Normalizes a possibly negative axis for a tensor of `rank`; throws ConvertError if out of range.
 // A scalar (rank 0) keeps 0 and -1 unchanged: a caller that indexes dims or per-axis vectors with

@@ -65,8 +65,10 @@ std::vector<int> staticInputPositions(const std::string &op, int64_t opset) {
   if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "OneHot" || op == "Trilu" ||
       op == "CumSum")
     return {1};
-  if (op == "ConstantOfShape")
+  if (op == "ConstantOfShape" || op == "If")
     return {0};
+  if (op == "Loop")
+    return {0, 1};
   if (op == "Range")
     return {0, 1, 2};
   if (op == "Slice" && opset >= 10)
@@ -132,6 +134,7 @@ public:
     registerMiscConverters(table_);
     registerLossConverters(table_);
     registerRecurrentConverters(table_);
+    registerControlFlowConverters(table_);
 
     const onnx::GraphProto &g = model_.graph();
     if (g.node_size() > limits_.maxOps)
@@ -285,12 +288,16 @@ private:
           producer.try_emplace(o, i);
     std::vector<int> waitsOn(n, 0);
     std::vector<std::vector<int>> users(n);
-    for (int i = 0; i < n; ++i)
-      for (const auto &in : g.node(i).input())
+    for (int i = 0; i < n; ++i) {
+      // Subgraphs (If branches, Loop and Scan bodies) read enclosing names too.
+      std::vector<std::string> reads(g.node(i).input().begin(), g.node(i).input().end());
+      outerNamesRead(g.node(i), reads);
+      for (const auto &in : reads)
         if (auto it = in.empty() ? producer.end() : producer.find(in); it != producer.end()) {
           ++waitsOn[i];
           users[it->second].push_back(i);
         }
+    }
     // Kahn's algorithm, always taking the earliest ready node of the file.
     std::priority_queue<int, std::vector<int>, std::greater<>> ready;
     for (int i = 0; i < n; ++i)
@@ -321,6 +328,38 @@ private:
     }
     g.mutable_node()->Swap(&nodes);
     nodeNames_ = std::move(names);
+  }
+
+  // Names the subgraphs of `node` read from enclosing scopes (their nodes' inputs that the subgraph
+  // neither takes as an input or initializer nor defines), appended to `out`.
+  static void outerNamesRead(const onnx::NodeProto &node, std::vector<std::string> &out) {
+    for (const auto &a : node.attribute()) {
+      std::vector<const onnx::GraphProto *> graphs;
+      if (a.has_g())
+        graphs.push_back(&a.g());
+      for (const auto &g : a.graphs())
+        graphs.push_back(&g);
+      for (const onnx::GraphProto *g : graphs) {
+        std::unordered_set<std::string> local;
+        for (const auto &in : g->input())
+          local.insert(in.name());
+        for (const auto &t : g->initializer())
+          local.insert(t.name());
+        for (const auto &inner : g->node())
+          for (const auto &o : inner.output())
+            local.insert(o);
+        std::vector<std::string> reads;
+        for (const auto &inner : g->node()) {
+          reads.insert(reads.end(), inner.input().begin(), inner.input().end());
+          outerNamesRead(inner, reads);
+        }
+        for (const auto &o : g->output())
+          reads.push_back(o.name());
+        for (std::string &r : reads)
+          if (!r.empty() && !local.count(r))
+            out.push_back(std::move(r));
+      }
+    }
   }
 
   // The nodes that still wait after sorting include a cycle: walk from the first of them to a
@@ -596,9 +635,88 @@ private:
     specialized_.push_back(name);
   }
 
-  void convertNode(int index) {
-    const onnx::NodeProto &node = model_.graph().node(index);
-    const std::string &name = nodeNames_[index];
+  void convertNode(int index) { convertNodeProto(model_.graph().node(index), nodeNames_[index]); }
+
+  // Converts a subgraph (an If branch, a Loop or Scan body) in place: its inputs bound to
+  // `inputs`, its initializers as constants, its nodes converted in order into the current graph
+  // (names of enclosing scopes resolve as usual), and its outputs returned. The names it defines
+  // shadow enclosing ones only while it is converted, so a loop unrolls by calling it once per
+  // iteration.
+  std::vector<Value *> inlineSubgraph(const onnx::GraphProto &body,
+                                      const std::vector<Value *> &inputs,
+                                      const std::string &where) override {
+    if (++inlineDepth_ > limits_.maxRegionDepth) {
+      --inlineDepth_;
+      throw ConvertError("subgraphs nest deeper than " +
+                         overLimit(&Limits::maxRegionDepth, limits_.maxRegionDepth));
+    }
+    if (static_cast<int>(inputs.size()) != body.input_size())
+      throw ConvertError("subgraph '" + body.name() + "' takes " +
+                         std::to_string(body.input_size()) + " inputs, given " +
+                         std::to_string(inputs.size()));
+    if (static_cast<int64_t>(graph_->numOpsRecursive()) + body.node_size() > limits_.maxOps)
+      throw ConvertError("unrolling subgraph '" + body.name() + "' grows the graph past " +
+                         overLimit(&Limits::maxOps, limits_.maxOps));
+    std::unordered_map<std::string, Value *> saved; // the enclosing bindings it shadows
+    auto bind = [&](const std::string &name, Value *v) {
+      if (name.empty())
+        return;
+      if (!saved.count(name)) {
+        auto it = values_.find(name);
+        saved[name] = it == values_.end() ? kUnbound : it->second;
+      }
+      values_[name] = v;
+    };
+    std::string loc = builder_.location();
+    std::string prefix = namePrefix_;
+    namePrefix_ = where + "/";
+    std::vector<Value *> outputs;
+    try {
+      for (int i = 0; i < body.input_size(); ++i)
+        bind(body.input(i).name(), inputs[i]);
+      for (const auto &t : body.initializer())
+        bind(t.name(), builder_.constant(tensorFromProto(t, dir_)));
+      for (int i = 0; i < body.node_size(); ++i) {
+        const onnx::NodeProto &n = body.node(i);
+        if (!isDefaultDomain(n.domain()) || !table_.count(n.op_type()))
+          throw ImportFailure(Diagnostic::error("unsupported ONNX op " + n.op_type() + " in " +
+                                                where)
+                                  .at(n.op_type(), n.name().empty() ? n.op_type() : n.name()));
+        std::vector<std::string> shadowed(n.output().begin(), n.output().end());
+        for (const std::string &o : shadowed)
+          if (!o.empty() && !saved.count(o)) {
+            auto it = values_.find(o);
+            saved[o] = it == values_.end() ? kUnbound : it->second;
+          }
+        convertNodeProto(n, where + "/" + (n.name().empty() ? n.op_type() + "_" + std::to_string(i)
+                                                            : n.name()));
+      }
+      for (const auto &out : body.output())
+        outputs.push_back(lookup(out.name()));
+    } catch (...) {
+      restore(saved);
+      --inlineDepth_;
+      builder_.setLocation(loc);
+      namePrefix_ = prefix;
+      throw;
+    }
+    restore(saved);
+    --inlineDepth_;
+    builder_.setLocation(loc);
+    namePrefix_ = prefix;
+    return outputs;
+  }
+
+  void restore(const std::unordered_map<std::string, Value *> &saved) {
+    for (const auto &[name, v] : saved) {
+      if (v == kUnbound)
+        values_.erase(name);
+      else
+        values_[name] = v;
+    }
+  }
+
+  void convertNodeProto(const onnx::NodeProto &node, const std::string &name) {
     builder_.setLocation(name);
     auto ops = graph_->ops();
     bool wasEmpty = ops.size() == 0;
@@ -626,7 +744,7 @@ private:
         continue;
       Value *v = k < static_cast<int>(results.size()) ? results[k] : nullptr;
       if (v && v->name().empty())
-        v->setName(out);
+        v->setName(namePrefix_ + out); // names in an unrolled body carry its iteration
       values_[out] = v;
     }
   }
@@ -719,6 +837,10 @@ private:
   std::unordered_map<std::string, onnx::TensorProto *> initializers_;
   std::unordered_map<std::string, Tensor> tensors_;  // decoded initializers, specialized inputs
   std::unordered_map<std::string, Value *> values_;  // ONNX name -> value (null: not produced)
+  // Marks a name a subgraph shadowed that had no binding before it (restored by erasing it).
+  inline static Value *const kUnbound = reinterpret_cast<Value *>(uintptr_t{1});
+  int64_t inlineDepth_ = 0;
+  std::string namePrefix_; // "Loop_3/body#2/" while a subgraph is converted inline
   std::vector<std::string> specialized_;
   int unknownDims_ = 0;
 };
