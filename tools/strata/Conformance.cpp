@@ -28,6 +28,7 @@ namespace {
 struct ConfOpts {
   std::string dir, engine = "interp", filter, expected, writePasses, passes;
   double rtol = 1e-3, atol = 1e-7;
+  bool specializeInputs = false;
   unsigned timeoutSeconds = 120;
 };
 
@@ -127,43 +128,74 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
   if (auto err = readSet(dataSets[0], "input_", firstInputs))
     return {Outcome::Unsupported, "unsupported test data: " + *err};
 
+  // Specializing (--specialize-inputs): the first data set's shape-deciding inputs become
+  // constants at import. Otherwise the model runs as `strata run` runs it: imported as it is, or,
+  // when its shape arithmetic folds only at known sizes, imported again at each data set's input
+  // shapes (docs/runtime.md); inputs that decide shapes by their values make the import fail.
   ImportOptions io;
-  for (auto &[name, t] : firstInputs)
-    io.specializableInputs[name] = t;
+  if (o.specializeInputs)
+    for (auto &[name, t] : firstInputs)
+      io.specializableInputs[name] = t;
+  auto importFailure = [](std::string msg) -> TestResult {
+    bool unsupported = msg.find("unsupported") != std::string::npos;
+    return {unsupported ? Outcome::Unsupported : Outcome::Fail, std::move(msg)};
+  };
   auto imported = importOnnxFile(model.string(), io);
+  std::vector<std::string> perShapeInputs; // non-empty: imported per data set at its shapes
   if (!imported) {
     std::string msg = llvm::toString(imported.takeError());
-    bool unsupported = msg.find("unsupported") != std::string::npos;
-    return {unsupported ? Outcome::Unsupported : Outcome::Fail, msg};
+    if (o.specializeInputs)
+      return importFailure(msg);
+    auto interface = readOnnxInterface(model.string());
+    bool symbolic = false;
+    if (interface)
+      for (const auto &in : interface->inputs) {
+        symbolic |= !in.second.isStatic();
+        perShapeInputs.push_back(in.first);
+      }
+    else
+      llvm::consumeError(interface.takeError());
+    if (!symbolic)
+      return importFailure(msg);
   }
-  Graph &g = *imported->graph;
-  // The jit engine compiles once (its pipeline: --passes if given, else its default) and runs
-  // every data set. A missing lowering is UNSUPPORTED, so the counts say what is not built yet.
+
+  // Makes `g` runnable: optimized (interp with --passes) or compiled (jit). The jit engine
+  // compiles once per graph (its pipeline: --passes if given, else its default); a missing
+  // lowering is UNSUPPORTED, so the counts say what is not built yet.
   std::unique_ptr<driver::CompiledModel> compiled;
-  if (o.engine == "jit") {
-    driver::CompileOptions co;
-    if (!o.passes.empty())
-      co.pipeline = o.passes;
-    auto m = driver::compileModel(*imported->graph, co);
-    if (!m) {
-      std::string msg = llvm::toString(m.takeError());
-      bool missing = msg.find("not implemented yet") != std::string::npos ||
-                     msg.find("not supported by the jit engine yet") != std::string::npos;
-      return {missing ? Outcome::Unsupported : Outcome::Fail, msg};
+  auto prepare = [&](Graph &g) -> std::optional<TestResult> {
+    compiled.reset();
+    if (o.engine == "jit") {
+      driver::CompileOptions co;
+      if (!o.passes.empty())
+        co.pipeline = o.passes;
+      auto m = driver::compileModel(g, co);
+      if (!m) {
+        std::string msg = llvm::toString(m.takeError());
+        bool missing = msg.find("not implemented yet") != std::string::npos ||
+                       msg.find("not supported by the jit engine yet") != std::string::npos;
+        return TestResult{missing ? Outcome::Unsupported : Outcome::Fail, msg};
+      }
+      compiled = std::move(*m);
+    } else if (!o.passes.empty()) {
+      PassManager pm;
+      PassContext ctx;
+      llvm::Error err = pm.parsePipeline(o.passes);
+      if (!err)
+        err = pm.run(g, ctx);
+      if (err)
+        return TestResult{Outcome::Fail, "optimizing: " + llvm::toString(std::move(err))};
     }
-    compiled = std::move(*m);
+    return std::nullopt;
+  };
+  std::unique_ptr<Graph> graph;
+  std::set<std::string> specialized;
+  if (imported) {
+    graph = std::move(imported->graph);
+    if (auto r = prepare(*graph))
+      return *r;
+    specialized.insert(imported->specializedInputs.begin(), imported->specializedInputs.end());
   }
-  if (!o.passes.empty() && o.engine != "jit") {
-    PassManager pm;
-    PassContext ctx;
-    llvm::Error err = pm.parsePipeline(o.passes);
-    if (!err)
-      err = pm.run(g, ctx);
-    if (err)
-      return {Outcome::Fail, "optimizing: " + llvm::toString(std::move(err))};
-  }
-  std::set<std::string> specialized(imported->specializedInputs.begin(),
-                                    imported->specializedInputs.end());
 
   for (const fs::path &set : dataSets) {
     std::vector<std::pair<std::string, Tensor>> ins, outs;
@@ -173,11 +205,30 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
       return {Outcome::Unsupported, "unsupported test data: " + *err};
     if (auto err = readSet(set, "output_", outs))
       return {Outcome::Unsupported, "unsupported test data: " + *err};
+    auto find = [&](const std::string &name) {
+      return std::find_if(ins.begin(), ins.end(), [&](auto &p) { return p.first == name; });
+    };
+    if (!perShapeInputs.empty()) {
+      std::vector<Shape> shapes;
+      for (const std::string &name : perShapeInputs) {
+        auto it = find(name);
+        if (it == ins.end())
+          return {Outcome::Fail, "no test data for input '" + name + "'"};
+        shapes.push_back(it->second.shape());
+      }
+      auto g = importOnnxFileAtShapes(model.string(), perShapeInputs, shapes);
+      if (!g)
+        return importFailure(llvm::toString(g.takeError()));
+      graph = std::move(*g);
+      if (auto r = prepare(*graph))
+        return *r;
+    }
+    Graph &g = *graph;
 
     std::vector<Tensor> inputs;
     for (unsigned i = 0; i < g.numInputs(); ++i) {
       const std::string &name = g.input(i)->name();
-      auto it = std::find_if(ins.begin(), ins.end(), [&](auto &p) { return p.first == name; });
+      auto it = find(name);
       if (it == ins.end())
         return {Outcome::Fail, "no test data for input '" + name + "'"};
       inputs.push_back(asDType(it->second, g.input(i)->type().dtype));
@@ -339,6 +390,10 @@ Action addConformanceCommand(CLI::App &app) {
   cmd->add_option("--expected", o->expected,
                   "File of test names that must pass; exit 1 only if one of them fails");
   cmd->add_option("--write-passes", o->writePasses, "Write the names of passing tests here");
+  cmd->add_flag("--specialize-inputs", o->specializeInputs,
+                "Fold the first data set's shape-deciding inputs (a Reshape's shape, Slice's "
+                "starts, ...) into constants at import, as if the model had them built in; "
+                "without it the model runs as `strata run` runs it");
   cmd->add_option("--passes", o->passes,
                   "Optimize each test's graph with this pipeline (e.g. default) before running it");
   cmd->add_option("--timeout", o->timeoutSeconds, "Seconds allowed per test")->capture_default_str();
