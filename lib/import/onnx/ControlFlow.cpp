@@ -199,7 +199,7 @@ Values convertScan(ImportContext &ctx, const Node &n) {
     scanIns.push_back(x);
   }
   if (length > processLimits().maxOps)
-    throw ConvertError("a Scan of " + std::to_string(length) + " steps unrolls past " +
+    throw ConvertError("a Scan of " + std::to_string(length) + " steps unrolls to a graph " +
                        overLimit(&Limits::maxOps, processLimits().maxOps));
   std::vector<Values> scans(static_cast<size_t>(numScanOutputs));
   for (int64_t t = 0; t < length; ++t) {

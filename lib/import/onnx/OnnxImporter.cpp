@@ -645,18 +645,20 @@ private:
   std::vector<Value *> inlineSubgraph(const onnx::GraphProto &body,
                                       const std::vector<Value *> &inputs,
                                       const std::string &where) override {
-    if (++inlineDepth_ > limits_.maxRegionDepth) {
-      --inlineDepth_;
-      throw ConvertError("subgraphs nest deeper than " +
+    if (inlineDepth_ + 1 > limits_.maxRegionDepth)
+      throw ConvertError("subgraphs nest " +
                          overLimit(&Limits::maxRegionDepth, limits_.maxRegionDepth));
-    }
     if (static_cast<int>(inputs.size()) != body.input_size())
       throw ConvertError("subgraph '" + body.name() + "' takes " +
                          std::to_string(body.input_size()) + " inputs, given " +
                          std::to_string(inputs.size()));
-    if (static_cast<int64_t>(graph_->numOpsRecursive()) + body.node_size() > limits_.maxOps)
-      throw ConvertError("unrolling subgraph '" + body.name() + "' grows the graph past " +
+    // Counted as they are inlined (walking the graph each time would be quadratic); with the
+    // graph's own nodes this bounds what unrolling can create.
+    inlinedNodes_ += body.node_size() + body.input_size() + 1;
+    if (inlinedNodes_ + model_.graph().node_size() > limits_.maxOps)
+      throw ConvertError("unrolling subgraph '" + body.name() + "' grows the graph " +
                          overLimit(&Limits::maxOps, limits_.maxOps));
+    ++inlineDepth_;
     std::unordered_map<std::string, Value *> saved; // the enclosing bindings it shadows
     auto bind = [&](const std::string &name, Value *v) {
       if (name.empty())
@@ -840,6 +842,7 @@ private:
   // Marks a name a subgraph shadowed that had no binding before it (restored by erasing it).
   inline static Value *const kUnbound = reinterpret_cast<Value *>(uintptr_t{1});
   int64_t inlineDepth_ = 0;
+  int64_t inlinedNodes_ = 0; // nodes (and bound inputs) of subgraphs converted inline so far
   std::string namePrefix_; // "Loop_3/body#2/" while a subgraph is converted inline
   std::vector<std::string> specialized_;
   int unknownDims_ = 0;

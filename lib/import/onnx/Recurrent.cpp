@@ -135,7 +135,7 @@ private:
       x_ = transpose(b_, x_, {1, 0, 2}); // [seq, batch, input] from here on
     seq_ = staticDim(x_, 0, (std::string(cellName(cell_)) + " sequence length").c_str());
     if (seq_ > processLimits().maxOps / 16)
-      throw ConvertError("a sequence of " + std::to_string(seq_) + " steps unrolls past " +
+      throw ConvertError("a sequence of " + std::to_string(seq_) + " steps unrolls to a graph " +
                          overLimit(&Limits::maxOps, processLimits().maxOps));
     inputSize_ = staticDim(x_, 2, "input size");
     if (w_->type().rank() != 3 || r_->type().rank() != 3)

@@ -106,6 +106,8 @@ def build(case):
     if case == "rank-40":  # a rank beyond the max-rank limit
         n = helper.make_node("Relu", ["x"], ["y"], name="relu_deep")
         return model([n], [vi("x", [1] * 40)], [vi("y", [1] * 40)])
+    if case in ("loop-huge", "if-runtime", "if-nested", "if-nested-30", "loop-body-unknown-op"):
+        return control_flow_case(case)
     if case.startswith("ir-chain-"):  # ir-chain-N: graph IR text, a chain of N negations
         n, t = int(case[len("ir-chain-"):]), "tensor<4xf32>"
         lines = [f"graph @main(%x: {t}) -> (y: {t}) {{"]
@@ -127,6 +129,43 @@ def build(case):
         lines.append("}")
         return ("\n".join(lines) + "\n").encode()
     raise SystemExit(f"unknown case {case}")
+
+
+def control_flow_case(case):
+    """If/Loop models the importer must refuse cleanly (it resolves control flow at import)."""
+    i64 = lambda name, v: helper.make_tensor(name, TensorProto.INT64, [], [v])
+    if case == "loop-huge":  # a trillion iterations of a body that passes its state through
+        body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
+                                  helper.make_node("Identity", ["v_in"], ["v_out"])], "body",
+                                 [vi("i", [], TensorProto.INT64), vi("c_in", [], TensorProto.BOOL),
+                                  vi("v_in", [2])],
+                                 [vi("c_out", [], TensorProto.BOOL), vi("v_out", [2])])
+        n = helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop_forever", body=body)
+        return model([n], [vi("x", [2])], [vi("y", [2])], inits=[i64("m", 10 ** 12)])
+    branch = lambda name, op: helper.make_graph(
+        [helper.make_node(op, ["x"], [name + "_y"])], name, [], [vi(name + "_y", [2])])
+    if case == "if-runtime":  # the condition is a graph input: known only at run time
+        n = helper.make_node("If", ["c"], ["y"], name="if_data", then_branch=branch("t", "Relu"),
+                             else_branch=branch("e", "Neg"))
+        return model([n], [vi("c", [], TensorProto.BOOL), vi("x", [2])], [vi("y", [2])])
+    if case.startswith("if-nested"):  # Ifs nested 70 (or 30) deep, on a true constant
+        g = branch("leaf", "Relu")
+        for d in range(30 if case.endswith("-30") else 70):
+            n = helper.make_node("If", ["c"], [f"o{d}"], then_branch=g,
+                                 else_branch=branch(f"e{d}", "Neg"))
+            g = helper.make_graph([n], f"g{d}", [], [vi(f"o{d}", [2])])
+        n = helper.make_node("If", ["c"], ["y"], name="if_outer", then_branch=g,
+                             else_branch=branch("e_outer", "Neg"))
+        return model([n], [vi("x", [2])], [vi("y", [2])],
+                     inits=[helper.make_tensor("c", TensorProto.BOOL, [], [True])])
+    # loop-body-unknown-op: an op strata does not know, inside a body
+    body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
+                              helper.make_node("FrobnicateV2", ["v_in"], ["v_out"], name="frob")],
+                             "body", [vi("i", [], TensorProto.INT64),
+                                      vi("c_in", [], TensorProto.BOOL), vi("v_in", [2])],
+                             [vi("c_out", [], TensorProto.BOOL), vi("v_out", [2])])
+    n = helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop_frob", body=body)
+    return model([n], [vi("x", [2])], [vi("y", [2])], inits=[i64("m", 3)])
 
 
 def external_cases(out_dir):
