@@ -182,6 +182,7 @@ public:
       }
       llvm::consumeError(imported.takeError());
       std::vector<std::string> names;
+      interface_ = interface->inputs;
       for (const auto &[name, type] : interface->inputs) {
         inputs_.push_back(describe(name, type));
         inputDTypes_.push_back(type.dtype);
@@ -206,6 +207,7 @@ public:
     }
     for (unsigned i = 0; i < g.numOutputs(); ++i)
       outputs_.push_back(describe(g.outputName(i), g.output(i)->type()));
+    interface_ = interface;
     if (needsShapeSpecialization(g)) {
       std::shared_ptr<const Graph> shared(std::move(imported->graph));
       specialized_ = std::make_unique<driver::ShapeSpecializedModel>(
@@ -272,6 +274,33 @@ public:
     return outs.take();
   }
 
+  // Shape hints: checks one set of input shapes against the interface and, for a model compiled
+  // per input shape, compiles it for them now. Errors raise CompileError (InputError when the
+  // shapes contradict the model's own dims).
+  void prepare(const std::vector<Shape> &shapes) {
+    std::string error;
+    bool inputError = false;
+    {
+      py::gil_scoped_release release;
+      if (specialized_) {
+        std::lock_guard<std::mutex> lock(specializedMutex_);
+        auto model = specialized_->forShapes(shapes);
+        if (!model) {
+          inputError = specialized_->lastErrorWasBinding();
+          error = llvm::toString(model.takeError());
+        }
+      } else {
+        auto sizes = bindInputSymbols(interface_, shapes);
+        if (!sizes) {
+          inputError = true;
+          error = llvm::toString(sizes.takeError());
+        }
+      }
+    }
+    if (!error.empty())
+      raise(inputError ? inputErrorType : compileErrorType, error);
+  }
+
   // run(), plus the input and output pointers the executor was handed (for tests of zero-copy).
   py::tuple runTraced(const py::sequence &args) {
     std::vector<uintptr_t> in, out;
@@ -324,6 +353,7 @@ private:
 
   std::vector<IOInfo> inputs_, outputs_;
   std::vector<DType> inputDTypes_;
+  std::vector<std::pair<std::string, TensorType>> interface_; // the inputs as declared
   std::unique_ptr<driver::CompiledModel> model_;
   std::unique_ptr<driver::ShapeSpecializedModel> specialized_;
   std::mutex specializedMutex_;
@@ -472,6 +502,8 @@ PYBIND11_MODULE(_strata, m) {
       .def_property_readonly("threads", &JitModel::threads)
       .def_property_readonly("arena_bytes", &JitModel::arenaBytes)
       .def("run", [](JitModel &j, const py::sequence &args) { return j.run(args); })
+      .def("prepare", &JitModel::prepare, py::arg("shapes"),
+           "check one set of input shapes and compile for them when compiled per shape")
       .def("run_traced", &JitModel::runTraced,
            "run(), returning (outputs, input pointers, output pointers) the executor was handed");
 

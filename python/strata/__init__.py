@@ -240,13 +240,17 @@ def compile(model, *, example_inputs=None, threads: int = 0, target: str = "host
     """Compiles `model` (a path to .onnx, an onnx.ModelProto, its bytes, or a torch.nn.Module
     exported with torch.onnx.export on `example_inputs`, `dynamic_axes` passed through) for
     `target` ("host", "x86-64-v3", "x86-64-v2"). threads: for parallel loops, 0 = one per core.
-    passes: "default", "none" or a pipeline (`strata-opt --list-passes`). shapes: not yet
-    supported beyond None (symbolic dims are bound at run time). cache: keep the compiled model
+    passes: "default", "none" or a pipeline (`strata-opt --list-passes`). shapes: shape hints, a
+    dict {input name: shape} or a list of them; each is checked against the model's inputs, and a
+    model compiled per input shape (symbolic dims beyond a batch) is compiled for each now instead
+    of on its first call at those shapes; any other shape still works. cache: keep the compiled model
     in the compile cache `strata run` uses ($XDG_CACHE_HOME/strata) and load it from there when
     the same model, target and options come again; such a model runs one call at a time."""
-    if shapes is not None:
-        raise CompileError("shapes= (shape hints) is not supported yet; symbolic dims are bound "
-                           "when the model runs")
+    hints = [] if shapes is None else [shapes] if isinstance(shapes, dict) else list(shapes)
+    for hint in hints:
+        if not isinstance(hint, dict):
+            raise CompileError(f"shapes= takes a dict {{input name: shape}} or a list of them, "
+                               f"got {type(hint).__name__}")
     if threads < 0:
         raise CompileError(f"threads must be >= 0, got {threads}")
     path, tmpdir = _model_file(model, example_inputs, dynamic_axes, opset, input_names,
@@ -264,11 +268,28 @@ def compile(model, *, example_inputs=None, threads: int = 0, target: str = "host
             # or a model that fails, which the in-memory compile reports the same way).
             cached = ""
         if cached:
-            compiled = CompiledModel(_strata.LibraryModel(cached, threads=threads), path, options,
-                                     tmpdir)
+            library = _strata.LibraryModel(cached, threads=threads)
+            for hint in hints:  # a library takes what its dims say: check the hints against them
+                for info in map(TensorInfo, library.inputs):
+                    want = hint.get(info.name)
+                    ok = want is not None and len(want) == len(info.shape) and all(
+                        not isinstance(d, int) or d == int(w) for d, w in zip(info.shape, want))
+                    if not ok:
+                        raise InputError(f"shapes= {hint}: input '{info.name}' is {info.shape}")
+            compiled = CompiledModel(library, path, options, tmpdir)
             compiled.cache = "hit" if hit else "miss"
             return compiled
     native = _strata.JitModel(path, threads=threads, **options)
+    for hint in hints:
+        names = [i["name"] for i in native.inputs]
+        unknown = sorted(set(hint) - set(names))
+        missing = [n for n in names if n not in hint]
+        if unknown or missing:
+            raise CompileError(f"shapes= {hint}: " + (f"no input named {unknown}; " if unknown
+                                                      else "") +
+                               (f"no shape for {missing}; " if missing else "") +
+                               f"the inputs are {names}")
+        native.prepare([list(map(int, hint[n])) for n in names])
     return CompiledModel(native, path, options, tmpdir)
 
 

@@ -238,6 +238,21 @@ def test_torch_dynamic_height_and_width(net_kind):
             assert_close(model(x), net(x).numpy())
     with pytest.raises(strata.InputError, match="dim 1 must be 3"):
         model(np.zeros((1, 4, 32, 32), np.float32))
+    # Shape hints compile ahead of the first call; a contradicting one is an input error.
+    hinted = strata.compile(net, example_inputs=(torch.randn(1, 3, 32, 32),),
+                            dynamic_axes={"input": {0: "n", 2: "h", 3: "w"}},
+                            shapes=[{"input": (1, 3, 32, 32)}, {"input": (2, 3, 41, 23)}])
+    assert hinted.kernels > 0
+    x = torch.randn(2, 3, 41, 23)
+    with torch.no_grad():
+        assert_close(hinted(x), net(x).numpy())
+    with pytest.raises(strata.InputError, match="expected dim 1 = 3"):
+        strata.compile(net, example_inputs=(torch.randn(1, 3, 32, 32),),
+                       dynamic_axes={"input": {0: "n", 2: "h", 3: "w"}},
+                       shapes={"input": (1, 4, 32, 32)})
+    with pytest.raises(strata.CompileError, match="no input named"):
+        strata.compile(net, example_inputs=(torch.randn(1, 3, 32, 32),),
+                       dynamic_axes={"input": {0: "n", 2: "h", 3: "w"}}, shapes={"x": (1, 3, 8, 8)})
 
 
 def test_dynamic_height_and_width_with_cache(tmp_path, monkeypatch):
