@@ -147,6 +147,85 @@ private:
   bool profiling_ = false;
 };
 
+// The jit engine of a model compiled per input shape, through the compile cache: each shape set's
+// library is kept next to the model's own entry (KEY-<shapes>.so), so a later process at the same
+// shapes loads it instead of compiling. The libraries of the most recently used shape sets stay
+// open.
+class ShapeSpecializedCachedEngine : public Engine {
+public:
+  ShapeSpecializedCachedEngine(std::vector<std::pair<std::string, TensorType>> inputs,
+                               driver::StaticGraphSource source, driver::CompileOptions co,
+                               std::string entry, unsigned threads)
+      : inputs_(std::move(inputs)), source_(std::move(source)), co_(std::move(co)),
+        entry_(std::move(entry)), poolThreads_(threads) {}
+
+  llvm::Error prepare(const std::vector<Tensor> &in, bool &inputError) override {
+    inputError = false;
+    std::vector<Shape> shapes;
+    std::string key;
+    for (const Tensor &t : in) {
+      shapes.push_back(t.shape());
+      key += (key.empty() ? "" : "_") + (t.rank() ? shapeToString(t.shape()) : "s");
+    }
+    for (auto &e : libs_)
+      if (e.shapes == shapes) {
+        e.lastUse = ++clock_;
+        last_ = e.model.get();
+        return llvm::Error::success();
+      }
+    if (key.size() > 96) // file names stay short: a long key is hashed
+      key = "h" + std::to_string(std::hash<std::string>{}(key));
+    std::string lib = entry_.substr(0, entry_.size() - 3) + "-" + key + ".so";
+    auto start = std::chrono::steady_clock::now();
+    cache = "hit";
+    if (!llvm::sys::fs::exists(lib)) {
+      cache = "miss";
+      auto graph = driver::staticGraphAt(inputs_, source_, shapes, inputError);
+      if (!graph)
+        return graph.takeError();
+      if (llvm::Error err = driver::compileLibrary(**graph, co_, lib, /*withHeader=*/false))
+        return err;
+    }
+    auto m = driver::SharedModel::open(lib, poolThreads_);
+    if (!m) {
+      llvm::sys::fs::remove(lib); // damaged: the next run writes it again
+      return m.takeError();
+    }
+    cachePath = lib;
+    compileMs += msSince(start);
+    if (libs_.size() >= driver::ShapeSpecializedModel::kMaxCompiled) {
+      auto oldest = std::min_element(libs_.begin(), libs_.end(),
+                                     [](const auto &a, const auto &b) { return a.lastUse < b.lastUse; });
+      libs_.erase(oldest);
+    }
+    libs_.push_back({shapes, std::move(*m), ++clock_});
+    last_ = libs_.back().model.get();
+    return llvm::Error::success();
+  }
+  llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &in) override {
+    bool inputError = false;
+    if (llvm::Error err = prepare(in, inputError))
+      return std::move(err);
+    return last_->run(in);
+  }
+  int64_t arenaBytes() const override { return last_ ? last_->arenaBytes() : 0; }
+
+private:
+  struct Library {
+    std::vector<Shape> shapes;
+    std::unique_ptr<driver::SharedModel> model;
+    uint64_t lastUse = 0;
+  };
+  std::vector<std::pair<std::string, TensorType>> inputs_;
+  driver::StaticGraphSource source_;
+  driver::CompileOptions co_;
+  std::string entry_;
+  unsigned poolThreads_;
+  std::vector<Library> libs_;
+  driver::SharedModel *last_ = nullptr;
+  uint64_t clock_ = 0;
+};
+
 // The interpreter for a model imported per set of input shapes (its shape arithmetic folds only at
 // known sizes): the graphs of the most recently used shapes are kept.
 class ShapeSpecializedInterpEngine : public Engine {
@@ -504,6 +583,29 @@ void addTargetOption(CLI::App *cmd, std::string &target) {
       ->capture_default_str();
 }
 
+// The jit engine of a model compiled per input shape: through the compile cache when it is on.
+std::unique_ptr<Engine> perShapeJitEngine(const std::string &model,
+                                          std::vector<std::pair<std::string, TensorType>> inputs,
+                                          driver::StaticGraphSource source,
+                                          const EngineOptions &opts,
+                                          const driver::CompileOptions &co) {
+  std::unique_ptr<Engine> e;
+  if (opts.cache) {
+    auto entry = driver::compileCachePath(model, co);
+    if (!entry)
+      llvm::consumeError(entry.takeError());
+    else if (!entry->empty() &&
+             !llvm::sys::fs::create_directories(llvm::sys::path::parent_path(*entry)))
+      e = std::make_unique<ShapeSpecializedCachedEngine>(std::move(inputs), std::move(source), co,
+                                                         *entry, opts.threads);
+  }
+  if (!e)
+    e = std::make_unique<ShapeSpecializedJitEngine>(std::move(inputs), std::move(source), co);
+  e->name = "jit";
+  e->threads = co.threads ? co.threads : std::max(1u, std::thread::hardware_concurrency());
+  return e;
+}
+
 // The engine of an ONNX model imported once per set of input shapes.
 std::unique_ptr<Engine> perShapeImportEngine(const std::string &model, OnnxInterface interface,
                                              const EngineOptions &opts,
@@ -514,9 +616,7 @@ std::unique_ptr<Engine> perShapeImportEngine(const std::string &model, OnnxInter
     e = std::make_unique<ShapeSpecializedInterpEngine>(interface.inputs, std::move(source));
     e->name = "interp";
   } else if (opts.engine == "jit") {
-    e = std::make_unique<ShapeSpecializedJitEngine>(interface.inputs, std::move(source), co);
-    e->name = "jit";
-    e->threads = co.threads ? co.threads : std::max(1u, std::thread::hardware_concurrency());
+    e = perShapeJitEngine(model, interface.inputs, std::move(source), opts, co);
   } else {
     fail(kUsage, "unknown engine '" + opts.engine + "' (expected jit or interp)");
     return nullptr;
@@ -588,11 +688,8 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
   if (needsShapeSpecialization(*graph)) {
     std::vector<std::pair<std::string, TensorType>> inputs = namedInputs(*graph);
     std::shared_ptr<const Graph> shared(std::move(graph));
-    auto e = std::make_unique<ShapeSpecializedJitEngine>(inputs, driver::specializingSource(shared),
-                                                         co);
+    auto e = perShapeJitEngine(model, inputs, driver::specializingSource(shared), opts, co);
     describeGraph(*e, *shared);
-    e->name = "jit";
-    e->threads = co.threads ? co.threads : std::max(1u, std::thread::hardware_concurrency());
     return e;
   }
   auto e = std::make_unique<JitEngine>(nullptr);
