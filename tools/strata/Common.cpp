@@ -36,7 +36,20 @@ std::unique_ptr<Graph> loadModel(const std::string &path, const ImportOptions &o
   if (endsWith(path, ".onnx")) {
     auto result = importOnnxFile(path, opts);
     if (!result) {
-      fail(kBadModel, llvm::toString(result.takeError()));
+      // Say how to import a model whose shape arithmetic folds only at known sizes.
+      std::string error = llvm::toString(result.takeError());
+      auto interface = readOnnxInterface(path);
+      bool symbolic = false;
+      if (interface)
+        for (const auto &in : interface->inputs)
+          symbolic |= !in.second.isStatic();
+      else
+        llvm::consumeError(interface.takeError());
+      if (symbolic && opts.inputShapes.empty())
+        error += "\nnote: the model computes shapes from its symbolic input dims; give "
+                 "--shape NAME=D0xD1x... for one shape, or run it with `strata run` (the jit "
+                 "compiles it per input shape)";
+      fail(kBadModel, error);
       return nullptr;
     }
     return std::move(result->graph);

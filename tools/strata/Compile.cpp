@@ -246,26 +246,6 @@ int compileModel(const CompileOpts &o) {
   std::unique_ptr<Graph> graph;
   if (!shapes->empty()) {
     graph = loadModelAtShapes(o.model, *shapes);
-  } else if (endsWith(o.model, ".onnx")) {
-    auto imported = importOnnxFile(o.model);
-    if (imported) {
-      graph = std::move(imported->graph);
-    } else {
-      // Say how to compile a model whose shape arithmetic folds only at known sizes.
-      std::string error = llvm::toString(imported.takeError());
-      auto interface = readOnnxInterface(o.model);
-      bool symbolic = false;
-      if (interface)
-        for (const auto &in : interface->inputs)
-          symbolic |= !in.second.isStatic();
-      else
-        llvm::consumeError(interface.takeError());
-      if (symbolic)
-        error += "\nnote: the model computes shapes from its symbolic input dims; compile it for "
-                 "one shape with --shape NAME=D0xD1x..., or run it with `strata run` (the jit "
-                 "compiles it per input shape)";
-      return fail(kBadModel, error);
-    }
   } else {
     graph = loadModel(o.model);
   }

@@ -1,4 +1,5 @@
-// strata import MODEL.onnx [-o FILE]: prints the imported graph IR.
+// strata import MODEL.onnx [-o FILE] [--shape NAME=D0xD1x...]: prints the imported graph IR (at
+// the given input shapes, when a model's shape arithmetic folds only at known sizes).
 #include "Commands.h"
 
 #include "strata/graph/Printer.h"
@@ -8,6 +9,7 @@ namespace strata::cli {
 Action addImportCommand(CLI::App &app) {
   struct Opts {
     std::string model, output;
+    std::vector<std::string> shapes;
     bool emitBlobs = false, locations = false;
   };
   auto opts = std::make_shared<Opts>();
@@ -18,8 +20,12 @@ Action addImportCommand(CLI::App &app) {
   cmd->add_flag("--emit-blobs", opts->emitBlobs,
                 "Append the data of large constants so the text re-parses into a runnable graph");
   cmd->add_flag("--print-locations", opts->locations, "Print each op's ONNX node name");
+  addShapeOption(cmd, opts->shapes);
   return [opts]() {
-    auto graph = loadModel(opts->model);
+    auto shapes = parseShapeHints(opts->shapes);
+    if (!shapes)
+      return fail(kUsage, llvm::toString(shapes.takeError()));
+    auto graph = shapes->empty() ? loadModel(opts->model) : loadModelAtShapes(opts->model, *shapes);
     if (!graph)
       return failedCode();
     PrintOptions po;
