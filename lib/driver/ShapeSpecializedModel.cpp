@@ -3,9 +3,15 @@
 #include "strata/graph/Specialize.h"
 #include "strata/support/Error.h"
 
-#include <algorithm>
-
 namespace strata::driver {
+
+std::vector<Shape> shapesOf(const std::vector<Tensor> &tensors) {
+  std::vector<Shape> shapes;
+  shapes.reserve(tensors.size());
+  for (const Tensor &t : tensors)
+    shapes.push_back(t.shape());
+  return shapes;
+}
 
 StaticGraphSource specializingSource(std::shared_ptr<const Graph> g) {
   return [g](const std::vector<Shape> &, const std::map<std::string, int64_t> &sizes) {
@@ -34,12 +40,10 @@ ShapeSpecializedModel::~ShapeSpecializedModel() = default;
 
 llvm::Expected<CompiledModel *> ShapeSpecializedModel::forShapes(const std::vector<Shape> &shapes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto &e : entries_)
-    if (e->shapes == shapes) {
-      e->lastUse = ++clock_;
-      last_ = e.get();
-      return e->model.get();
-    }
+  if (Compiled *hit = compiled_.find(shapes)) {
+    last_ = hit;
+    return hit->model.get();
+  }
   auto bound = staticGraphAt(inputs_, source_, shapes, lastErrorWasBinding_);
   if (!bound)
     return bound.takeError();
@@ -47,30 +51,12 @@ llvm::Expected<CompiledModel *> ShapeSpecializedModel::forShapes(const std::vect
   if (!model)
     return model.takeError();
   ++compilations_;
-  if (entries_.size() >= kMaxCompiled) {
-    auto oldest = std::min_element(entries_.begin(), entries_.end(), [](const auto &a, const auto &b) {
-      return a->lastUse < b->lastUse;
-    });
-    if (last_ == oldest->get())
-      last_ = nullptr;
-    entries_.erase(oldest);
-  }
-  auto entry = std::make_unique<Entry>();
-  entry->shapes = shapes;
-  entry->graph = std::move(*bound);
-  entry->model = std::move(*model);
-  entry->lastUse = ++clock_;
-  last_ = entry.get();
-  entries_.push_back(std::move(entry));
+  last_ = &compiled_.insert(shapes, Compiled{std::move(*bound), std::move(*model)});
   return last_->model.get();
 }
 
 llvm::Expected<std::vector<Tensor>> ShapeSpecializedModel::run(const std::vector<Tensor> &inputs) {
-  std::vector<Shape> shapes;
-  shapes.reserve(inputs.size());
-  for (const Tensor &t : inputs)
-    shapes.push_back(t.shape());
-  auto model = forShapes(shapes);
+  auto model = forShapes(shapesOf(inputs));
   if (!model)
     return model.takeError();
   return (*model)->run(inputs);

@@ -170,16 +170,9 @@ public:
     if (!imported) {
       // Shape arithmetic that folds only at known sizes: imported again per set of input shapes
       // (docs/runtime.md, "Dynamic shapes: one compilation per input shape").
-      auto interface = readOnnxInterface(path);
-      bool symbolic = false;
-      if (interface)
-        for (const auto &in : interface->inputs)
-          symbolic |= !in.second.isStatic();
-      if (!interface || !symbolic) {
-        if (!interface)
-          llvm::consumeError(interface.takeError());
+      std::optional<OnnxInterface> interface = perShapeInterface(path);
+      if (!interface)
         raise(compileErrorType, llvm::toString(imported.takeError()));
-      }
       llvm::consumeError(imported.takeError());
       std::vector<std::string> names;
       interface_ = interface->inputs;
@@ -284,11 +277,7 @@ public:
       py::gil_scoped_release release;
       if (specialized_) {
         std::lock_guard<std::mutex> lock(specializedMutex_);
-        auto model = specialized_->forShapes(shapes);
-        if (!model) {
-          inputError = specialized_->lastErrorWasBinding();
-          error = llvm::toString(model.takeError());
-        }
+        compiledFor(shapes, error, inputError);
       } else {
         auto sizes = bindInputSymbols(interface_, shapes);
         if (!sizes) {
@@ -322,13 +311,9 @@ private:
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(specializedMutex_);
-      auto model = specialized_->forShapes(shapes);
-      if (!model) {
-        inputError = specialized_->lastErrorWasBinding();
-        error = llvm::toString(model.takeError());
-      } else {
-        std::unique_ptr<runtime::RunContext> ctx = (*model)->createContext();
-        if (llvm::Error err = (*model)->runInto(*ctx, refs, outs.allocator()))
+      if (driver::CompiledModel *model = compiledFor(shapes, error, inputError)) {
+        std::unique_ptr<runtime::RunContext> ctx = model->createContext();
+        if (llvm::Error err = model->runInto(*ctx, refs, outs.allocator()))
           error = llvm::toString(std::move(err));
         lastArenaBytes_ = ctx->arenaBytes();
       }
@@ -336,6 +321,18 @@ private:
     if (!error.empty())
       raise(inputError || !outs.asked ? inputErrorType : runErrorType, error);
     return outs.take();
+  }
+
+  // The per-shape model for `shapes` (compiled on first sight), or null with the error and whether
+  // the shapes themselves were at fault. Call with specializedMutex_ held.
+  driver::CompiledModel *compiledFor(const std::vector<Shape> &shapes, std::string &error,
+                                     bool &inputError) {
+    auto model = specialized_->forShapes(shapes);
+    if (model)
+      return *model;
+    inputError = specialized_->lastErrorWasBinding();
+    error = llvm::toString(model.takeError());
+    return nullptr;
   }
 
   std::unique_ptr<runtime::RunContext> takeContext() {

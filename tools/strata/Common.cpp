@@ -38,14 +38,7 @@ std::unique_ptr<Graph> loadModel(const std::string &path, const ImportOptions &o
     if (!result) {
       // Say how to import a model whose shape arithmetic folds only at known sizes.
       std::string error = llvm::toString(result.takeError());
-      auto interface = readOnnxInterface(path);
-      bool symbolic = false;
-      if (interface)
-        for (const auto &in : interface->inputs)
-          symbolic |= !in.second.isStatic();
-      else
-        llvm::consumeError(interface.takeError());
-      if (symbolic && opts.inputShapes.empty())
+      if (opts.inputShapes.empty() && perShapeInterface(path))
         error += "\nnote: the model computes shapes from its symbolic input dims; give "
                  "--shape NAME=D0xD1x... for one shape, or run it with `strata run` (the jit "
                  "compiles it per input shape)";

@@ -146,17 +146,11 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
     std::string msg = llvm::toString(imported.takeError());
     if (o.specializeInputs)
       return importFailure(msg);
-    auto interface = readOnnxInterface(model.string());
-    bool symbolic = false;
-    if (interface)
-      for (const auto &in : interface->inputs) {
-        symbolic |= !in.second.isStatic();
-        perShapeInputs.push_back(in.first);
-      }
-    else
-      llvm::consumeError(interface.takeError());
-    if (!symbolic)
+    auto interface = perShapeInterface(model.string());
+    if (!interface)
       return importFailure(msg);
+    for (const auto &in : interface->inputs)
+      perShapeInputs.push_back(in.first);
   }
 
   // Makes `g` runnable: optimized (interp with --passes) or compiled (jit). The jit engine
@@ -189,6 +183,7 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
     return std::nullopt;
   };
   std::unique_ptr<Graph> graph;
+  std::vector<Shape> graphShapes; // the input shapes `graph` was imported at (per-shape import)
   std::set<std::string> specialized;
   if (imported) {
     graph = std::move(imported->graph);
@@ -216,12 +211,15 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
           return {Outcome::Fail, "no test data for input '" + name + "'"};
         shapes.push_back(it->second.shape());
       }
-      auto g = importOnnxFileAtShapes(model.string(), perShapeInputs, shapes);
-      if (!g)
-        return importFailure(llvm::toString(g.takeError()));
-      graph = std::move(*g);
-      if (auto r = prepare(*graph))
-        return *r;
+      if (!graph || shapes != graphShapes) { // data sets of one shape share import and compile
+        auto g = importOnnxFileAtShapes(model.string(), perShapeInputs, shapes);
+        if (!g)
+          return importFailure(llvm::toString(g.takeError()));
+        graph = std::move(*g);
+        graphShapes = std::move(shapes);
+        if (auto r = prepare(*graph))
+          return *r;
+      }
     }
     Graph &g = *graph;
 

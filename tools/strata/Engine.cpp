@@ -94,12 +94,9 @@ public:
                             driver::StaticGraphSource source, driver::CompileOptions co)
       : model_(std::move(inputs), std::move(source), std::move(co)) {}
   llvm::Error prepare(const std::vector<Tensor> &inputs, bool &inputError) override {
-    std::vector<Shape> shapes;
-    for (const Tensor &t : inputs)
-      shapes.push_back(t.shape());
     auto start = std::chrono::steady_clock::now();
     size_t before = model_.compilations();
-    auto m = model_.forShapes(shapes);
+    auto m = model_.forShapes(driver::shapesOf(inputs));
     if (!m) {
       inputError = model_.lastErrorWasBinding();
       return m.takeError();
@@ -116,7 +113,7 @@ public:
   llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) override {
     bool inputError = false;
     if (llvm::Error err = prepare(inputs, inputError))
-      return std::move(err);
+      return err;
     return model_.lastModel()->run(inputs);
   }
   int64_t arenaBytes() const override {
@@ -161,18 +158,14 @@ public:
 
   llvm::Error prepare(const std::vector<Tensor> &in, bool &inputError) override {
     inputError = false;
-    std::vector<Shape> shapes;
-    std::string key;
-    for (const Tensor &t : in) {
-      shapes.push_back(t.shape());
-      key += (key.empty() ? "" : "_") + (t.rank() ? shapeToString(t.shape()) : "s");
+    std::vector<Shape> shapes = driver::shapesOf(in);
+    if (auto *hit = libs_.find(shapes)) {
+      last_ = hit->get();
+      return llvm::Error::success();
     }
-    for (auto &e : libs_)
-      if (e.shapes == shapes) {
-        e.lastUse = ++clock_;
-        last_ = e.model.get();
-        return llvm::Error::success();
-      }
+    std::string key;
+    for (const Shape &s : shapes)
+      key += (key.empty() ? "" : "_") + (s.empty() ? std::string("s") : shapeToString(s));
     if (key.size() > 96) // file names stay short: a long key is hashed
       key = "h" + std::to_string(std::hash<std::string>{}(key));
     std::string lib = entry_.substr(0, entry_.size() - 3) + "-" + key + ".so";
@@ -193,37 +186,26 @@ public:
     }
     cachePath = lib;
     compileMs += msSince(start);
-    if (libs_.size() >= driver::ShapeSpecializedModel::kMaxCompiled) {
-      auto oldest = std::min_element(libs_.begin(), libs_.end(),
-                                     [](const auto &a, const auto &b) { return a.lastUse < b.lastUse; });
-      libs_.erase(oldest);
-    }
-    libs_.push_back({shapes, std::move(*m), ++clock_});
-    last_ = libs_.back().model.get();
+    last_ = libs_.insert(std::move(shapes), std::move(*m)).get();
     return llvm::Error::success();
   }
   llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &in) override {
     bool inputError = false;
     if (llvm::Error err = prepare(in, inputError))
-      return std::move(err);
+      return err;
     return last_->run(in);
   }
   int64_t arenaBytes() const override { return last_ ? last_->arenaBytes() : 0; }
 
 private:
-  struct Library {
-    std::vector<Shape> shapes;
-    std::unique_ptr<driver::SharedModel> model;
-    uint64_t lastUse = 0;
-  };
   std::vector<std::pair<std::string, TensorType>> inputs_;
   driver::StaticGraphSource source_;
   driver::CompileOptions co_;
   std::string entry_;
   unsigned poolThreads_;
-  std::vector<Library> libs_;
+  driver::ShapeKeyedCache<std::unique_ptr<driver::SharedModel>> libs_{
+      driver::ShapeSpecializedModel::kMaxCompiled};
   driver::SharedModel *last_ = nullptr;
-  uint64_t clock_ = 0;
 };
 
 // The interpreter for a model imported per set of input shapes (its shape arithmetic folds only at
@@ -234,34 +216,30 @@ public:
                                driver::StaticGraphSource source)
       : inputs_(std::move(inputs)), source_(std::move(source)) {}
   llvm::Error prepare(const std::vector<Tensor> &inputs, bool &inputError) override {
-    std::vector<Shape> shapes;
-    for (const Tensor &t : inputs)
-      shapes.push_back(t.shape());
-    for (auto &[key, graph] : graphs_)
-      if (key == shapes) {
-        last_ = graph.get();
-        return llvm::Error::success();
-      }
+    inputError = false;
+    std::vector<Shape> shapes = driver::shapesOf(inputs);
+    if (auto *hit = graphs_.find(shapes)) {
+      last_ = hit->get();
+      return llvm::Error::success();
+    }
     auto g = driver::staticGraphAt(inputs_, source_, shapes, inputError);
     if (!g)
       return g.takeError();
-    if (graphs_.size() >= driver::ShapeSpecializedModel::kMaxCompiled)
-      graphs_.erase(graphs_.begin());
-    graphs_.emplace_back(shapes, std::move(*g));
-    last_ = graphs_.back().second.get();
+    last_ = graphs_.insert(std::move(shapes), std::move(*g)).get();
     return llvm::Error::success();
   }
   llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) override {
     bool inputError = false;
     if (llvm::Error err = prepare(inputs, inputError))
-      return std::move(err);
+      return err;
     return interpret(*last_, inputs);
   }
 
 private:
   std::vector<std::pair<std::string, TensorType>> inputs_;
   driver::StaticGraphSource source_;
-  std::vector<std::pair<std::vector<Shape>, std::unique_ptr<Graph>>> graphs_;
+  driver::ShapeKeyedCache<std::unique_ptr<Graph>> graphs_{
+      driver::ShapeSpecializedModel::kMaxCompiled};
   const Graph *last_ = nullptr;
 };
 
@@ -282,13 +260,6 @@ std::vector<std::pair<std::string, TensorType>> namedInputs(const Graph &g) {
   for (unsigned i = 0; i < g.numInputs(); ++i)
     inputs.emplace_back(g.input(i)->name(), g.input(i)->type());
   return inputs;
-}
-
-bool hasSymbolicDim(const std::vector<std::pair<std::string, TensorType>> &inputs) {
-  for (const auto &in : inputs)
-    if (!in.second.isStatic())
-      return true;
-  return false;
 }
 
 class AotEngine : public Engine {
@@ -341,6 +312,28 @@ struct CachedEngine {
   std::unique_ptr<Engine> engine;
   bool failed = false;
   std::unique_ptr<Graph> graph; // imported on a miss that cannot go through the cache
+  std::optional<OnnxInterface> perShape; // or: an ONNX model to import per input shape
+
+  static CachedEngine failedModel() {
+    CachedEngine c;
+    c.failed = true;
+    return c;
+  }
+  static CachedEngine of(std::unique_ptr<Engine> e) {
+    CachedEngine c;
+    c.engine = std::move(e);
+    return c;
+  }
+  static CachedEngine inMemory(std::unique_ptr<Graph> g) {
+    CachedEngine c;
+    c.graph = std::move(g);
+    return c;
+  }
+  static CachedEngine perShapeImport(OnnxInterface interface) {
+    CachedEngine c;
+    c.perShape = std::move(interface);
+    return c;
+  }
 };
 
 CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts,
@@ -368,28 +361,24 @@ CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts
       auto imported = importOnnxFile(model);
       if (!imported) {
         // Shape arithmetic that folds only at known sizes: openEngine imports it per input shape.
-        auto interface = readOnnxInterface(model);
-        bool symbolic = interface && hasSymbolicDim(interface->inputs);
-        if (!interface)
-          llvm::consumeError(interface.takeError());
-        if (symbolic) {
+        if (auto interface = perShapeInterface(model)) {
           llvm::consumeError(imported.takeError());
-          return {};
+          return CachedEngine::perShapeImport(std::move(*interface));
         }
         fail(kBadModel, llvm::toString(imported.takeError()));
-        return {nullptr, true};
+        return CachedEngine::failedModel();
       }
       graph = std::move(imported->graph);
     } else {
       graph = loadModel(model);
     }
     if (!graph)
-      return {nullptr, true};
+      return CachedEngine::failedModel();
     if (needsShapeSpecialization(*graph)) // compiled per input shapes, in memory
-      return {nullptr, false, std::move(graph)};
+      return CachedEngine::inMemory(std::move(graph));
     if (llvm::Error err = driver::compileLibrary(*graph, co, lib, /*withHeader=*/false)) {
       fail(kBadModel, model + ": " + llvm::toString(std::move(err)));
-      return {nullptr, true};
+      return CachedEngine::failedModel();
     }
   }
   auto m = driver::SharedModel::open(lib, opts.threads);
@@ -406,7 +395,7 @@ CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts
   e->cachePath = lib;
   e->compileMs = msSince(start);
   e->threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
-  return {std::move(e), false};
+  return CachedEngine::of(std::move(e));
 }
 
 } // namespace
@@ -432,10 +421,8 @@ std::unique_ptr<Graph> loadModelForRun(const std::string &path,
       if (nodes)
         *nodes = std::move(imported->nodes);
     } else {
-      auto onnxInterface = readOnnxInterface(path);
-      if (!onnxInterface || !hasSymbolicDim(onnxInterface->inputs)) {
-        if (!onnxInterface)
-          llvm::consumeError(onnxInterface.takeError());
+      auto onnxInterface = perShapeInterface(path);
+      if (!onnxInterface) {
         fail(kBadModel, llvm::toString(imported.takeError()));
         return nullptr;
       }
@@ -649,6 +636,8 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
     CachedEngine cached = cachedJitEngine(model, opts, co);
     if (cached.engine || cached.failed)
       return std::move(cached.engine);
+    if (cached.perShape)
+      return perShapeImportEngine(model, std::move(*cached.perShape), opts, co);
     graph = std::move(cached.graph);
   }
   if (!graph && endsWith(model, ".onnx")) {
@@ -657,10 +646,8 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
       // A model with symbolic input dims whose shape arithmetic only folds at known sizes (a Shape
       // of a dynamic dim feeding a Reshape, Range, Slice, ...): imported again at each set of
       // input shapes. Anything else is the error.
-      auto interface = readOnnxInterface(model);
-      if (!interface || !hasSymbolicDim(interface->inputs)) {
-        if (interface)
-          llvm::consumeError(interface.takeError());
+      auto interface = perShapeInterface(model);
+      if (!interface) {
         fail(kBadModel, llvm::toString(imported.takeError()));
         return nullptr;
       }

@@ -6,7 +6,9 @@
 #pragma once
 #include "strata/driver/CompiledModel.h"
 
+#include <algorithm>
 #include <functional>
+#include <list>
 #include <map>
 #include <mutex>
 
@@ -27,6 +29,45 @@ staticGraphAt(const std::vector<std::pair<std::string, TensorType>> &inputs,
 
 // (The tools add a source importing an ONNX file again at the bound input shapes, so its shape
 // arithmetic folds to constants: the importer is above this layer.)
+
+// The shapes of `tensors`, in order: the key of the caches below.
+std::vector<Shape> shapesOf(const std::vector<Tensor> &tensors);
+
+// What was built for the most recently used sets of input shapes (compiled models, libraries,
+// graphs), at most `capacity` of them: the least recently used is dropped past that. Pointers
+// stay valid until their entry is dropped.
+template <typename T> class ShapeKeyedCache {
+public:
+  explicit ShapeKeyedCache(size_t capacity) : capacity_(capacity) {}
+  // The value for `shapes`, marked used; null when there is none.
+  T *find(const std::vector<Shape> &shapes) {
+    for (Entry &e : entries_)
+      if (e.shapes == shapes) {
+        e.lastUse = ++clock_;
+        return &e.value;
+      }
+    return nullptr;
+  }
+  T &insert(std::vector<Shape> shapes, T value) {
+    if (entries_.size() >= capacity_)
+      entries_.erase(std::min_element(entries_.begin(), entries_.end(),
+                                      [](const Entry &a, const Entry &b) {
+                                        return a.lastUse < b.lastUse;
+                                      }));
+    entries_.push_back({std::move(shapes), std::move(value), ++clock_});
+    return entries_.back().value;
+  }
+
+private:
+  struct Entry {
+    std::vector<Shape> shapes;
+    T value;
+    uint64_t lastUse = 0;
+  };
+  std::list<Entry> entries_;
+  size_t capacity_;
+  uint64_t clock_ = 0;
+};
 
 class ShapeSpecializedModel {
 public:
@@ -54,18 +95,15 @@ public:
   const Graph *lastGraph() const { return last_ ? last_->graph.get() : nullptr; }
 
 private:
-  struct Entry {
-    std::vector<Shape> shapes;
+  struct Compiled {
     std::unique_ptr<Graph> graph; // kept: the model's kernelOps point into it
     std::unique_ptr<CompiledModel> model;
-    uint64_t lastUse = 0;
   };
   std::vector<std::pair<std::string, TensorType>> inputs_;
   StaticGraphSource source_;
   CompileOptions opts_;
-  std::vector<std::unique_ptr<Entry>> entries_;
-  Entry *last_ = nullptr;
-  uint64_t clock_ = 0;
+  ShapeKeyedCache<Compiled> compiled_{kMaxCompiled};
+  Compiled *last_ = nullptr;
   size_t compilations_ = 0;
   bool lastErrorWasBinding_ = false;
   std::mutex mutex_;

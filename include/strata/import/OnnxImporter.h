@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,8 +53,14 @@ struct OnnxInterface {
   std::vector<std::pair<std::string, TensorType>> inputs;
   // Outputs with their declared types (rank 0 f32 where the file declares none).
   std::vector<std::pair<std::string, TensorType>> outputs;
+  bool hasSymbolicInput() const;
 };
 llvm::Expected<OnnxInterface> readOnnxInterface(const std::string &path);
+
+// After an import of `path` failed: its interface when some input dim is symbolic (the failure
+// may be shape arithmetic that folds only at known sizes, so importing it again at each set of
+// input shapes may work), else nullopt.
+std::optional<OnnxInterface> perShapeInterface(const std::string &path);
 
 // The graph of `path` with its inputs at these shapes (`inputs`: the interface's input names, in
 // the order of `shapes`; ImportOptions::inputShapes), so its shape arithmetic folds to constants.

@@ -39,6 +39,10 @@ bool sameElementCount(const TensorType &a, const TensorType &b) {
   if (a.dims == b.dims)
     return true;
   // Huge static dims (a hostile file's) overflow the product: such shapes never fuse.
+  if (a.isStatic() && b.isStatic()) {
+    std::optional<int64_t> na = a.staticNumElements(), nb = b.staticNumElements();
+    return na && nb && *na == *nb;
+  }
   try {
     SymExpr na(1), nb(1);
     for (const Dim &d : a.dims)

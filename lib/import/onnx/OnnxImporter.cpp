@@ -877,6 +877,24 @@ llvm::Expected<OnnxInterface> readOnnxInterface(const std::string &path) {
   }
 }
 
+bool OnnxInterface::hasSymbolicInput() const {
+  for (const auto &in : inputs)
+    if (!in.second.isStatic())
+      return true;
+  return false;
+}
+
+std::optional<OnnxInterface> perShapeInterface(const std::string &path) {
+  auto interface = readOnnxInterface(path);
+  if (!interface) {
+    llvm::consumeError(interface.takeError());
+    return std::nullopt;
+  }
+  if (!interface->hasSymbolicInput())
+    return std::nullopt;
+  return std::move(*interface);
+}
+
 llvm::Expected<std::unique_ptr<Graph>>
 importOnnxFileAtShapes(const std::string &path, const std::vector<std::string> &inputs,
                        const std::vector<Shape> &shapes) {
