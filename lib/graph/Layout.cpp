@@ -40,12 +40,13 @@ inline void copyElement(const uint8_t *src, int64_t from, uint8_t *dst, int64_t 
 
 Tensor blockChannels(const Tensor &plain, int64_t block) {
   const Shape &s = plain.shape();
-  assert(s.size() >= 2 && block > 0 && s[1] % block == 0);
+  assert(s.size() >= 2 && block > 0);
   int64_t n = s[0], channels = s[1], spatial = product(s, 2, s.size());
-  Shape outShape = {n, channels / block};
+  int64_t blocks = (channels + block - 1) / block;
+  Shape outShape = {n, blocks};
   outShape.insert(outShape.end(), s.begin() + 2, s.end());
   outShape.push_back(block);
-  Tensor out(plain.dtype(), outShape);
+  Tensor out(plain.dtype(), outShape); // zero-filled: pad lanes stay 0
   size_t size = dtypeSize(plain.dtype());
   const auto *src = static_cast<const uint8_t *>(plain.rawData());
   auto *dst = static_cast<uint8_t *>(out.rawData());
@@ -53,15 +54,17 @@ Tensor blockChannels(const Tensor &plain, int64_t block) {
     for (int64_t c = 0; c < channels; ++c)
       for (int64_t p = 0; p < spatial; ++p)
         copyElement(src, (b * channels + c) * spatial + p, dst,
-                    ((b * (channels / block) + c / block) * spatial + p) * block + c % block, size);
+                    ((b * blocks + c / block) * spatial + p) * block + c % block, size);
   return out;
 }
 
-Tensor unblockChannels(const Tensor &blocked) {
+Tensor unblockChannels(const Tensor &blocked, int64_t channels) {
   const Shape &s = blocked.shape();
   assert(s.size() >= 3);
   int64_t n = s[0], blocks = s[1], block = s.back(), spatial = product(s, 2, s.size() - 1);
-  int64_t channels = blocks * block;
+  if (channels <= 0)
+    channels = blocks * block;
+  assert(channels <= blocks * block);
   Shape outShape = {n, channels};
   outShape.insert(outShape.end(), s.begin() + 2, s.end() - 1);
   Tensor out(blocked.dtype(), outShape);
@@ -73,6 +76,23 @@ Tensor unblockChannels(const Tensor &blocked) {
       for (int64_t p = 0; p < spatial; ++p)
         copyElement(src, ((b * blocks + c / block) * spatial + p) * block + c % block, dst,
                     (b * channels + c) * spatial + p, size);
+  return out;
+}
+
+Tensor zeroPadLeading(const Tensor &x, int64_t d0, int64_t d1) {
+  const Shape &s = x.shape();
+  assert(s.size() >= 2 && d0 >= s[0] && d1 >= s[1]);
+  Shape outShape = s;
+  outShape[0] = d0;
+  outShape[1] = d1;
+  Tensor out(x.dtype(), outShape);
+  const int64_t inner = product(s, 2, s.size()) * static_cast<int64_t>(dtypeSize(x.dtype()));
+  const auto *src = static_cast<const uint8_t *>(x.rawData());
+  auto *dst = static_cast<uint8_t *>(out.rawData());
+  for (int64_t i = 0; i < s[0]; ++i)
+    for (int64_t j = 0; j < s[1]; ++j)
+      std::memcpy(dst + (i * d1 + j) * inner, src + (i * s[1] + j) * inner,
+                  static_cast<size_t>(inner));
   return out;
 }
 

@@ -19,30 +19,35 @@ Dim unblockedDim(int64_t blocks, int64_t block, const std::string &what) {
   return Dim(*n);
 }
 
-// [N, C, S...] -> [N, C/block, S..., block]
+// [N, C, S...] -> [N, ceil(C/block), S..., block]; the last block's lanes past C are padding.
 TensorType blockType(const TensorType &t, int64_t block, const char *what) {
   if (t.rank() < 2)
     fail(std::string(what) + " of rank " + std::to_string(t.rank()) +
          " has no channel dim to block");
   const Dim &channels = t.dims[1];
-  if (!channels.isStatic() || channels.size % block != 0)
-    fail(std::string(what) + " has " + channels.str() + " channels, not a multiple of " +
-         std::to_string(block));
-  std::vector<Dim> dims = {t.dims[0], Dim(channels.size / block)};
+  if (!channels.isStatic())
+    fail(std::string(what) + " has " + channels.str() + " channels, not a static count");
+  std::vector<Dim> dims = {t.dims[0], Dim((channels.size + block - 1) / block)};
   dims.insert(dims.end(), t.dims.begin() + 2, t.dims.end());
   dims.push_back(Dim(block));
   return t.withDims(std::move(dims));
 }
 
-// [N, C/block, S..., block] -> [N, C, S...]
-TensorType unblockType(const TensorType &t, int64_t block, const char *what) {
+// [N, C/block, S..., block] -> [N, C, S...]; `channels` (when positive) is C, whose blocks must
+// be exactly those of the operand.
+TensorType unblockType(const TensorType &t, int64_t block, const char *what,
+                       int64_t channels = 0) {
   if (t.rank() < 3)
     fail(std::string(what) + " of rank " + std::to_string(t.rank()) +
          " is not blocked [N, C/c, S..., c]");
   if (!(t.dims.back() == Dim(block)) || !t.dims[1].isStatic())
     fail(std::string(what) + " of shape " + dimsToString(t.dims) + " is not blocked by " +
          std::to_string(block));
-  std::vector<Dim> dims = {t.dims[0], unblockedDim(t.dims[1].size, block, what)};
+  Dim all = unblockedDim(t.dims[1].size, block, what);
+  if (channels < 0 || channels > all.size || (channels > 0 && channels <= all.size - block))
+    fail("channels " + std::to_string(channels) + " do not fill the " +
+         std::to_string(t.dims[1].size) + " blocks of " + std::to_string(block) + " of " + what);
+  std::vector<Dim> dims = {t.dims[0], channels > 0 ? Dim(channels) : all};
   dims.insert(dims.end(), t.dims.begin() + 2, t.dims.end() - 1);
   return t.withDims(std::move(dims));
 }
@@ -53,7 +58,14 @@ TensorType relayoutType(const InferContext &c) {
   if ((from == 0) == (to == 0))
     fail("relayout converts between a plain and a blocked layout, not \"" +
          c.attrs.at("from").getString() + "\" to \"" + c.attrs.at("to").getString() + "\"");
-  return to ? blockType(c.operand(0), to, "operand 0") : unblockType(c.operand(0), from, "operand 0");
+  if (to) {
+    const TensorType &x = c.operand(0);
+    if (attrs.channels() != 0 && x.rank() >= 2 && !(x.dims[1] == Dim(attrs.channels())))
+      fail("channels " + std::to_string(attrs.channels()) + " is not operand 0's " +
+           x.dims[1].str());
+    return blockType(x, to, "operand 0");
+  }
+  return unblockType(c.operand(0), from, "operand 0", attrs.channels());
 }
 
 } // namespace

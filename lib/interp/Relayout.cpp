@@ -14,14 +14,17 @@ Tensors relayoutKernel(const Op &op, const Tensors &operands) {
   if ((from == 0) == (to == 0))
     structured::fail(op, "expected one plain and one blocked layout");
   if (to) {
-    if (x.rank() < 2 || x.shape()[1] % to != 0)
+    if (x.rank() < 2)
       structured::fail(op, "cannot block " + shapeToString(x.shape()) + " by " +
                                std::to_string(to) + " channels");
     return {blockChannels(x, to)};
   }
-  if (x.rank() < 3 || x.shape().back() != from)
-    structured::fail(op, shapeToString(x.shape()) + " is not blocked by " + std::to_string(from));
-  return {unblockChannels(x)};
+  const int64_t channels = relayout.channels();
+  if (x.rank() < 3 || x.shape().back() != from || channels < 0 ||
+      channels > x.shape()[1] * from || (channels > 0 && channels <= (x.shape()[1] - 1) * from))
+    structured::fail(op, shapeToString(x.shape()) + " is not blocked by " + std::to_string(from) +
+                             (channels ? " into " + std::to_string(channels) + " channels" : ""));
+  return {unblockChannels(x, channels)};
 }
 
 } // namespace

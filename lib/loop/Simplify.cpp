@@ -7,6 +7,7 @@
 #include "Arith.h"
 #include "strata/loop/Visitor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -187,6 +188,97 @@ private:
     return e;
   }
 
+  // x as a sum of terms times constants plus a constant (through +, - and * by constants);
+  // false when a coefficient would overflow or the sum is too deep to be worth it.
+  struct LinearForm {
+    std::vector<std::pair<Expr, int64_t>> terms; // (term, coefficient)
+    int64_t constant = 0;
+  };
+  static bool linearize(const Expr &x, int64_t scale, LinearForm &out, int depth = 0) {
+    if (depth > 24)
+      return false;
+    if (auto c = ci(x)) {
+      int64_t v;
+      if (__builtin_mul_overflow(*c, scale, &v) || __builtin_add_overflow(out.constant, v, &out.constant))
+        return false;
+      return true;
+    }
+    switch (x.kind()) {
+    case ExprKind::Add:
+      return linearize(x->operands[0], scale, out, depth + 1) &&
+             linearize(x->operands[1], scale, out, depth + 1);
+    case ExprKind::Sub:
+      return scale != INT64_MIN && linearize(x->operands[0], scale, out, depth + 1) &&
+             linearize(x->operands[1], -scale, out, depth + 1);
+    case ExprKind::Mul:
+      if (auto c = ci(x->operands[1])) {
+        int64_t v;
+        return !__builtin_mul_overflow(*c, scale, &v) && linearize(x->operands[0], v, out, depth + 1);
+      }
+      break;
+    default:
+      break;
+    }
+    out.terms.push_back({x, scale});
+    return true;
+  }
+  Expr sumOf(const std::vector<std::pair<Expr, int64_t>> &terms, int64_t constant, const Expr &like) {
+    Expr sum;
+    for (const auto &[t, coef] : terms) {
+      Expr term = coef == 1 ? t : t * k(coef, like);
+      sum = sum ? sum + term : term;
+    }
+    if (!sum)
+      return k(constant, like);
+    return constant ? sum + k(constant, like) : sum;
+  }
+  // floordiv(q * c + r, c) -> q + floordiv(r, c) and floormod(q * c + r, c) -> floormod(r, c),
+  // exact for integers, with the terms of x whose coefficients c divides as q: a delinearized
+  // index of a linearized one (reshapes) cancels once the rest is proven within [0, c).
+  Expr splitMultiples(const Expr &x, int64_t c, bool wantQuotient) {
+    if (x.kind() != ExprKind::Add && x.kind() != ExprKind::Sub && x.kind() != ExprKind::Mul)
+      return Expr();
+    LinearForm lf;
+    if (!linearize(x, 1, lf))
+      return Expr();
+    std::vector<std::pair<Expr, int64_t>> q, r;
+    for (const auto &[t, coef] : lf.terms)
+      (coef % c == 0 ? q : r).push_back({t, coef / (coef % c == 0 ? c : 1)});
+    int64_t qc = lf.constant / c, rc = lf.constant % c;
+    if (rc < 0) {
+      rc += c;
+      --qc;
+    }
+    // The rest r = h * g + l with g dividing c and 0 <= l < g proven: floordiv(r, c) =
+    // floordiv(h, c / g) and floormod(r, c) = floormod(h, c / g) * g + l (a split dim's index).
+    Expr rest;
+    std::vector<int64_t> candidates;
+    for (const auto &[t, coef] : r)
+      if (coef > 1 && c % coef == 0)
+        candidates.push_back(coef);
+    std::sort(candidates.rbegin(), candidates.rend());
+    for (int64_t g : candidates) {
+      std::vector<std::pair<Expr, int64_t>> high, low;
+      for (const auto &[t, coef] : r)
+        (coef % g == 0 ? high : low).push_back({t, coef % g == 0 ? coef / g : coef});
+      Expr lowSum = re(sumOf(low, rc, x));
+      if (!inRange(lowSum, g))
+        continue;
+      Expr h = re(sumOf(high, 0, x));
+      rest = wantQuotient ? re(binary(ExprKind::FloorDiv, h, k(c / g, x)))
+                          : re(re(re(binary(ExprKind::FloorMod, h, k(c / g, x))) * k(g, x)) + lowSum);
+      break;
+    }
+    if (q.empty() && qc == 0 && !rest)
+      return Expr();
+    if (!rest)
+      rest = re(binary(wantQuotient ? ExprKind::FloorDiv : ExprKind::FloorMod, re(sumOf(r, rc, x)),
+                       k(c, x)));
+    if (!wantQuotient)
+      return rest;
+    return re(re(sumOf(q, qc, x)) + rest);
+  }
+
   Expr div(const Expr &e, const Expr &x, const Expr &y) {
     if (!isInt(x)) return e;
     auto c = ci(y);
@@ -202,6 +294,9 @@ private:
     if (floor && x.kind() == ExprKind::Add && x->operands[0].kind() == ExprKind::Mul && // floordiv(x * c + y, c) -> x + floordiv(y, c)
         equal(x->operands[0]->operands[1], y))
       return re(x->operands[0]->operands[0] + re(binary(ExprKind::FloorDiv, x->operands[1], y)));
+    if (floor)
+      if (Expr split = splitMultiples(x, *c, true))                      // floordiv(q * c + r, c) -> q + floordiv(r, c)
+        return split;
     return e;
   }
 
@@ -217,6 +312,9 @@ private:
     if (floor && x.kind() == ExprKind::Add && x->operands[0].kind() == ExprKind::Mul && // floormod(x * c + y, c) -> floormod(y, c)
         equal(x->operands[0]->operands[1], y))
       return re(binary(ExprKind::FloorMod, x->operands[1], y));
+    if (floor)
+      if (Expr split = splitMultiples(x, *c, false))                     // floormod(q * c + r, c) -> floormod(r, c)
+        return split;
     return e;
   }
 

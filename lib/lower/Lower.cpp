@@ -5,6 +5,8 @@
 
 #include "LowerImpl.h"
 
+#include "strata/loop/Simplify.h"
+
 namespace strata::lower {
 
 void notLowered(const Op &op, const std::string &why) {
@@ -134,7 +136,10 @@ llvm::Expected<loop::LoopFunction> lowerOp(const Op &op, const LowerOptions &opt
       c.outTypes.push_back(op.result(i)->type().dtype);
     }
     fn.body = lowerBody(c);
-    return fn;
+    // Index arithmetic folded with the loops' bounds before scheduling splits them: reshapes'
+    // delinearized linear indices cancel (floordiv/floormod of a sum with multiples of the
+    // divisor), so a copy through a reshape indexes like a plain one.
+    return loop::simplify(fn);
   } catch (const NotLowered &e) {
     return makeError(e.what());
   } catch (const LowerError &e) {

@@ -4,7 +4,9 @@
 // channels are not blocked), where the weight vector is a gather and the result a scatter, both
 // amortized over the KH * KW * C multiply-adds of each output vector; or blocked depthwise
 // (group == channels, weight [C/B, 1, KH, KW, 1, B]), where each tap is a vector load of B
-// channels times a weight vector.
+// channels times a weight vector; or blocked with groups of whole blocks (weight
+// [O/B, I/(B*group), KH, KW, B, B]), where a tile's output blocks read their group's input
+// blocks.
 //
 //   for q in [0, N * OCB/O * OH)                  (n, group of O output channel blocks, row)
 //     for owo in [0, ceil(OW / T))                (a tile of T output columns)
@@ -89,13 +91,24 @@ bool isBlockedDepthwise(const LowerCtx &c, int64_t b) {
 }
 } // namespace
 
+// Grouped in a blocked layout with whole blocks per group: weight [O/B, I/(B*group), KH, KW, B, B],
+// output block ob reading the input blocks of its group.
+bool isBlockedGrouped(const LowerCtx &c, int64_t b) {
+  const Shape &x = c.inShapes[0], &w = c.inShapes[1], &out = c.outShapes[0];
+  const int64_t group = ops::ConvOp(c.op).group();
+  return b >= 2 && group > 1 && x.size() == 5 && w.size() == 6 && out.size() == 5 &&
+         x[4] == b && out[4] == b && w[4] == b && w[5] == b && w[0] == out[1] &&
+         out[1] % group == 0 && w[1] * group == x[1] &&
+         (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1] * b});
+}
+
 bool canLowerBlockedConv(const LowerCtx &c) {
   const ops::ConvOp conv(c.op);
   const int64_t layout = conv.layout();
   if (c.inTypes[0] != DType::F32)
     return false;
   if (conv.group() != 1)
-    return layout && isBlockedDepthwise(c, layout);
+    return layout && (isBlockedDepthwise(c, layout) || isBlockedGrouped(c, layout));
   const Shape &x = c.inShapes[0], &w = c.inShapes[1], &out = c.outShapes[0];
   if (layout == 0) // plain NCHW: whole vectors of output channels
     return x.size() == 4 && w.size() == 4 && out.size() == 4 && out[1] % kPlainLanes == 0 &&
@@ -110,7 +123,10 @@ bool canLowerBlockedConv(const LowerCtx &c) {
 Stmt lowerBlockedConv(LowerCtx &c) {
   const Shape &xs = c.inShapes[0], &ws = c.inShapes[1], &os = c.outShapes[0];
   const ops::ConvOp conv(c.op);
-  const bool plain = xs.size() == 4, depthwise = conv.group() != 1;
+  const bool plain = xs.size() == 4, depthwise = !plain && ws[4] == 1;
+  // Blocked groups (not depthwise): each group's OCB / convGroups output blocks read its ICB
+  // input blocks.
+  const int64_t convGroups = depthwise ? 1 : conv.group();
   // B: vector lanes (output channels per vector); ICB x BI: the input channels each output
   // vector sums over, as blocks (depthwise: its own block, one vector tap).
   const int64_t plainLanes =
@@ -118,12 +134,12 @@ Stmt lowerBlockedConv(LowerCtx &c) {
           ? c.opts.vectorLanesF32
           : kPlainLanes;
   const int64_t B = plain ? plainLanes : xs[4], N = xs[0], IH = xs[2], IW = xs[3];
-  const int64_t ICB = depthwise ? 1 : xs[1], BI = plain || depthwise ? 1 : B;
+  const int64_t ICB = depthwise ? 1 : plain ? xs[1] : ws[1], BI = plain || depthwise ? 1 : B;
   const int64_t OCB = plain ? os[1] / B : os[1], OH = os[2], OW = os[3], KH = ws[2], KW = ws[3];
   const int64_t sh = conv.strides()[0], sw = conv.strides()[1];
   const int64_t dh = conv.dilations()[0], dw = conv.dilations()[1];
   const int64_t ph = conv.pads()[0], pw = conv.pads()[1];
-  const ConvTile tileShape = convTile(OW, OCB, c.opts.vectorRegisters, depthwise);
+  const ConvTile tileShape = convTile(OW, OCB / convGroups, c.opts.vectorRegisters, depthwise);
   const int64_t O = tileShape.blocks, T = tileShape.columns, tiles = (OW + T - 1) / T;
   const bool tail = OW % T != 0;
   // Guards only where a tap can leave the input.
@@ -154,6 +170,12 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   loop::Buffer staged = loop::makeBuffer(c.newName("wstage"), DType::F32,
                                          {imm(O), imm(taps), imm(B)}, {}, loop::MemoryScope::Local);
   auto ocbOf = [&](int64_t o) { return O == 1 ? group : group * imm(O) + imm(o); };
+  // The input block icb of the tile's group (tiles never straddle groups: O divides OCB/groups).
+  auto inBlock = [&](const loop::Var &icb) {
+    return convGroups == 1 ? loop::var(icb)
+                           : bin(ExprKind::FloorDiv, ocbOf(0), imm(OCB / convGroups)) * imm(ICB) +
+                                 loop::var(icb);
+  };
   Expr lanes = loop::ramp(imm(0), imm(1), static_cast<int>(B));
   loop::Buffer acc = loop::makeBuffer(c.newName("acc"), DType::F32, {imm(O), imm(T), imm(B)}, {},
                                       loop::MemoryScope::Local);
@@ -200,7 +222,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       // One input value for all B output channels, or (depthwise) B channels' own values.
       Expr xv = plain       ? loop::load(c.ins[0], {n, loop::var(icb), ih, at})
                 : depthwise ? loop::load(c.ins[0], {n, ocbOf(0), ih, at, lanes})
-                            : loop::load(c.ins[0], {n, loop::var(icb), ih, at, loop::var(bi)});
+                            : loop::load(c.ins[0], {n, inBlock(icb), ih, at, loop::var(bi)});
       Expr zero = loop::floatImm(0, DType::F32);
       if (depthwise)
         zero = loop::broadcast(zero, static_cast<int>(B));

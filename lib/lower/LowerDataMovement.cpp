@@ -45,17 +45,21 @@ Exprs sliceSource(const Op &op, const Shape &in, const Exprs &idx) {
   return r;
 }
 
-// relayout NCHW -> NCHW<c>c reads plain (n, cb*c + ci, s...) for blocked (n, cb, s..., ci);
-// the inverse reads blocked (n, ch / c, s..., ch % c).
+// relayout NCHW -> NCHW<c>c reads plain (n, cb*c + ci, s...) for blocked (n, cb, s..., ci), the
+// pad lanes of a last block past C reading channel C - 1 (finite, and in bounds); the inverse
+// reads blocked (n, ch / c, s..., ch % c).
 Exprs relayoutSource(const Op &op, const Shape &in, const Shape &out, const Exprs &idx) {
   const ops::RelayoutOp relayout(op);
   const int64_t from = relayout.from(), to = relayout.to();
   if ((from == 0) == (to == 0))
     throw LowerError("relayout: expected one plain and one blocked layout");
   if (to) {
-    if (in.size() < 2 || in[1] % to != 0 || out.size() != in.size() + 1)
+    if (in.size() < 2 || in[1] < 1 || out.size() != in.size() + 1 || out[1] * to < in[1])
       throw LowerError("relayout: cannot block the channels");
-    Exprs src = {idx[0], idx[1] * imm(to) + idx.back()};
+    Expr channel = idx[1] * imm(to) + idx.back();
+    if (in[1] % to != 0)
+      channel = bin(ExprKind::Min, channel, imm(in[1] - 1));
+    Exprs src = {idx[0], channel};
     src.insert(src.end(), idx.begin() + 2, idx.end() - 1);
     return src;
   }

@@ -3,7 +3,11 @@
 // them (used by the pass on constants and by the interpreter's relayout and blocked conv).
 //
 //   activation  NCHW     [N, C, S...]            (S: any number of spatial dims)
-//               NCHW<c>c [N, C/c, S..., c]       element (n, cb, s, ci) = plain (n, cb*c+ci, s)
+//               NCHW<c>c [N, ceil(C/c), S..., c] element (n, cb, s, ci) = plain (n, cb*c+ci, s)
+//               When c does not divide C the last block has pad lanes (channels C..): their
+//               values are unspecified but finite (zeros, copies of channel C-1, or what the ops
+//               of a blocked region make of those), and no result depends on them: blocked convs
+//               give them zero weights, a relayout back drops them.
 //   conv weight plain    [O, I, K...]
 //               blocked  [O/co, I/ci, K..., ci, co]  ("OIhw<ci>i<co>o"; ci = 1 for depthwise)
 //   matmul b    plain    [K, N]
@@ -21,9 +25,13 @@ namespace strata {
 std::optional<int64_t> parseChannelLayout(std::string_view layout);
 std::string blockedLayoutName(int64_t block); // "NCHW8c"
 
-// Activations: [N, C, S...] <-> [N, C/c, S..., c]. C must be divisible by c.
+// Activations: [N, C, S...] <-> [N, ceil(C/c), S..., c]; pad lanes are zeros. `channels` is
+// the plain channel count (0: every lane of every block).
 Tensor blockChannels(const Tensor &plain, int64_t block);
-Tensor unblockChannels(const Tensor &blocked);
+Tensor unblockChannels(const Tensor &blocked, int64_t channels = 0);
+
+// `x` grown with zeros along its first two dims to [d0, d1, ...] (each at least x's).
+Tensor zeroPadLeading(const Tensor &x, int64_t d0, int64_t d1);
 
 // Conv weights: [O, I, K...] <-> [O/co, I/ci, K..., ci, co].
 Tensor blockConvWeight(const Tensor &plain, int64_t inBlock, int64_t outBlock);

@@ -3,19 +3,31 @@
 // activations, residual adds) run on blocked tensors, so relayouts remain only at the borders
 // of conv regions.
 //
-// Rule for what stays NCHW: a conv is blocked when it is 2-D, its weight is a constant, its
-// input and output channel counts are multiples of c, and it is either ungrouped or depthwise
-// (group == C_in == C_out). Everything else (e.g. a stem conv with 3 input channels, pools,
-// reductions, reshapes) keeps NCHW and gets a relayout at its border. An elementwise op goes
-// blocked when one operand already exists in blocked form and every other operand does too or
-// is a constant that is a scalar or per-channel ([C,1,1], [1,C,1,1]): then blocking it costs
-// nothing extra, while keeping it plain would need a relayout back and forth.
+// Channel counts c does not divide are padded, as ONNX Runtime's NCHWc layout does: the last
+// block's pad lanes get zero weights and zero bias, so no real channel reads them, and a
+// relayout back to NCHW drops them (Layout.h). A conv is blocked when it is 2-D with a constant
+// float weight and it is
+//   - ungrouped, or depthwise (group == C_in == C_out), with padding costing at most half its
+//     multiply-adds more (the stem's 3 input channels stay plain);
+//   - grouped with whole blocks per group;
+//   - grouped with groups narrower than a block (ResNeXt/RegNet: equal channel counts, the
+//     group width dividing c): each block of c output channels then reads only its own input
+//     block, and the conv runs as one with c-wide groups whose weights are zero across the
+//     original groups: up to 4x the multiply-adds, on whole vectors instead of a scalar nest.
+// Everything else (pools, reductions, reshapes) keeps NCHW and gets a relayout at its border.
+// An elementwise op goes blocked when one operand already exists in blocked form and every
+// other operand does too or is a constant that is a scalar or per-channel ([C,1,1],
+// [1,C,1,1]): then blocking it costs nothing extra, while keeping it plain would need a
+// relayout back and forth. On padded channels only ops that keep finite pad lanes finite are
+// blocked (no exp, log, sqrt, div, pow), so a pad lane times its zero weight stays 0.
 #include "strata/graph/Layout.h"
 #include "strata/graph/Ops.h"
 #include "strata/graph/passes/Passes.h"
 #include "strata/graph/passes/Rewrite.h"
 #include "strata/support/Error.h"
 
+#include <cstring>
+#include <optional>
 #include <unordered_map>
 
 namespace strata {
@@ -40,6 +52,7 @@ public:
   llvm::Expected<bool> run(Graph &g, PassContext &ctx) override {
     if (ctx.options.vectorWidth < 1)
       return makeError("layout-nchwc: vector width must be positive");
+    ctx_ = &ctx;
     block_ = chooseBlock(g, ctx.options.vectorWidth);
     blocked_ = blockedLayoutName(block_);
     plainToBlocked_.clear();
@@ -64,30 +77,127 @@ public:
   }
 
 private:
+  PassContext *ctx_ = nullptr;
   int64_t block_ = 8;
 
-  // The block: the vector width, halved while a narrower block would let more convs be blocked
-  // (mobilenet's 24- and 144-channel layers block by 8, not by 16), down to 8.
+  // The block: the vector width, or a narrower one (down to 8) where that costs less in all:
+  // each conv's multiply-adds at its padded (or regrouped) channel counts, times width / block
+  // for the narrower vectors; a conv left unblocked counts double.
   int64_t chooseBlock(const Graph &g, int64_t width) {
-    auto blockable = [&](int64_t b) {
-      int64_t n = 0;
+    auto cost = [&](int64_t b) {
+      double total = 0;
       for (const Op &op : g.ops())
-        if (op.kind() == OpKind::Conv && op.operand(0)->type().rank() == 4) {
-          const Dim &in = op.operand(0)->type().dims[1], &out = op.result(0)->type().dims[1];
-          n += in.isStatic() && out.isStatic() && in.size % b == 0 && out.size % b == 0;
+        if (op.kind() == OpKind::Conv && isPlainLayout(op) && op.operand(0)->type().rank() == 4 &&
+            op.result(0)->type().isStatic()) {
+          std::string why;
+          std::optional<BlockedShape> shape = blockedShape(op, b, why);
+          std::optional<int64_t> weights = op.operand(1)->type().staticNumElements();
+          if (!weights)
+            continue;
+          double outputs = static_cast<double>(*op.result(0)->type().staticNumElements());
+          double perOutput = static_cast<double>(*weights) /
+                             static_cast<double>(op.result(0)->type().dims[1].size);
+          total += shape ? outputs * perOutput * shape->costRatio * static_cast<double>(width) /
+                               static_cast<double>(b)
+                         : 2 * outputs * perOutput;
         }
-      return n;
+      return total;
     };
-    int64_t b = width;
-    while (b > 8 && b % 2 == 0 && blockable(b / 2) > blockable(b))
-      b /= 2;
-    return b;
+    int64_t best = width;
+    double bestCost = cost(width);
+    for (int64_t b = width / 2; b >= 8 && b * 2 <= width && width % b == 0; b /= 2)
+      if (double c = cost(b); c < bestCost) {
+        best = b;
+        bestCost = c;
+      }
+    return best;
   }
   std::string blocked_;
   // A plain value -> the same tensor in the blocked layout, defined before any later op.
   std::unordered_map<const Value *, Value *> plainToBlocked_;
 
-  bool channelsBlockable(const Dim &d) const { return d.isStatic() && d.size % block_ == 0; }
+  static int64_t roundUp(int64_t n, int64_t b) { return (n + b - 1) / b * b; }
+
+  // How a conv is blocked by `b`: its padded channel counts, the blocked conv's group, the
+  // input block of its weight (1: depthwise) and its multiply-adds relative to the plain conv's.
+  struct BlockedShape {
+    int64_t inChannels = 0, outChannels = 0; // padded
+    int64_t group = 1, inBlock = 1;
+    bool regrouped = false; // groups narrower than a block, widened to b
+    double costRatio = 1;
+  };
+
+  // nullopt (with `why`) when the conv cannot be blocked by `b`.
+  static std::optional<BlockedShape> blockedShape(const Op &conv, int64_t b, std::string &why) {
+    const TensorType &x = conv.operand(0)->type(), &y = conv.result(0)->type();
+    const Dim &in = x.dims[1], &out = y.dims[1];
+    if (!in.isStatic() || !out.isStatic() || in.size < 1 || out.size < 1) {
+      why = "not blocked: the channel counts are not static";
+      return std::nullopt;
+    }
+    const int64_t ci = in.size, co = out.size, group = ops::ConvOp(conv).group();
+    const TensorType &w = conv.operand(1)->type();
+    BlockedShape s;
+    s.inChannels = roundUp(ci, b);
+    s.outChannels = roundUp(co, b);
+    if (group == 1) {
+      s.inBlock = b;
+      s.costRatio = static_cast<double>(s.inChannels * s.outChannels) / static_cast<double>(ci * co);
+    } else if (group == ci && co == ci && w.rank() >= 2 && w.dims[1] == Dim(1)) {
+      s.group = s.outChannels; // depthwise: each output channel reads its own input channel
+      s.costRatio = static_cast<double>(s.outChannels) / static_cast<double>(co);
+    } else if (ci % group == 0 && co % group == 0 && (ci / group) % b == 0 &&
+               (co / group) % b == 0) {
+      s.group = group; // whole blocks per group: no padding
+      s.inBlock = b;
+    } else if (ci == co && ci % group == 0 && b % (ci / group) == 0) {
+      s.group = s.outChannels / b;
+      s.inBlock = b;
+      s.regrouped = true;
+      s.costRatio = static_cast<double>(s.outChannels * b) / static_cast<double>(co * (ci / group));
+    } else {
+      why = "not blocked: " + std::to_string(group) + " groups of " +
+            std::to_string(ci / std::max<int64_t>(group, 1)) + " channels fit neither whole " +
+            std::to_string(b) + "-channel blocks nor a block of groups";
+      return std::nullopt;
+    }
+    // Padding may cost half the multiply-adds more; regrouping up to 4x (the vector kernel
+    // against a scalar nest for grouped convs).
+    if (s.costRatio > (s.regrouped ? 4.0 : 1.5)) {
+      why = "not blocked: padding " + std::to_string(ci) + " -> " + std::to_string(s.inChannels) +
+            " input and " + std::to_string(co) + " -> " + std::to_string(s.outChannels) +
+            " output channels to " + std::to_string(b) + "-channel blocks costs " +
+            std::to_string(static_cast<int>(s.costRatio * 100 - 100)) + "% more multiply-adds";
+      return std::nullopt;
+    }
+    return s;
+  }
+
+  // The plain weight [O, I/group, K...] of the blocked conv: zero-padded to the padded channel
+  // counts, or (regrouped) [O', b, K...] where output channel o reads the b channels of its
+  // block, with zeros where the original conv's group of o does not reach.
+  static Tensor paddedWeight(const Tensor &w, const BlockedShape &s, int64_t group, int64_t b) {
+    if (!s.regrouped) // group 1 pads both counts; depthwise and whole-block groups only O
+      return zeroPadLeading(w, s.outChannels, group == 1 ? s.inChannels : w.shape()[1]);
+    const int64_t outs = w.shape()[0], width = w.shape()[1];
+    const int64_t taps = w.numElements() / std::max<int64_t>(outs * width, 1);
+    Shape shape = w.shape();
+    shape[0] = s.outChannels;
+    shape[1] = b;
+    Tensor out(w.dtype(), shape);
+    const size_t size = dtypeSize(w.dtype());
+    const auto *src = static_cast<const uint8_t *>(w.rawData());
+    auto *dst = static_cast<uint8_t *>(out.rawData());
+    for (int64_t o = 0; o < outs; ++o) {
+      const int64_t firstOfGroup = o / width * width, blockStart = o / b * b;
+      for (int64_t i = 0; i < width; ++i) {
+        const int64_t lane = firstOfGroup + i - blockStart; // input channel's lane in o's block
+        std::memcpy(dst + ((o * b + lane) * taps) * size, src + ((o * width + i) * taps) * size,
+                    static_cast<size_t>(taps) * size);
+      }
+    }
+    return out;
+  }
 
   // The blocked form of plain `v`, creating a relayout before `at` unless it already exists.
   Value *blockedForm(Value *v, Builder &b) {
@@ -102,11 +212,13 @@ private:
     return it == plainToBlocked_.end() ? nullptr : it->second;
   }
 
-  // Replaces plain `oldResult` by a relayout of `blockedResult` back to NCHW; users that can
-  // take the blocked form find it through plainToBlocked_.
-  void publish(Op &old, Value *blockedResult, Builder &b) {
-    Value *plain =
-        b.value(OpKind::Relayout, {blockedResult}, {{"from", blocked_}, {"to", "NCHW"}});
+  // Replaces plain `oldResult` by a relayout of `blockedResult` back to NCHW (its `channels`
+  // real ones); users that can take the blocked form find it through plainToBlocked_.
+  void publish(Op &old, Value *blockedResult, Builder &b, int64_t channels) {
+    AttrMap attrs = {{"from", blocked_}, {"to", "NCHW"}};
+    if (channels % block_ != 0)
+      attrs["channels"] = Attribute(channels);
+    Value *plain = b.value(OpKind::Relayout, {blockedResult}, attrs);
     plainToBlocked_[plain] = blockedResult;
     old.result(0)->replaceAllUsesWith(plain);
     if (!old.result(0)->name().empty() && plain->name().empty())
@@ -132,21 +244,15 @@ private:
       why = "not blocked: not a float convolution";
       return false;
     }
-    for (auto [d, what] : {std::pair{&x.dims[1], "input"}, {&y.dims[1], "output"}})
-      if (!channelsBlockable(*d)) {
-        why = "not blocked: " + d->str() + " " + what + " channels are not a multiple of the " +
-              std::to_string(block_) + "-channel block";
-        return false;
-      }
-    int64_t group = ops::ConvOp(conv).group();
-    int64_t inChannels = x.dims[1].size, outChannels = y.dims[1].size;
-    int64_t inBlock;
-    if (group == 1)
-      inBlock = block_;
-    else if (group == inChannels && outChannels == inChannels && w->shape()[1] == 1)
-      inBlock = 1; // depthwise: each output channel reads its own input channel
-    else {
-      why = "not blocked: grouped (" + std::to_string(group) + " groups) and not depthwise";
+    std::optional<BlockedShape> shape = blockedShape(conv, block_, why);
+    if (!shape)
+      return false;
+    const int64_t outChannels = y.dims[1].size;
+    const Tensor *bias = conv.numOperands() > 2 ? constantValue(conv.operand(2)) : nullptr;
+    const bool padOut = shape->outChannels != outChannels;
+    if (padOut && conv.numOperands() > 2 && (!bias || !bias->valid())) {
+      why = "not blocked: " + std::to_string(outChannels) + " output channels need padding and " +
+            "the bias is not a constant";
       return false;
     }
 
@@ -154,17 +260,29 @@ private:
     b.setInsertBefore(&conv);
     b.setLocation(conv.location());
     Value *xBlocked = blockedForm(conv.operand(0), b);
-    Value *wBlocked = b.constant(blockConvWeight(*w, inBlock, block_));
+    Tensor plainWeight = paddedWeight(*w, *shape, ops::ConvOp(conv).group(), block_);
+    Value *wBlocked = b.constant(blockConvWeight(plainWeight, shape->inBlock, block_));
     std::vector<Value *> operands = {xBlocked, wBlocked};
-    if (conv.numOperands() > 2)
-      operands.push_back(conv.operand(2)); // the bias stays [C_out]
+    if (conv.numOperands() > 2) // the bias stays [C_out], padded with zeros
+      operands.push_back(padOut ? b.constant(zeroPadLeading(bias->reshaped({1, outChannels}), 1,
+                                                            shape->outChannels)
+                                                 .reshaped({shape->outChannels}))
+                                : conv.operand(2));
     AttrMap attrs = conv.attrs();
     attrs["layout"] = blocked_;
+    attrs["group"] = Attribute(shape->group);
     Value *result = b.value(OpKind::Conv, operands, attrs);
+    if (shape->regrouped)
+      ctx_->stats.add("layout-nchwc.regrouped-convs");
+    if (padOut || shape->inChannels != x.dims[1].size)
+      ctx_->stats.add("layout-nchwc.padded-convs");
     Op *weightDef = conv.operand(1)->definingOp();
-    publish(conv, result, b);
+    Op *biasDef = padOut && conv.numOperands() > 2 ? conv.operand(2)->definingOp() : nullptr;
+    publish(conv, result, b, outChannels);
     if (weightDef && isUnused(g, weightDef->result(0)))
       g.eraseOp(weightDef);
+    if (biasDef && isUnused(g, biasDef->result(0)))
+      g.eraseOp(biasDef);
     return true;
   }
 
@@ -185,11 +303,27 @@ private:
     return blockChannels(t.reshaped(aligned), block_);
   }
 
+  // Ops that map finite values to finite values (pad lanes hold finite values that are not
+  // the op's real inputs: exp, log, sqrt, div or pow could make them inf or NaN, and NaN times
+  // a zero weight is not zero).
+  static bool keepsPadLanesFinite(OpKind kind) {
+    switch (kind) {
+    case OpKind::Neg: case OpKind::Abs: case OpKind::Sign: case OpKind::Tanh: case OpKind::Erf:
+    case OpKind::Sigmoid: case OpKind::HardSwish: case OpKind::Floor: case OpKind::Ceil:
+    case OpKind::Round: case OpKind::Sin: case OpKind::Cos: case OpKind::Atan: case OpKind::Add:
+    case OpKind::Sub: case OpKind::Mul: case OpKind::Max: case OpKind::Min: case OpKind::Select:
+      return true;
+    default:
+      return false;
+    }
+  }
+
   bool blockElementwise(Graph &g, Op &op) {
     if (op.numResults() != 1 || op.numRegions() != 0)
       return false;
     const TensorType &y = op.result(0)->type();
-    if (y.rank() != 4 || !channelsBlockable(y.dims[1]))
+    if (y.rank() != 4 || !y.dims[1].isStatic() ||
+        (y.dims[1].size % block_ != 0 && !keepsPadLanesFinite(op.kind())))
       return false;
     // Decide first, then build: nothing is created unless every operand has a blocked form.
     std::vector<Value *> blockedOperands(op.numOperands(), nullptr);
@@ -219,7 +353,7 @@ private:
                                  ? op.operand(i)
                                  : b.constant(*constants[i]);
     Value *result = b.value(op.kind(), blockedOperands, op.attrs());
-    publish(op, result, b);
+    publish(op, result, b, y.dims[1].size);
     return true;
   }
 
