@@ -199,62 +199,116 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   };
   // The reduction over (icb, kh, kw, bi) into the accumulators; `guarded` handles taps left or
   // right of the input and a column tail.
-  auto reduction = [&](bool guarded) {
-    loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw"), bi = c.newVar("bi");
-    Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
+  // The O weight vectors of tap (icb, kh, kw, bi).
+  auto weightVectors = [&](const Expr &icb, const Expr &kh, const Expr &kw, const Expr &bi) {
     std::vector<Expr> wv;
     for (int64_t o = 0; o < O; ++o)
       wv.push_back(
-          stageWeights ? loop::load(staged, {imm(o),
-                                             (loop::var(icb) * imm(KH) + loop::var(kh)) * imm(KW) +
-                                                 loop::var(kw),
-                                             lanes})
-          : plain
-              ? loop::load(c.ins[1], {outChannels(o), loop::var(icb), loop::var(kh), loop::var(kw)})
-          : depthwise ? loop::load(c.ins[1],
-                                   {ocbOf(o), imm(0), loop::var(kh), loop::var(kw), imm(0), lanes})
-                      : loop::load(c.ins[1], {ocbOf(o), loop::var(icb), loop::var(kh),
-                                              loop::var(kw), loop::var(bi), lanes}));
-    std::vector<Stmt> update;
-    for (int64_t t = 0; t < T; ++t) {
-      Expr iw = column(t) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
-      Expr at = guarded ? bin(ExprKind::Max, bin(ExprKind::Min, iw, imm(IW - 1)), imm(0)) : iw;
-      // One input value for all B output channels, or (depthwise) B channels' own values.
-      Expr xv = plain       ? loop::load(c.ins[0], {n, loop::var(icb), ih, at})
-                : depthwise ? loop::load(c.ins[0], {n, ocbOf(0), ih, at, lanes})
-                            : loop::load(c.ins[0], {n, inBlock(icb), ih, at, loop::var(bi)});
-      Expr zero = loop::floatImm(0, DType::F32);
-      if (depthwise)
-        zero = loop::broadcast(zero, static_cast<int>(B));
-      if (guarded) {
-        Expr ok = bin(ExprKind::And, bin(ExprKind::GE, iw, imm(0)), bin(ExprKind::LT, iw, imm(IW)));
-        if (tail)
-          ok = bin(ExprKind::And, ok, bin(ExprKind::LT, column(t), imm(OW)));
-        xv = loop::select(ok, xv, zero);
-      }
-      if (!depthwise)
-        xv = loop::broadcast(xv, static_cast<int>(B));
-      for (int64_t o = 0; o < O; ++o) {
-        Expr sum = loop::call(loop::Intrinsic::Fma, {xv, wv[o], loop::load(acc, accAt(o, t))});
-        update.push_back(loop::store(acc, accAt(o, t), sum));
-      }
+          stageWeights ? loop::load(staged, {imm(o), (icb * imm(KH) + kh) * imm(KW) + kw, lanes})
+          : plain      ? loop::load(c.ins[1], {outChannels(o), icb, kh, kw})
+          : depthwise  ? loop::load(c.ins[1], {ocbOf(o), imm(0), kh, kw, imm(0), lanes})
+                       : loop::load(c.ins[1], {ocbOf(o), icb, kh, kw, bi, lanes}));
+    return wv;
+  };
+  // acc[o, t] += x(iw) * w_o for every o: x one input value for all B output channels, or
+  // (depthwise) B channels' own values.
+  auto accumulate = [&](int64_t t, Expr xv, const std::vector<Expr> &wv,
+                        std::vector<Stmt> &update) {
+    if (!depthwise)
+      xv = loop::broadcast(xv, static_cast<int>(B));
+    for (int64_t o = 0; o < O; ++o) {
+      Expr sum = loop::call(loop::Intrinsic::Fma, {xv, wv[o], loop::load(acc, accAt(o, t))});
+      update.push_back(loop::store(acc, accAt(o, t), sum));
     }
-    Stmt taps = summed(kw, KW, BI == 1 ? loop::seq(update) : summed(bi, BI, loop::seq(update)));
+  };
+  auto inputAt = [&](const loop::Var &icb, const Expr &ih, const Expr &iw, const Expr &bi) {
+    return plain       ? loop::load(c.ins[0], {n, loop::var(icb), ih, iw})
+           : depthwise ? loop::load(c.ins[0], {n, ocbOf(0), ih, iw, lanes})
+                       : loop::load(c.ins[0], {n, inBlock(icb), ih, iw, bi});
+  };
+  // The sum over rows (and input blocks) around `taps`, rows outside the input skipped.
+  auto overRows = [&](const loop::Var &icb, const loop::Var &kh, const Expr &ih, Stmt taps) {
     if (rowGuard)
       taps = loop::ifThenElse(bin(ExprKind::And, bin(ExprKind::GE, ih, imm(0)),
                                   bin(ExprKind::LT, ih, imm(IH))),
                               taps);
     return ICB == 1 && depthwise ? summed(kh, KH, taps) : summed(icb, ICB, summed(kh, KH, taps));
   };
-  // Most tiles lie inside the input: they run without the per-tap clamp and select.
-  Stmt reduce = reduction(colGuard);
-  if (colGuard) {
+  // The reduction over (icb, kh, kw, bi) into the accumulators; `guarded` handles taps left or
+  // right of the input and a column tail with a clamped address and a select per tap.
+  auto reduction = [&](bool guarded) {
+    loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw"), bi = c.newVar("bi");
+    Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
+    std::vector<Expr> wv =
+        weightVectors(loop::var(icb), loop::var(kh), loop::var(kw), loop::var(bi));
+    std::vector<Stmt> update;
+    for (int64_t t = 0; t < T; ++t) {
+      Expr iw = column(t) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
+      Expr at = guarded ? bin(ExprKind::Max, bin(ExprKind::Min, iw, imm(IW - 1)), imm(0)) : iw;
+      Expr xv = inputAt(icb, ih, at, loop::var(bi));
+      if (guarded) {
+        Expr zero = loop::floatImm(0, DType::F32);
+        if (depthwise)
+          zero = loop::broadcast(zero, static_cast<int>(B));
+        Expr ok = bin(ExprKind::And, bin(ExprKind::GE, iw, imm(0)), bin(ExprKind::LT, iw, imm(IW)));
+        if (tail)
+          ok = bin(ExprKind::And, ok, bin(ExprKind::LT, column(t), imm(OW)));
+        xv = loop::select(ok, xv, zero);
+      }
+      accumulate(t, xv, wv, update);
+    }
+    Stmt taps = summed(kw, KW, BI == 1 ? loop::seq(update) : summed(bi, BI, loop::seq(update)));
+    return overRows(icb, kh, ih, taps);
+  };
+  // The reduction of border tile `k` (known at compile time): taps are unrolled over kw and
+  // those left or right of the input, or past OW, are left out instead of being clamped and
+  // selected per tap. The terms that remain are summed in the same order.
+  auto borderReduction = [&](int64_t k) {
+    loop::Var icb = c.newVar("icb"), kh = c.newVar("kh");
+    Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
+    std::vector<Stmt> perTap;
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      loop::Var bi = c.newVar("bi");
+      std::vector<Expr> wv = weightVectors(loop::var(icb), loop::var(kh), imm(kw), loop::var(bi));
+      std::vector<Stmt> update;
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t col = k * T + t, iw = col * sw - pw + kw * dw;
+        if (col < OW && iw >= 0 && iw < IW)
+          accumulate(t, inputAt(icb, ih, imm(iw), loop::var(bi)), wv, update);
+      }
+      if (!update.empty())
+        perTap.push_back(BI == 1 ? loop::seq(update) : summed(bi, BI, loop::seq(update)));
+    }
+    return overRows(icb, kh, ih, loop::seq(perTap));
+  };
+  // Most tiles lie inside the input: they run without any per-tap guard. The few border tiles
+  // (the first and last, usually; every tile when a row is one tile, as at 7x7 and 14x14) get
+  // unrolled reductions of their own; with many of them (strided, wide padding) one guarded
+  // reduction serves them all.
+  auto tileInside = [&](int64_t k) {
+    return k * T * sw - pw >= 0 && (k * T + T - 1) * sw - pw + (KW - 1) * dw < IW &&
+           (!tail || k * T + T - 1 < OW);
+  };
+  std::vector<int64_t> borderTiles;
+  for (int64_t k = 0; colGuard && k < tiles; ++k)
+    if (!tileInside(k))
+      borderTiles.push_back(k);
+  Stmt reduce;
+  if (!colGuard) {
+    reduce = reduction(false);
+  } else if (borderTiles.size() <= 4) {
+    reduce = borderTiles.size() == static_cast<size_t>(tiles) ? Stmt() : reduction(false);
+    for (auto it = borderTiles.rbegin(); it != borderTiles.rend(); ++it)
+      reduce = reduce ? loop::ifThenElse(bin(ExprKind::EQ, loop::var(owo), imm(*it)),
+                                         borderReduction(*it), reduce)
+                      : borderReduction(*it);
+  } else {
     Expr first = column(0) * imm(sw) - imm(pw);
     Expr last = column(T - 1) * imm(sw) - imm(pw) + imm((KW - 1) * dw);
     Expr inside = bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, imm(IW)));
     if (tail)
       inside = bin(ExprKind::And, inside, bin(ExprKind::LT, column(T - 1), imm(OW)));
-    reduce = loop::ifThenElse(inside, reduction(false), reduce);
+    reduce = loop::ifThenElse(inside, reduction(false), reduction(true));
   }
 
   std::vector<Stmt> finish;

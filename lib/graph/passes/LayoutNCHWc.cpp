@@ -16,9 +16,11 @@
 //     original groups: up to 4x the multiply-adds, on whole vectors instead of a scalar nest.
 // Everything else (pools, reductions, reshapes) keeps NCHW and gets a relayout at its border.
 // An elementwise op goes blocked when one operand already exists in blocked form and every
-// other operand does too or is a constant that is a scalar or per-channel ([C,1,1],
-// [1,C,1,1]): then blocking it costs nothing extra, while keeping it plain would need a
-// relayout back and forth. On padded channels only ops that keep finite pad lanes finite are
+// other operand does too, is a constant that is a scalar or per-channel ([C,1,1], [1,C,1,1]),
+// or is a computed per-channel [N,C,1,1] (squeeze-and-excitation's scale, relayouted: N x C
+// values): then blocking it costs next to nothing, while keeping it plain would need a
+// relayout of the feature map back and forth. A reduction over H and W (global pooling) of a
+// blocked value reduces the blocked tensor. On padded channels only ops that keep finite pad lanes finite are
 // blocked (no exp, log, sqrt, div, pow), so a pad lane times its zero weight stays 0.
 #include "strata/graph/Layout.h"
 #include "strata/graph/Ops.h"
@@ -66,6 +68,9 @@ public:
         ctx.remarks.push_back({"layout-nchwc", op->location(), why});
       } else if (op->hasTrait(T_ELEMENTWISE) && blockElementwise(g, *op)) {
         ctx.stats.add("layout-nchwc.blocked-elementwise");
+        changed = true;
+      } else if (op->kind() == OpKind::Reduce && blockSpatialReduction(g, *op)) {
+        ctx.stats.add("layout-nchwc.blocked-reductions");
         changed = true;
       }
     }
@@ -318,6 +323,14 @@ private:
     }
   }
 
+  // A computed per-channel operand [N or 1, C, 1, 1] of a 4-D result [N, C, H, W] (a
+  // squeeze-and-excitation scale): relayouting its N x C values is cheap, and the op can then
+  // stay in the blocked region instead of relayouting the whole feature map out and back.
+  static bool isPerChannel(const TensorType &t, const TensorType &y) {
+    return t.rank() == 4 && t.dtype == y.dtype && (t.dims[0] == y.dims[0] || t.dims[0] == Dim(1)) &&
+           t.dims[1] == y.dims[1] && t.dims[2] == Dim(1) && t.dims[3] == Dim(1);
+  }
+
   bool blockElementwise(Graph &g, Op &op) {
     if (op.numResults() != 1 || op.numRegions() != 0)
       return false;
@@ -328,6 +341,7 @@ private:
     // Decide first, then build: nothing is created unless every operand has a blocked form.
     std::vector<Value *> blockedOperands(op.numOperands(), nullptr);
     std::vector<std::optional<Tensor>> constants(op.numOperands());
+    std::vector<bool> perChannel(op.numOperands(), false);
     bool anyBlocked = false;
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       Value *v = op.operand(i);
@@ -338,6 +352,8 @@ private:
         constants[i] = blockedConstant(*t, y.dims[1].size);
         if (!constants[i])
           return false;
+      } else if (isPerChannel(v->type(), y)) {
+        perChannel[i] = true; // blocked by a relayout of its N x C values
       } else {
         return false;
       }
@@ -348,11 +364,38 @@ private:
     b.setInsertBefore(&op);
     b.setLocation(op.location());
     for (unsigned i = 0; i < op.numOperands(); ++i)
-      if (!blockedOperands[i])
+      if (perChannel[i])
+        blockedOperands[i] = blockedForm(op.operand(i), b);
+      else if (!blockedOperands[i])
         blockedOperands[i] = constants[i]->identical(*constantValue(op.operand(i)))
                                  ? op.operand(i)
                                  : b.constant(*constants[i]);
     Value *result = b.value(op.kind(), blockedOperands, op.attrs());
+    publish(op, result, b, y.dims[1].size);
+    return true;
+  }
+
+  // A reduction over H and W (global average/max pooling) of a blocked value reduces the
+  // blocked tensor's dims 2 and 3 instead: [N, C/c, H, W, c] -> [N, C/c, 1, 1, c], the blocked
+  // form of [N, C, 1, 1], so the feature map is not relayouted out of the region for it (pad
+  // lanes reduce to finite values nobody reads).
+  bool blockSpatialReduction(Graph &g, Op &op) {
+    const ops::ReduceOp reduce(op);
+    const TensorType &y = op.result(0)->type();
+    Value *x = lookupBlocked(op.operand(0));
+    if (!x || op.operand(0)->type().rank() != 4 || !reduce.keepdims() ||
+        reduce.axes() != std::vector<int64_t>{2, 3})
+      return false;
+    switch (reduce.kind()) {
+    case ReduceKind::Sum: case ReduceKind::Mean: case ReduceKind::Max: case ReduceKind::Min:
+      break;
+    default:
+      return false;
+    }
+    Builder b(g);
+    b.setInsertBefore(&op);
+    b.setLocation(op.location());
+    Value *result = b.value(OpKind::Reduce, {x}, op.attrs());
     publish(op, result, b, y.dims[1].size);
     return true;
   }
