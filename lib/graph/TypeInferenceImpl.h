@@ -67,6 +67,8 @@ using ShapeFn = std::vector<TensorType> (*)(const InferContext &);
 
 // Conv in a blocked layout (TypeInferenceLayout.cpp): unblock, the plain rule, block the result.
 std::vector<TensorType> inferBlockedConv(const InferContext &c, int64_t block);
+std::vector<TensorType> inferPlainPool(const InferContext &c);
+std::vector<TensorType> inferBlockedPool(const InferContext &c, int64_t block);
 std::vector<TensorType> inferPlainConv(const InferContext &c);
 
 // Full inference including arity and attribute checks; throws InferError.

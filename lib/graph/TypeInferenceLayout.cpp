@@ -72,6 +72,16 @@ TensorType relayoutType(const InferContext &c) {
 
 std::vector<TensorType> inferBlockedConv(const InferContext &c, int64_t block) {
   const TensorType &x = c.operand(0), &w = c.operand(1);
+  if (c.view<ops::ConvOp>().plain_input()) { // plain operands, blocked result
+    if (x.rank() + 1 == w.rank() || x.rank() < 3)
+      fail("operand 0 of a conv with plain_input must be plain [N, C, S...], got " +
+           dimsToString(x.dims));
+    TensorType y = inferPlainConv(c).at(0);
+    if (!y.dims[1].isStatic() || y.dims[1].size % block != 0)
+      fail("a conv with plain_input needs output channels (" + y.dims[1].str() +
+           ") that fill whole blocks of " + std::to_string(block));
+    return {blockType(y, block, "the conv result")};
+  }
   TensorType plainX = unblockType(x, block, "operand 0");
   // w: [O/co, I/ci, K..., ci, co] -> [O, I, K...]
   if (w.rank() != x.rank() + 1 || !w.isStatic())
@@ -92,5 +102,11 @@ std::vector<TensorType> inferBlockedConv(const InferContext &c, int64_t block) {
 }
 
 std::vector<TensorType> inferRelayout(const InferContext &c) { return {relayoutType(c)}; }
+
+std::vector<TensorType> inferBlockedPool(const InferContext &c, int64_t block) {
+  InferContext plain{c.kind, {unblockType(c.operand(0), block, "operand 0")}, c.attrs,
+                     c.freshSymbols};
+  return {blockType(inferPlainPool(plain).at(0), block, "the pool result")};
+}
 
 } // namespace strata::infer

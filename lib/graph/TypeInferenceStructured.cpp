@@ -355,7 +355,12 @@ std::vector<TensorType> inferPlainConv(const InferContext &c) {
 std::vector<TensorType> inferConvTranspose(const InferContext &c) {
   return {convType<ops::ConvTransposeOp>(c, true)};
 }
-std::vector<TensorType> inferPool(const InferContext &c) { return {poolType(c)}; }
+std::vector<TensorType> inferPool(const InferContext &c) {
+  if (int64_t block = c.view<ops::PoolOp>().layout())
+    return inferBlockedPool(c, block);
+  return {poolType(c)};
+}
+std::vector<TensorType> inferPlainPool(const InferContext &c) { return {poolType(c)}; }
 std::vector<TensorType> inferReduce(const InferContext &c) { return {reduceType(c)}; }
 std::vector<TensorType> inferArgReduce(const InferContext &c) { return {argReduceType(c)}; }
 std::vector<TensorType> inferSoftmax(const InferContext &c) {

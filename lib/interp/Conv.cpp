@@ -161,6 +161,8 @@ Tensors convKernel(const Op &op, const Tensors &operands) {
   std::optional<int64_t> block = ops::ConvOp(op).layout();
   if (*block == 0)
     return convKernelPlain(op, operands);
+  if (ops::ConvOp(op).plain_input()) // plain operands, blocked result
+    return {blockChannels(convKernelPlain(op, operands).at(0), *block)};
   if (operands[0].rank() < 3 || operands[0].shape().back() != *block ||
       operands[1].rank() != operands[0].rank() + 1 || operands[1].shape().back() != *block)
     fail(op, "operands " + shapeToString(operands[0].shape()) + " and " +

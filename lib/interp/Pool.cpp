@@ -2,6 +2,8 @@
 // LpPool with explicit pads).
 #include "Kernels.h"
 
+#include "strata/graph/Layout.h"
+
 #include <cmath>
 #include <limits>
 
@@ -105,7 +107,20 @@ Tensor poolTyped(const Tensor &x, const Shape &outShape, const std::vector<DimWi
 
 } // namespace
 
+Tensors poolKernelPlain(const Op &op, const Tensors &operands);
+
+// A pool in a blocked layout is the plain pool on the unblocked operand, blocked again.
 Tensors poolKernel(const Op &op, const Tensors &operands) {
+  const int64_t block = ops::PoolOp(op).layout();
+  if (block == 0)
+    return poolKernelPlain(op, operands);
+  if (operands[0].rank() < 4 || operands[0].shape().back() != block)
+    fail(op, "operand " + shapeToString(operands[0].shape()) + " is not blocked by " +
+                 std::to_string(block));
+  return {blockChannels(poolKernelPlain(op, {unblockChannels(operands[0])}).at(0), block)};
+}
+
+Tensors poolKernelPlain(const Op &op, const Tensors &operands) {
   DType dtype = operands[0].dtype();
   Tensor x = widenHalf(operands[0]);
   if (x.rank() < 3)

@@ -65,6 +65,8 @@ Stmt lowerConv(LowerCtx &c) {
   int64_t block = conv.layout();
   if (canLowerBlockedConv(c)) // the register-tiled micro-kernel (LowerConvBlocked.cpp)
     return lowerBlockedConv(c);
+  if (conv.plain_input())
+    notLowered(c.op, "plain_input outside the f32 micro-kernel's shapes");
   const Shape &xs = c.inShapes[0], &ws = c.inShapes[1], &outs = c.outShapes[0];
   DType t = c.inTypes[0];
   if (!isFloat(t) || xs.size() < 3) // integer conv is not defined by the interpreter either
@@ -132,8 +134,12 @@ Stmt lowerConv(LowerCtx &c) {
 // pool max: the first NaN tap wins, otherwise the largest real tap (-inf / lowest when none).
 // pool avg: f64 sum of the real taps in row-major tap order, divided by their count (or by the
 // whole window when count_include_pad), rounded once.
+Stmt lowerBlockedPool(LowerCtx &c);
+
 Stmt lowerPool(LowerCtx &c) {
   const ops::PoolOp pool(c.op);
+  if (pool.layout())
+    return lowerBlockedPool(c);
   const PoolKind kind = pool.kind();
   const Shape &x = c.inShapes[0], &out = c.outShapes[0];
   DType t = c.inTypes[0];
@@ -208,6 +214,85 @@ Stmt lowerPool(LowerCtx &c) {
                            loop::store(count, {imm(0)}, imm(0))});
     return loop::allocate(acc, loop::allocate(count, loop::seq({init, inner,
                                                                 loop::store(c.outs[0], idx, result)})));
+  });
+}
+
+// pool in a blocked layout [N, C/c, S..., c]: the plain pool's semantics per channel, with the c
+// channels of a block as one vector: per output position a vector accumulator over the taps
+// inside the input (max: a lane takes a tap when it is NaN or larger, unless the lane already
+// holds NaN; avg: f64 sums divided by the count of real taps, or the whole window).
+Stmt lowerBlockedPool(LowerCtx &c) {
+  const ops::PoolOp pool(c.op);
+  const PoolKind kind = pool.kind();
+  const Shape &x = c.inShapes[0], &out = c.outShapes[0];
+  const DType t = c.inTypes[0];
+  const int64_t B = pool.layout();
+  if (!isFloat(t) || (kind != PoolKind::Max && kind != PoolKind::Avg) || x.size() < 4 ||
+      x.back() != B || out.size() != x.size() || out.back() != B)
+    notLowered(c.op, "blocked " + std::string(enumName(kind)) + " on " +
+                         std::string(dtypeName(t)) + " " + shapeToString(x));
+  const bool includePad = pool.count_include_pad(), isMax = kind == PoolKind::Max;
+  if (!isMax && includePad && pool.ceil_mode())
+    notLowered(c.op, "avg with count_include_pad and ceil_mode");
+  const size_t rank = x.size() - 3;
+  Window win = window(pool, rank);
+  const std::vector<int64_t> &kernel = pool.kernel();
+  if (kernel.size() != rank)
+    throw LowerError("pool: kernel needs one entry per spatial dim");
+  const Shape grid(x.begin() + 2, x.end() - 1), positions(out.begin(), out.end() - 1);
+  std::optional<int64_t> windowSize = shape::checkedProduct(kernel);
+  if (!windowSize)
+    throw LowerError("pool: the kernel's window size overflows int64");
+  const DType at = isMax ? t : DType::F64;
+  const int lanes = static_cast<int>(B);
+  Expr ramp = loop::ramp(imm(0), imm(1), lanes);
+  return loopNest(c, positions, LoopRole::Parallel, [&](const Exprs &idx) {
+    loop::Buffer acc = loop::makeBuffer(c.newName("acc"), at, {imm(B)}, {},
+                                        loop::MemoryScope::Local);
+    loop::Buffer count = localScalar(c, "count", DType::I64);
+    // The tap's vector, stored first: a select with a load of the input in an arm would be
+    // guarded lane by lane (code generation cannot prove the clamped address in bounds).
+    loop::Buffer tapValue = loop::makeBuffer(c.newName("tap"), t, {imm(B)}, {},
+                                             loop::MemoryScope::Local);
+    Expr a = loop::load(acc, {ramp}), n = loop::load(count, {imm(0)});
+    Exprs outPos(idx.begin() + 2, idx.end());
+    Stmt inner = loopNest(
+        c, Shape(kernel.begin(), kernel.end()), LoopRole::Reduction, [&](const Exprs &tap) {
+          // Branch-free: a tap outside the input reads a clamped address and is not taken
+          // (an `if` per tap made LLVM split the accumulator into scalar lanes).
+          auto [coords, inside] = tapCoords(win, outPos, tap, grid);
+          for (size_t d = 0; d < coords.size(); ++d)
+            coords[d] = bin(ExprKind::Max, bin(ExprKind::Min, coords[d], imm(grid[d] - 1)), imm(0));
+          Stmt read = loop::store(
+              tapValue, {ramp}, loop::load(c.ins[0], concat(concat({idx[0], idx[1]}, coords), {ramp})));
+          Expr v = loop::load(tapValue, {ramp});
+          if (isMax) { // a NaN lane keeps it; else a NaN tap, else the larger
+            Expr larger = loop::select(bin(ExprKind::GT, v, a), v, a);
+            Expr taken = loop::select(bin(ExprKind::NE, v, v), v, larger);
+            Expr next = loop::select(bin(ExprKind::NE, a, a), a, taken);
+            return loop::seq({read, loop::store(acc, {ramp}, loop::select(inside, next, a))});
+          }
+          return loop::seq(
+              {read, loop::store(acc, {ramp}, loop::select(inside, a + loop::cast(at, v), a)),
+               loop::store(count, {imm(0)}, n + loop::select(inside, imm(1), imm(0)))});
+        });
+    Expr result = a;
+    if (!isMax) {
+      Expr divisor = includePad ? loop::floatImm(static_cast<double>(*windowSize), at)
+                                : loop::cast(at, n);
+      Expr avg = bin(ExprKind::Div, a, loop::broadcast(divisor, lanes));
+      if (!includePad) // no real tap: NaN, like the interpreter's 0 / 0
+        avg = loop::select(bin(ExprKind::EQ, n, imm(0)),
+                           loop::broadcast(loop::floatImm(NAN, at), lanes), avg);
+      result = loop::cast(t, avg);
+    }
+    Expr start = isMax ? loop::floatImm(-INFINITY, t) : loop::floatImm(0, at);
+    Stmt init = loop::seq({loop::store(acc, {ramp}, loop::broadcast(start, lanes)),
+                           loop::store(count, {imm(0)}, imm(0))});
+    return loop::allocate(
+        acc, loop::allocate(count, loop::allocate(tapValue, loop::seq({init, inner,
+                                              loop::store(c.outs[0], concat(idx, {ramp}),
+                                                          result)}))));
   });
 }
 

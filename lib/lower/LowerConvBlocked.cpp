@@ -115,6 +115,10 @@ bool canLowerBlockedConv(const LowerCtx &c) {
            w[0] == out[1] && w[1] == x[1] &&
            (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1]});
   int64_t b = layout;
+  if (conv.plain_input()) // plain operands, each output vector one block of the result
+    return b >= 2 && x.size() == 4 && w.size() == 4 && out.size() == 5 && out[4] == b &&
+           w[0] == out[1] * b && w[1] == x[1] &&
+           (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1] * b});
   return b >= 2 && x.size() == 5 && w.size() == 6 && out.size() == 5 && x[4] == b &&
          out[4] == b && w[4] == b && w[5] == b && w[1] == x[1] && w[0] == out[1] &&
          (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1] * b});
@@ -133,9 +137,13 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       c.opts.vectorLanesF32 > kPlainLanes && os[1] % c.opts.vectorLanesF32 == 0
           ? c.opts.vectorLanesF32
           : kPlainLanes;
-  const int64_t B = plain ? plainLanes : xs[4], N = xs[0], IH = xs[2], IW = xs[3];
+  // A plain input with a blocked result (plain_input): vectors are the result's blocks.
+  const bool blockedOut = os.size() == 5;
+  const int64_t B = blockedOut ? os[4] : plain ? plainLanes : xs[4], N = xs[0], IH = xs[2],
+                IW = xs[3];
   const int64_t ICB = depthwise ? 1 : plain ? xs[1] : ws[1], BI = plain || depthwise ? 1 : B;
-  const int64_t OCB = plain ? os[1] / B : os[1], OH = os[2], OW = os[3], KH = ws[2], KW = ws[3];
+  const int64_t OCB = plain && !blockedOut ? os[1] / B : os[1], OH = os[2], OW = os[3],
+                KH = ws[2], KW = ws[3];
   const int64_t sh = conv.strides()[0], sw = conv.strides()[1];
   const int64_t dh = conv.dilations()[0], dw = conv.dilations()[1];
   const int64_t ph = conv.pads()[0], pw = conv.pads()[1];
@@ -315,7 +323,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   for (int64_t t = 0; t < T; ++t) {
     std::vector<Stmt> stores;
     for (int64_t o = 0; o < O; ++o) {
-      Exprs where = plain ? Exprs{n, outChannels(o), oh, column(t)}
+      Exprs where = plain && !blockedOut ? Exprs{n, outChannels(o), oh, column(t)}
                           : Exprs{n, ocbOf(o), oh, column(t), lanes};
       stores.push_back(c.storeOut(where, loop::load(acc, accAt(o, t))));
     }

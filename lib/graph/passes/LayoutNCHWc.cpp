@@ -14,7 +14,10 @@
 //     group width dividing c): each block of c output channels then reads only its own input
 //     block, and the conv runs as one with c-wide groups whose weights are zero across the
 //     original groups: up to 4x the multiply-adds, on whole vectors instead of a scalar nest.
-// Everything else (pools, reductions, reshapes) keeps NCHW and gets a relayout at its border.
+// A conv with too few input channels to pad (the stem) but cheaply padded output channels
+// reads its plain input and writes a blocked result (`plain_input`). Max/avg pools and
+// reductions over H and W of a blocked value run blocked. Everything else (other reductions,
+// reshapes, concats) keeps NCHW and gets a relayout at its border.
 // An elementwise op goes blocked when one operand already exists in blocked form and every
 // other operand does too, is a constant that is a scalar or per-channel ([C,1,1], [1,C,1,1]),
 // or is a computed per-channel [N,C,1,1] (squeeze-and-excitation's scale, relayouted: N x C
@@ -64,6 +67,9 @@ public:
       if (op->kind() == OpKind::Conv && blockConv(g, *op, why)) {
         ctx.stats.add("layout-nchwc.blocked-convs");
         changed = true;
+      } else if (op->kind() == OpKind::Conv && blockConvOutput(g, *op)) {
+        ctx.stats.add("layout-nchwc.blocked-outputs");
+        changed = true;
       } else if (!why.empty()) {
         ctx.remarks.push_back({"layout-nchwc", op->location(), why});
       } else if (op->hasTrait(T_ELEMENTWISE) && blockElementwise(g, *op)) {
@@ -71,6 +77,9 @@ public:
         changed = true;
       } else if (op->kind() == OpKind::Reduce && blockSpatialReduction(g, *op)) {
         ctx.stats.add("layout-nchwc.blocked-reductions");
+        changed = true;
+      } else if (op->kind() == OpKind::Pool && blockPool(g, *op)) {
+        ctx.stats.add("layout-nchwc.blocked-pools");
         changed = true;
       }
     }
@@ -288,6 +297,69 @@ private:
       g.eraseOp(weightDef);
     if (biasDef && isUnused(g, biasDef->result(0)))
       g.eraseOp(biasDef);
+    return true;
+  }
+
+  // A conv whose input channels are too few to pad (the stem: 3) but whose output channels
+  // block cheaply reads its plain input and writes the blocked result (plain_input): the
+  // region starts at the conv's stores instead of a relayout of its whole output.
+  bool blockConvOutput(Graph &g, Op &conv) {
+    if (!isPlainLayout(conv) || ops::ConvOp(conv).group() != 1)
+      return false;
+    const TensorType &x = conv.operand(0)->type(), &y = conv.result(0)->type();
+    const Tensor *w = constantValue(conv.operand(1));
+    if (x.rank() != 4 || y.rank() != 4 || x.dtype != DType::F32 || !w || !w->valid() ||
+        !y.dims[1].isStatic() || y.dims[1].size < 1)
+      return false;
+    const int64_t outChannels = y.dims[1].size, padded = roundUp(outChannels, block_);
+    if (static_cast<double>(padded) > 1.5 * static_cast<double>(outChannels))
+      return false;
+    const Tensor *bias = conv.numOperands() > 2 ? constantValue(conv.operand(2)) : nullptr;
+    if (conv.numOperands() > 2 && (!bias || !bias->valid()))
+      return false;
+    Builder b(g);
+    b.setInsertBefore(&conv);
+    b.setLocation(conv.location());
+    const bool pad = padded != outChannels;
+    std::vector<Value *> operands = {
+        conv.operand(0),
+        pad ? b.constant(zeroPadLeading(*w, padded, w->shape()[1])) : conv.operand(1)};
+    if (bias)
+      operands.push_back(
+          pad ? b.constant(
+                    zeroPadLeading(bias->reshaped({1, outChannels}), 1, padded).reshaped({padded}))
+              : conv.operand(2));
+    AttrMap attrs = conv.attrs();
+    attrs["layout"] = blocked_;
+    attrs["plain_input"] = Attribute(int64_t{1});
+    Value *result = b.value(OpKind::Conv, operands, attrs);
+    Op *weightDef = pad ? conv.operand(1)->definingOp() : nullptr;
+    Op *biasDef = pad && bias ? conv.operand(2)->definingOp() : nullptr;
+    publish(conv, result, b, outChannels);
+    if (weightDef && isUnused(g, weightDef->result(0)))
+      g.eraseOp(weightDef);
+    if (biasDef && isUnused(g, biasDef->result(0)))
+      g.eraseOp(biasDef);
+    return true;
+  }
+
+  // Max and average pools of a blocked value pool the blocked tensor: the channels of a block
+  // are one vector (pad lanes pool to finite values nobody reads).
+  bool blockPool(Graph &g, Op &op) {
+    const ops::PoolOp pool(op);
+    Value *x = lookupBlocked(op.operand(0));
+    const TensorType &y = op.result(0)->type();
+    if (!x || y.rank() != 4 || !isFloat(y.dtype) || pool.layout() != 0 ||
+        (pool.kind() != PoolKind::Max && pool.kind() != PoolKind::Avg) ||
+        (pool.kind() == PoolKind::Avg && pool.count_include_pad() && pool.ceil_mode()))
+      return false;
+    Builder b(g);
+    b.setInsertBefore(&op);
+    b.setLocation(op.location());
+    AttrMap attrs = op.attrs();
+    attrs["layout"] = blocked_;
+    Value *result = b.value(OpKind::Pool, {x}, attrs);
+    publish(op, result, b, y.dims[1].size);
     return true;
   }
 
