@@ -278,9 +278,7 @@ private:
     Value *wBlocked = b.constant(blockConvWeight(plainWeight, shape->inBlock, block_));
     std::vector<Value *> operands = {xBlocked, wBlocked};
     if (conv.numOperands() > 2) // the bias stays [C_out], padded with zeros
-      operands.push_back(padOut ? b.constant(zeroPadLeading(bias->reshaped({1, outChannels}), 1,
-                                                            shape->outChannels)
-                                                 .reshaped({shape->outChannels}))
+      operands.push_back(padOut ? b.constant(paddedBias(*bias, shape->outChannels))
                                 : conv.operand(2));
     AttrMap attrs = conv.attrs();
     attrs["layout"] = blocked_;
@@ -290,14 +288,25 @@ private:
       ctx_->stats.add("layout-nchwc.regrouped-convs");
     if (padOut || shape->inChannels != x.dims[1].size)
       ctx_->stats.add("layout-nchwc.padded-convs");
-    Op *weightDef = conv.operand(1)->definingOp();
-    Op *biasDef = padOut && conv.numOperands() > 2 ? conv.operand(2)->definingOp() : nullptr;
-    publish(conv, result, b, outChannels);
-    if (weightDef && isUnused(g, weightDef->result(0)))
-      g.eraseOp(weightDef);
-    if (biasDef && isUnused(g, biasDef->result(0)))
-      g.eraseOp(biasDef);
+    replaceConv(g, conv, result, b, true, padOut);
     return true;
+  }
+
+  // Publishes the blocked conv `result` in place of `conv` and erases the weight (and bias)
+  // constants it replaced once nothing else reads them.
+  void replaceConv(Graph &g, Op &conv, Value *result, Builder &b, bool newWeight, bool newBias) {
+    Op *weightDef = newWeight ? conv.operand(1)->definingOp() : nullptr;
+    Op *biasDef = newBias && conv.numOperands() > 2 ? conv.operand(2)->definingOp() : nullptr;
+    publish(conv, result, b, conv.result(0)->type().dims[1].size);
+    for (Op *def : {weightDef, biasDef})
+      if (def && isUnused(g, def->result(0)))
+        g.eraseOp(def);
+  }
+
+  // A bias [C] zero-padded to [padded].
+  static Tensor paddedBias(const Tensor &bias, int64_t padded) {
+    const int64_t n = bias.numElements();
+    return zeroPadLeading(bias.reshaped({1, n}), 1, padded).reshaped({padded});
   }
 
   // A conv whose input channels are too few to pad (the stem: 3) but whose output channels
@@ -325,21 +334,11 @@ private:
         conv.operand(0),
         pad ? b.constant(zeroPadLeading(*w, padded, w->shape()[1])) : conv.operand(1)};
     if (bias)
-      operands.push_back(
-          pad ? b.constant(
-                    zeroPadLeading(bias->reshaped({1, outChannels}), 1, padded).reshaped({padded}))
-              : conv.operand(2));
+      operands.push_back(pad ? b.constant(paddedBias(*bias, padded)) : conv.operand(2));
     AttrMap attrs = conv.attrs();
     attrs["layout"] = blocked_;
     attrs["plain_input"] = Attribute(int64_t{1});
-    Value *result = b.value(OpKind::Conv, operands, attrs);
-    Op *weightDef = pad ? conv.operand(1)->definingOp() : nullptr;
-    Op *biasDef = pad && bias ? conv.operand(2)->definingOp() : nullptr;
-    publish(conv, result, b, outChannels);
-    if (weightDef && isUnused(g, weightDef->result(0)))
-      g.eraseOp(weightDef);
-    if (biasDef && isUnused(g, biasDef->result(0)))
-      g.eraseOp(biasDef);
+    replaceConv(g, conv, b.value(OpKind::Conv, operands, attrs), b, pad, pad);
     return true;
   }
 
