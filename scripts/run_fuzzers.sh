@@ -1,6 +1,6 @@
 #!/bin/bash
-# Runs every libFuzzer target of a `make fuzz` build for SECONDS each (default 60), one after the
-# other: `scripts/run_fuzzers.sh BUILD_DIR [SECONDS] [TARGET...]`.
+# Runs every libFuzzer target of a `make fuzz` build for SECONDS each (default 60), FUZZ_JOBS
+# (default: the core count) at a time: `scripts/run_fuzzers.sh BUILD_DIR [SECONDS] [TARGET...]`.
 # Each target starts from its regression corpus (fuzz/corpus/<target>, in the repository) plus
 # seeds gathered from the test data when they exist (conformance models and data, the zoo's
 # small models, lit inputs); new inputs go to BUILD_DIR/fuzz-work/<target>. A failing input is
@@ -34,15 +34,10 @@ seed() { # seed TARGET DIR: extra seeds from the test data, a bounded sample
   esac
 }
 
-status=0
-for t in $TARGETS; do
-  bin=$BUILD/bin/fuzz-$t
-  [ -x "$bin" ] || { echo "error: $bin not built (make fuzz builds it)"; exit 1; }
-  work=$BUILD/fuzz-work/$t
-  seeds=$BUILD/fuzz-seeds/$t
+run_target() { # run_target TARGET: one fuzzing run, its summary, its exit status
+  local t=$1 bin=$BUILD/bin/fuzz-$1 work=$BUILD/fuzz-work/$1 seeds=$BUILD/fuzz-seeds/$1 rc
   mkdir -p "$work"
   seed "$t" "$seeds"
-  echo "== $t: $SECONDS_EACH s"
   # Absurd sizes are refused by the code under test; the allocator must say no rather than abort.
   ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:use_sigaltstack=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -50,10 +45,31 @@ for t in $TARGETS; do
       -print_final_stats=1 -artifact_prefix="$BUILD/fuzz-crashes/$t-" \
       "$work" "$ROOT/fuzz/corpus/$t" "$seeds" > "$BUILD/fuzz-$t.log" 2>&1
   rc=$?
-  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)|cov: " "$BUILD/fuzz-$t.log" | tail -4
-  if [ $rc -ne 0 ]; then
-    echo "FAILED $t (exit $rc): see $BUILD/fuzz-$t.log"; grep -m5 -E "ERROR|property violated|Test unit written" "$BUILD/fuzz-$t.log"
-    status=1
-  fi
+  { echo "== $t: $SECONDS_EACH s"
+    grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)|cov: " "$BUILD/fuzz-$t.log" | tail -4
+    if [ $rc -ne 0 ]; then
+      echo "FAILED $t (exit $rc): see $BUILD/fuzz-$t.log"
+      grep -m5 -E "ERROR|property violated|Test unit written" "$BUILD/fuzz-$t.log"
+    fi; } > "$BUILD/fuzz-$t.summary"
+  return $rc
+}
+
+for t in $TARGETS; do
+  [ -x "$BUILD/bin/fuzz-$t" ] || { echo "error: $BUILD/bin/fuzz-$t not built (make fuzz builds it)"; exit 1; }
 done
+JOBS=${FUZZ_JOBS:-$(nproc)}
+status=0 running=0
+for t in $TARGETS; do
+  if [ "$running" -ge "$JOBS" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  run_target "$t" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
+done
+for t in $TARGETS; do cat "$BUILD/fuzz-$t.summary"; done
 exit $status
