@@ -144,7 +144,7 @@ public:
         anchors += roles_[i] == Role::Anchor;
         reductions += roles_[i] == Role::Reduction;
       }
-      if (compute < 2)
+      if (compute < 2 && !(compute == 0 && m.size() >= 2))
         continue; // a lone op (with or without index maps) stays a plain op
       PlannedKernel k;
       k.kind = anchors      ? KernelKind::Epilogue
@@ -273,9 +273,13 @@ private:
     if (anchors && reductions)
       return "an anchor (matmul/conv) and a reduction do not share a kernel";
 
-    // Index maps stay inside: a data-movement op is never a kernel output.
+    // Index maps stay inside: a data-movement op is never a kernel output, except in a group of
+    // index maps alone (a channel shuffle: reshape -> transpose -> reshape, and the two slices
+    // of its result): one copy per result through the composed maps instead of one per op.
+    const bool movementOnly = std::all_of(merged.begin(), merged.end(),
+                                          [&](int i) { return roles_[i] == Role::Movement; });
     for (int i : merged)
-      if (roles_[i] == Role::Movement) {
+      if (roles_[i] == Role::Movement && !movementOnly) {
         if (isGraphOutput(i))
           return "index map '" + std::string(ops_[i]->opName()) + "' is a graph output";
         for (int u : usersOf(i))
