@@ -28,10 +28,12 @@ demo: build
 	  --input input=models/digits/digits_test_x.npy \
 	  --labels models/digits/digits_test_y.npy --output-dir $(BUILD)/demo
 
-# Generated test data (not committed): ONNX node tests and the torchvision/transformer zoo.
+# Generated test data (not committed): ONNX node tests and the torchvision/transformer zoo (with
+# two of the bench models: padded channel blocks, regrouped convs, channel shuffles).
 test-data: deps
 	bash scripts/gen_node_tests.sh $(BUILD)/onnx-node-tests
 	$(PY) scripts/export_zoo.py $(BUILD)/zoo
+	$(PY) scripts/export_bench_models.py $(BUILD)/zoo shufflenet_v2_x1_0 regnet_y_400mf
 
 # The sanitizer build (clang-19, Debug): everything under AddressSanitizer + UBSan, and with the
 # coverage instrumentation libFuzzer needs, so the same build gives the tools, every unit test and

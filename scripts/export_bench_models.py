@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Export the models `make bench` adds to the zoo, with torch's reference output.
 
-Usage: /usr/bin/python3 scripts/export_bench_models.py [OUTDIR]   (default build/zoo)
+Usage: /usr/bin/python3 scripts/export_bench_models.py [OUTDIR [NAME...]]   (default build/zoo,
+every model)
 
   shufflenet_v2_x1_0, regnet_y_400mf, efficientnet_b0, mobilenet_v3_small   torchvision,
       random seeded weights (weights=None), BatchNorm statistics calibrated on random data
@@ -12,8 +13,10 @@ Usage: /usr/bin/python3 scripts/export_bench_models.py [OUTDIR]   (default build
       mask), input [1, 128, 768]
 
 Each NAME gets NAME.onnx (opset 13, constant folding on), NAME.input.npy (and
-bert_encoder.mask.npy) and NAME.output.npy (torch's answer). They are benchmarks, not part of
-`make test`: the zoo's tests keep their own four models. Idempotent: existing files are kept.
+bert_encoder.mask.npy) and NAME.output.npy (torch's answer). They are benchmarks; `make
+test-data` also exports shufflenet_v2_x1_0 and regnet_y_400mf, whose padded channel blocks,
+regrouped convs and channel shuffles the zoo test then checks. Idempotent: existing files are
+kept.
 """
 import math
 import os
@@ -139,8 +142,13 @@ def export(name, outdir):
 
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else "build/zoo"
+    every = VISION + ["bert_encoder", "gpt2_decoder"]
+    names = sys.argv[2:] or every
+    unknown = [n for n in names if n not in every]
+    if unknown:
+        sys.exit(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(every)}")
     os.makedirs(outdir, exist_ok=True)
-    for name in VISION + ["bert_encoder", "gpt2_decoder"]:
+    for name in names:
         export(name, outdir)
 
 
