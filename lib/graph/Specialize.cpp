@@ -1,8 +1,11 @@
 // Binding symbolic dims to sizes (see Specialize.h).
 #include "strata/graph/Specialize.h"
+
 #include "strata/graph/Clone.h"
 #include "strata/graph/TypeInference.h"
 #include "strata/support/Error.h"
+
+#include <set>
 
 namespace strata {
 
@@ -29,12 +32,21 @@ Dim substituteDim(const Dim &d, const std::map<std::string, int64_t> &sizes) {
 } // namespace
 
 bool needsShapeSpecialization(const Graph &g) {
-  auto needs = [](const Value &v) {
+  // The compiled engines bind one plain symbol, a leading batch; anything else (a symbolic
+  // dim further in, a formula, two different batch symbols or a fresh one no input binds, as
+  // an elementwise op of [?n, 4] and [?m, 4] makes) is compiled per input shape.
+  std::set<std::string> batchSymbols;
+  auto needs = [&](const Value &v) {
     const auto &dims = v.type().dims;
-    for (size_t d = 0; d < dims.size(); ++d)
-      if (!dims[d].isStatic() && (d != 0 || !dims[d].symbolName()))
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d].isStatic())
+        continue;
+      const std::string *sym = dims[d].symbolName();
+      if (d != 0 || !sym)
         return true;
-    return false;
+      batchSymbols.insert(*sym);
+    }
+    return batchSymbols.size() > 1;
   };
   for (const Value *in : g.inputs())
     if (needs(*in))

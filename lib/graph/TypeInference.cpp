@@ -8,6 +8,8 @@
 #include "strata/support/ShapeMath.h"
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 
 namespace strata {
 namespace infer {
@@ -78,11 +80,35 @@ namespace {
 bool isNumeric(DType t) { return t != DType::Bool; }
 bool isIntOrBool(DType t) { return !isFloat(t); }
 
-// Broadcast all operands' shapes together, naming the operand that does not fit.
+// Broadcast all operands' shapes together, naming the operand that does not fit. Two different
+// symbolic dims (inputs [?n, 4] and [?m, 4]) give a fresh symbol: at run time either may be 1
+// or both equal, which binding the inputs' sizes (or the interpreter) checks; the fresh symbol
+// is bound when the result is computed, as reshape's.
 std::vector<Dim> broadcastAll(const InferContext &c) {
   std::vector<Dim> dims = c.operand(0).dims;
-  for (unsigned i = 1; i < c.numOperands(); ++i)
-    dims = broadcastOrFail(dims, c.operand(i).dims, "operand " + std::to_string(i));
+  auto fresh = [&](const Dim &x, const Dim &y) {
+    std::set<std::string> used;
+    x.expr.collectSymbols(used);
+    y.expr.collectSymbols(used);
+    std::string name;
+    for (const std::string &s : used) {
+      for (char ch : s)
+        if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')
+          name += ch;
+      name += '_';
+    }
+    name += "b";
+    c.freshSymbols->insert(name);
+    return Dim::sym(name);
+  };
+  for (unsigned i = 1; i < c.numOperands(); ++i) {
+    std::string why;
+    auto next = shape::broadcastShapes<Dim>(dims, c.operand(i).dims, &why, fresh);
+    if (!next)
+      fail("operand " + std::to_string(i) + " shape " + dimsToString(c.operand(i).dims) +
+           " does not broadcast with " + dimsToString(dims) + ": " + why);
+    dims = std::move(*next);
+  }
   return dims;
 }
 

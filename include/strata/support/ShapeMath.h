@@ -9,6 +9,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,10 +90,13 @@ template <> struct DimTraits<int64_t> {
 
 // Numpy broadcasting, dims aligned from the right, a missing or size-1 dim taking the other's.
 // A symbolic dim against a different static size takes the static size: the symbol must equal
-// it at run time (checked when symbols are bound). Two different symbols do not broadcast.
+// it at run time (checked when symbols are bound). Two different symbols do not broadcast,
+// unless `merge` gives the dim of their result (elementwise ops: a fresh symbol, since either
+// may be 1 at run time).
 template <typename D>
 std::optional<std::vector<D>> broadcastShapes(const std::vector<D> &a, const std::vector<D> &b,
-                                              std::string *why = nullptr) {
+                                              std::string *why = nullptr,
+                                              const std::function<D(const D &, const D &)> &merge = {}) {
   using T = DimTraits<D>;
   const size_t rank = std::max(a.size(), b.size());
   std::vector<D> out(rank);
@@ -106,6 +110,8 @@ std::optional<std::vector<D>> broadcastShapes(const std::vector<D> &a, const std
       out[i] = *da;
     else if (T::isStatic(*da) != T::isStatic(*db))
       out[i] = T::isStatic(*da) ? *da : *db;
+    else if (merge && !T::isStatic(*da))
+      out[i] = merge(*da, *db);
     else {
       if (why)
         *why = "cannot broadcast dimension " + T::str(*da) + " with " + T::str(*db);
