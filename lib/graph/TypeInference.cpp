@@ -62,6 +62,19 @@ int64_t staticDim(const InferContext &c, unsigned i, int64_t d, const char *what
   return dim.size;
 }
 
+Dim freshSymbol(const InferContext &c, const std::vector<std::string> &from, const char *suffix) {
+  std::string name;
+  for (const std::string &s : from) {
+    for (char ch : s)
+      if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')
+        name += ch;
+    name += '_';
+  }
+  name += suffix;
+  c.freshSymbols->insert(name);
+  return Dim::sym(name);
+}
+
 std::vector<Dim> broadcastOrFail(const std::vector<Dim> &a, const std::vector<Dim> &b,
                                  const std::string &what) {
   std::string why;
@@ -90,16 +103,7 @@ std::vector<Dim> broadcastAll(const InferContext &c) {
     std::set<std::string> used;
     x.expr.collectSymbols(used);
     y.expr.collectSymbols(used);
-    std::string name;
-    for (const std::string &s : used) {
-      for (char ch : s)
-        if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')
-          name += ch;
-      name += '_';
-    }
-    name += "b";
-    c.freshSymbols->insert(name);
-    return Dim::sym(name);
+    return freshSymbol(c, std::vector<std::string>(used.begin(), used.end()), "b");
   };
   for (unsigned i = 1; i < c.numOperands(); ++i) {
     std::string why;

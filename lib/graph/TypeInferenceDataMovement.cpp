@@ -99,16 +99,7 @@ TensorType reshapeType(const InferContext &c) {
   }
   // The quotient is whole only for some sizes (e.g. [?n, 3] -> [6, -1]): a fresh symbol, bound
   // when the result is computed.
-  std::string name;
-  for (const std::string &s : symbolsIn) {
-    for (char ch : s)
-      if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')
-        name += ch;
-    name += '_';
-  }
-  name += "r";
-  c.freshSymbols->insert(name);
-  out[inferredAt] = Dim::sym(name);
+  out[inferredAt] = freshSymbol(c, symbolsIn, "r");
   return x.withDims(std::move(out));
 }
 

@@ -52,6 +52,9 @@ void requireIndexDType(const InferContext &c, unsigned i);
 void requireRankAtLeast(const InferContext &c, unsigned i, int64_t rank);
 // Static size of dim `d` of operand `i`; errors naming `what` when symbolic.
 int64_t staticDim(const InferContext &c, unsigned i, int64_t d, const char *what);
+// A fresh symbol named after the symbols `from` (alphanumerics of each, '_'-joined) and `suffix`,
+// recorded in c.freshSymbols: a dim only known once the result is computed.
+Dim freshSymbol(const InferContext &c, const std::vector<std::string> &from, const char *suffix);
 // Numpy broadcast of `a` and `b`; errors naming `what` and both shapes.
 std::vector<Dim> broadcastOrFail(const std::vector<Dim> &a, const std::vector<Dim> &b,
                                  const std::string &what);
