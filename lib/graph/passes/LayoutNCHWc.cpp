@@ -22,9 +22,9 @@
 // other operand does too, is a constant that is a scalar or per-channel ([C,1,1], [1,C,1,1]),
 // or is a computed per-channel [N,C,1,1] (squeeze-and-excitation's scale, relayouted: N x C
 // values): then blocking it costs next to nothing, while keeping it plain would need a
-// relayout of the feature map back and forth. A reduction over H and W (global pooling) of a
-// blocked value reduces the blocked tensor. On padded channels only ops that keep finite pad lanes finite are
-// blocked (no exp, log, sqrt, div, pow), so a pad lane times its zero weight stays 0.
+// relayout of the feature map back and forth. On padded channels only ops that keep finite pad
+// lanes finite are blocked (no exp, log, sqrt, div, pow), so a pad lane times its zero weight
+// stays 0.
 #include "strata/graph/Layout.h"
 #include "strata/graph/Ops.h"
 #include "strata/graph/passes/Passes.h"
@@ -132,6 +132,10 @@ private:
 
   static int64_t roundUp(int64_t n, int64_t b) { return (n + b - 1) / b * b; }
 
+  // Padding may cost half the multiply-adds more; regrouping up to 4x (the vector kernel
+  // against a scalar nest for grouped convs).
+  static constexpr double kMaxPaddingCost = 1.5, kMaxRegroupingCost = 4.0;
+
   // How a conv is blocked by `b`: its padded channel counts, the blocked conv's group, the
   // input block of its weight (1: depthwise) and its multiply-adds relative to the plain conv's.
   struct BlockedShape {
@@ -175,9 +179,7 @@ private:
             std::to_string(b) + "-channel blocks nor a block of groups";
       return std::nullopt;
     }
-    // Padding may cost half the multiply-adds more; regrouping up to 4x (the vector kernel
-    // against a scalar nest for grouped convs).
-    if (s.costRatio > (s.regrouped ? 4.0 : 1.5)) {
+    if (s.costRatio > (s.regrouped ? kMaxRegroupingCost : kMaxPaddingCost)) {
       why = "not blocked: padding " + std::to_string(ci) + " -> " + std::to_string(s.inChannels) +
             " input and " + std::to_string(co) + " -> " + std::to_string(s.outChannels) +
             " output channels to " + std::to_string(b) + "-channel blocks costs " +
@@ -190,9 +192,9 @@ private:
   // The plain weight [O, I/group, K...] of the blocked conv: zero-padded to the padded channel
   // counts, or (regrouped) [O', b, K...] where output channel o reads the b channels of its
   // block, with zeros where the original conv's group of o does not reach.
-  static Tensor paddedWeight(const Tensor &w, const BlockedShape &s, int64_t group, int64_t b) {
+  static Tensor paddedWeight(const Tensor &w, const BlockedShape &s, int64_t b) {
     if (!s.regrouped) // group 1 pads both counts; depthwise and whole-block groups only O
-      return zeroPadLeading(w, s.outChannels, group == 1 ? s.inChannels : w.shape()[1]);
+      return zeroPadLeading(w, s.outChannels, s.group == 1 ? s.inChannels : w.shape()[1]);
     const int64_t outs = w.shape()[0], width = w.shape()[1];
     const int64_t taps = w.numElements() / std::max<int64_t>(outs * width, 1);
     Shape shape = w.shape();
@@ -274,7 +276,7 @@ private:
     b.setInsertBefore(&conv);
     b.setLocation(conv.location());
     Value *xBlocked = blockedForm(conv.operand(0), b);
-    Tensor plainWeight = paddedWeight(*w, *shape, ops::ConvOp(conv).group(), block_);
+    Tensor plainWeight = paddedWeight(*w, *shape, block_);
     Value *wBlocked = b.constant(blockConvWeight(plainWeight, shape->inBlock, block_));
     std::vector<Value *> operands = {xBlocked, wBlocked};
     if (conv.numOperands() > 2) // the bias stays [C_out], padded with zeros
@@ -321,7 +323,7 @@ private:
         !y.dims[1].isStatic() || y.dims[1].size < 1)
       return false;
     const int64_t outChannels = y.dims[1].size, padded = roundUp(outChannels, block_);
-    if (static_cast<double>(padded) > 1.5 * static_cast<double>(outChannels))
+    if (static_cast<double>(padded) > kMaxPaddingCost * static_cast<double>(outChannels))
       return false;
     const Tensor *bias = conv.numOperands() > 2 ? constantValue(conv.operand(2)) : nullptr;
     if (conv.numOperands() > 2 && (!bias || !bias->valid()))
@@ -352,13 +354,9 @@ private:
         (pool.kind() != PoolKind::Max && pool.kind() != PoolKind::Avg) ||
         (pool.kind() == PoolKind::Avg && pool.count_include_pad() && pool.ceil_mode()))
       return false;
-    Builder b(g);
-    b.setInsertBefore(&op);
-    b.setLocation(op.location());
     AttrMap attrs = op.attrs();
     attrs["layout"] = blocked_;
-    Value *result = b.value(OpKind::Pool, {x}, attrs);
-    publish(op, result, b, y.dims[1].size);
+    rebuildOnBlocked(g, op, x, std::move(attrs));
     return true;
   }
 
@@ -452,7 +450,6 @@ private:
   // lanes reduce to finite values nobody reads).
   bool blockSpatialReduction(Graph &g, Op &op) {
     const ops::ReduceOp reduce(op);
-    const TensorType &y = op.result(0)->type();
     Value *x = lookupBlocked(op.operand(0));
     if (!x || op.operand(0)->type().rank() != 4 || !reduce.keepdims() ||
         reduce.axes() != std::vector<int64_t>{2, 3})
@@ -463,12 +460,18 @@ private:
     default:
       return false;
     }
+    rebuildOnBlocked(g, op, x, op.attrs());
+    return true;
+  }
+
+  // `op` (one operand, one 4-D result) recomputed on the blocked form `x` of its operand with
+  // `attrs`, published in its place.
+  void rebuildOnBlocked(Graph &g, Op &op, Value *x, AttrMap attrs) {
     Builder b(g);
     b.setInsertBefore(&op);
     b.setLocation(op.location());
-    Value *result = b.value(OpKind::Reduce, {x}, op.attrs());
-    publish(op, result, b, y.dims[1].size);
-    return true;
+    Value *result = b.value(op.kind(), {x}, std::move(attrs));
+    publish(op, result, b, op.result(0)->type().dims[1].size);
   }
 
   // relayout(relayout(x, A -> B), B -> A) -> x. Returns how many were cancelled.
