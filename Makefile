@@ -82,8 +82,7 @@ fuzz-smoke: asan
 # thread, ASan's thread teardown would try to unmap it as its own ("unable to unmap").
 # allocator_may_return_null=1: tests of absurd sizes expect a refusal, not an abort.
 ASAN_ENV = ASAN_OPTIONS=use_sigaltstack=0:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
-ASAN_CONFORMANCE = $(ASAN_ENV) $(BUILD)-asan/bin/strata conformance $(BUILD)/onnx-node-tests \
-  --specialize-inputs
+ASAN_CONFORMANCE = $(ASAN_ENV) $(BUILD)-asan/bin/strata conformance $(BUILD)/onnx-node-tests
 CONFORMANCE_FAILURES = grep -E "^(FAIL|REGRESSION)|Sanitizer|runtime error"
 test: build test-data browser-deps asan tsan fuzz-smoke
 	cd $(BUILD)-asan && $(ASAN_ENV) ctest -j$(JOBS) -E "zoo|conformance|dynamic-shapes" --output-on-failure

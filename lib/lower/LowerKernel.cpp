@@ -11,6 +11,8 @@
 
 #include "strata/graph/Kernel.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -40,6 +42,7 @@ struct KernelLowering {
   // Locals bound in the loop body being built (their stores, in order): see bindLarge.
   std::vector<std::pair<loop::Buffer, Stmt>> bindings;
   std::unordered_map<const loop::ExprNode *, uint64_t> treeSizes;
+  std::vector<const Value *> cacheLog; // values cached into, in order (see forgetBoundExprs)
 
   // The node count of `e` as a tree (saturating), memoized per node.
   uint64_t treeSize(const Expr &e) {
@@ -93,7 +96,9 @@ struct KernelLowering {
   Stmt withBindings(const std::function<Stmt()> &body) {
     std::vector<std::pair<loop::Buffer, Stmt>> outer;
     outer.swap(bindings);
+    size_t cachedBefore = cacheLog.size();
     Stmt s = body();
+    forgetBoundExprs(cachedBefore);
     std::vector<Stmt> seq;
     for (auto &[b, store] : bindings)
       seq.push_back(store);
@@ -103,6 +108,33 @@ struct KernelLowering {
       r = loop::allocate(bindings[i].first, r);
     bindings.swap(outer);
     return r;
+  }
+
+  // Drops the expressions cached since cacheLog[from] that load a local bound in the current
+  // body: those locals live only in it, and a value indexed the same way in a later nest (a
+  // rank-0 value read by every nest) must be computed again there. (Entries kept may load locals
+  // of an enclosing body: its own exit checks them, so the log is never cut.)
+  void forgetBoundExprs(size_t from) {
+    if (bindings.empty())
+      return;
+    std::set<const loop::BufferNode *> bound;
+    for (auto &[b, store] : bindings)
+      bound.insert(b.get());
+    std::unordered_map<const loop::ExprNode *, bool> memo;
+    std::function<bool(const Expr &)> loadsBound = [&](const Expr &e) -> bool {
+      if (auto it = memo.find(e.get()); it != memo.end())
+        return it->second;
+      bool r = e->kind == loop::ExprKind::Load && bound.count(e->buffer.get());
+      for (size_t i = 0; !r && i < e->operands.size(); ++i)
+        r = loadsBound(e->operands[i]);
+      return memo[e.get()] = r;
+    };
+    for (size_t i = from; i < cacheLog.size(); ++i) {
+      auto &entries = cache[cacheLog[i]];
+      entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                   [&](const auto &entry) { return loadsBound(entry.second); }),
+                    entries.end());
+    }
   }
 
   Shape shapeOf(const Value *v) {
@@ -261,6 +293,7 @@ struct KernelLowering {
       e = valueExpr(src, indexMapSource(*op, shapeOf(src), shape, idx));
     }
     cache[v].push_back({idx, e});
+    cacheLog.push_back(v);
     return e;
   }
 };

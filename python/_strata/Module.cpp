@@ -16,6 +16,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -185,10 +187,11 @@ public:
         outputs_.push_back(describe(name, type));
       specialized_ = std::make_unique<driver::ShapeSpecializedModel>(
           interface->inputs,
-          [path, names](const std::vector<Shape> &shapes, const std::map<std::string, int64_t> &) {
-            return importOnnxFileAtShapes(path, names, shapes);
+          [path, names](const driver::InputBinding &binding,
+                        const std::map<std::string, int64_t> &) {
+            return importOnnxFileAtShapes(path, names, binding.shapes, binding.valueMap());
           },
-          co);
+          co, driver::inputIndices(interface->inputs, interface->valueInputs));
       return;
     }
     Graph &g = *imported->graph;
@@ -275,10 +278,10 @@ public:
     bool inputError = false;
     {
       py::gil_scoped_release release;
-      if (specialized_) {
+      if (specialized_ && specialized_->valueInputs().empty()) {
         std::lock_guard<std::mutex> lock(specializedMutex_);
-        compiledFor(shapes, error, inputError);
-      } else {
+        compiledFor({shapes, {}}, error, inputError);
+      } else { // (inputs whose values decide shapes: compiled when their values are known)
         auto sizes = bindInputSymbols(interface_, shapes);
         if (!sizes) {
           inputError = true;
@@ -302,18 +305,36 @@ private:
   // drop an older compilation), each in a context of its own.
   py::list runSpecialized(const std::vector<driver::CompiledModel::InputRef> &refs,
                           std::vector<uintptr_t> *seenOut) {
-    std::vector<Shape> shapes;
+    driver::InputBinding binding;
     for (const auto &r : refs)
-      shapes.push_back(r.shape);
+      binding.shapes.push_back(r.shape);
+    std::vector<driver::CompiledModel::InputRef> runtimeRefs;
+    const std::vector<size_t> &valueInputs = specialized_->valueInputs();
+    for (size_t i = 0; i < refs.size(); ++i) {
+      if (std::find(valueInputs.begin(), valueInputs.end(), i) == valueInputs.end()) {
+        runtimeRefs.push_back(refs[i]);
+        continue;
+      }
+      Tensor value(refs[i].dtype, refs[i].shape);
+      if (value.numElements() > kMaxValueInputElements)
+        raise(inputErrorType, "input '" + interface_[i].first +
+                                  "': its values are needed at import (they decide shapes, "
+                                  "attributes or control flow) and key the compilation, at "
+                                  "most " +
+                                  std::to_string(kMaxValueInputElements) + " elements");
+      if (value.byteSize())
+        std::memcpy(value.rawData(), refs[i].data, value.byteSize());
+      binding.values.emplace_back(interface_[i].first, std::move(value));
+    }
     NumpyOutputs outs{outputs_, seenOut};
     std::string error;
     bool inputError = false;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(specializedMutex_);
-      if (driver::CompiledModel *model = compiledFor(shapes, error, inputError)) {
+      if (driver::CompiledModel *model = compiledFor(std::move(binding), error, inputError)) {
         std::unique_ptr<runtime::RunContext> ctx = model->createContext();
-        if (llvm::Error err = model->runInto(*ctx, refs, outs.allocator()))
+        if (llvm::Error err = model->runInto(*ctx, runtimeRefs, outs.allocator()))
           error = llvm::toString(std::move(err));
         lastArenaBytes_ = ctx->arenaBytes();
       }
@@ -323,11 +344,11 @@ private:
     return outs.take();
   }
 
-  // The per-shape model for `shapes` (compiled on first sight), or null with the error and whether
-  // the shapes themselves were at fault. Call with specializedMutex_ held.
-  driver::CompiledModel *compiledFor(const std::vector<Shape> &shapes, std::string &error,
+  // The model for `binding` (compiled on first sight), or null with the error and whether the
+  // inputs themselves were at fault. Call with specializedMutex_ held.
+  driver::CompiledModel *compiledFor(driver::InputBinding binding, std::string &error,
                                      bool &inputError) {
-    auto model = specialized_->forShapes(shapes);
+    auto model = specialized_->forBinding(std::move(binding));
     if (model)
       return *model;
     inputError = specialized_->lastErrorWasBinding();

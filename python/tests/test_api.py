@@ -269,6 +269,20 @@ def test_dynamic_height_and_width_with_cache(tmp_path, monkeypatch):
         assert_close(model(x), net(x).numpy())
 
 
+def test_inputs_whose_values_decide_shapes(tmp_path):
+    # A Reshape's shape and TopK's k given as inputs: compiled per binding of their values.
+    path = str(tmp_path / "v.onnx")
+    subprocess.run([sys.executable, os.path.join(SOURCE, "test", "tools", "inputs",
+                                                 "make_value_inputs.py"), path], check=True)
+    model = strata.compile(path)
+    x = np.random.default_rng(0).standard_normal((2, 12)).astype(np.float32)
+    for shape, k in (((2, 3, 4), 2), ((4, 3, 2), 1), ((2, 3, 4), 2)):
+        (y,) = model.run(None, {"x": x, "shape": np.array(shape), "k": np.array([k])})
+        assert_close(y, -np.sort(-x.reshape(shape), -1)[..., :k])
+    with pytest.raises(strata.InputError, match="shape = \\[5, 5, 1\\]"):
+        model.run(None, {"x": x, "shape": np.array([5, 5, 1]), "k": np.array([1])})
+
+
 def test_save_and_load(tmp_path, digits_model, digits_x):
     path = digits_model.save(tmp_path / "digits.so")
     assert os.path.exists(path) and os.path.exists(tmp_path / "digits.h")

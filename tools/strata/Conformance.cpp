@@ -130,8 +130,9 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
 
   // Specializing (--specialize-inputs): the first data set's shape-deciding inputs become
   // constants at import. Otherwise the model runs as `strata run` runs it: imported as it is, or,
-  // when its shape arithmetic folds only at known sizes, imported again at each data set's input
-  // shapes (docs/runtime.md); inputs that decide shapes by their values make the import fail.
+  // when its shape arithmetic folds only at known sizes or some inputs' values decide shapes,
+  // imported again at each data set's binding: its input shapes and the values of those inputs
+  // (docs/runtime.md).
   ImportOptions io;
   if (o.specializeInputs)
     for (auto &[name, t] : firstInputs)
@@ -141,7 +142,8 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
     return {unsupported ? Outcome::Unsupported : Outcome::Fail, std::move(msg)};
   };
   auto imported = importOnnxFile(model.string(), io);
-  std::vector<std::string> perShapeInputs; // non-empty: imported per data set at its shapes
+  std::vector<std::string> perShapeInputs; // non-empty: imported per data set at its binding
+  std::vector<std::string> valueInputs;    // inputs whose values are part of the binding
   if (!imported) {
     std::string msg = llvm::toString(imported.takeError());
     if (o.specializeInputs)
@@ -151,6 +153,7 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
       return importFailure(msg);
     for (const auto &in : interface->inputs)
       perShapeInputs.push_back(in.first);
+    valueInputs = interface->valueInputs;
   }
 
   // Makes `g` runnable: optimized (interp with --passes) or compiled (jit). The jit engine
@@ -184,6 +187,7 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
   };
   std::unique_ptr<Graph> graph;
   std::vector<Shape> graphShapes; // the input shapes `graph` was imported at (per-shape import)
+  std::map<std::string, Tensor> graphValues; // and the value inputs' values
   std::set<std::string> specialized;
   if (imported) {
     graph = std::move(imported->graph);
@@ -211,12 +215,18 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
           return {Outcome::Fail, "no test data for input '" + name + "'"};
         shapes.push_back(it->second.shape());
       }
-      if (!graph || shapes != graphShapes) { // data sets of one shape share import and compile
-        auto g = importOnnxFileAtShapes(model.string(), perShapeInputs, shapes);
+      std::map<std::string, Tensor> values;
+      for (const std::string &name : valueInputs)
+        if (auto it = find(name); it != ins.end())
+          values[name] = it->second;
+      // Data sets of one binding share import and compile.
+      if (!graph || shapes != graphShapes || values != graphValues) {
+        auto g = importOnnxFileAtShapes(model.string(), perShapeInputs, shapes, values);
         if (!g)
           return importFailure(llvm::toString(g.takeError()));
         graph = std::move(*g);
         graphShapes = std::move(shapes);
+        graphValues = std::move(values);
         if (auto r = prepare(*graph))
           return *r;
       }

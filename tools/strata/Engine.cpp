@@ -85,18 +85,19 @@ private:
   std::unique_ptr<Graph> graph_;
 };
 
-// The jit engine for graphs with symbolic dims the kernels cannot take as parameters: compiled
-// per set of input shapes (driver/ShapeSpecializedModel.h); kernel counts and profiles are the
-// last run's.
+// The jit engine for graphs with symbolic dims the kernels cannot take as parameters, or inputs
+// whose values decide shapes: compiled per binding (driver/ShapeSpecializedModel.h); kernel
+// counts and profiles are the last run's.
 class ShapeSpecializedJitEngine : public Engine {
 public:
   ShapeSpecializedJitEngine(std::vector<std::pair<std::string, TensorType>> inputs,
-                            driver::StaticGraphSource source, driver::CompileOptions co)
-      : model_(std::move(inputs), std::move(source), std::move(co)) {}
+                            driver::StaticGraphSource source, driver::CompileOptions co,
+                            std::vector<size_t> valueInputs)
+      : model_(std::move(inputs), std::move(source), std::move(co), std::move(valueInputs)) {}
   llvm::Error prepare(const std::vector<Tensor> &inputs, bool &inputError) override {
     auto start = std::chrono::steady_clock::now();
     size_t before = model_.compilations();
-    auto m = model_.forShapes(driver::shapesOf(inputs));
+    auto m = model_.forInputs(inputs);
     if (!m) {
       inputError = model_.lastErrorWasBinding();
       return m.takeError();
@@ -114,7 +115,7 @@ public:
     bool inputError = false;
     if (llvm::Error err = prepare(inputs, inputError))
       return err;
-    return model_.lastModel()->run(inputs);
+    return model_.lastModel()->run(model_.runtimeInputs(inputs));
   }
   int64_t arenaBytes() const override {
     return model_.lastModel() ? model_.lastModel()->arenaBytes() : 0;
@@ -133,7 +134,7 @@ public:
     std::vector<driver::KernelCost> costs;
     if (!model_.lastModel())
       return costs;
-    auto symbols = driver::symbolSizes(*model_.lastGraph(), inputs);
+    auto symbols = driver::symbolSizes(*model_.lastGraph(), model_.runtimeInputs(inputs));
     for (const Op *op : model_.lastModel()->kernelOps())
       costs.push_back(driver::kernelCost(*op, symbols));
     return costs;
@@ -147,7 +148,7 @@ private:
 // The jit engine of a model compiled per input shape, through the compile cache: each shape set's
 // library is kept next to the model's own entry (KEY-<shapes>.so), so a later process at the same
 // shapes loads it instead of compiling. The libraries of the most recently used shape sets stay
-// open.
+// open. (Models with value inputs compile in memory: see perShapeJitEngine.)
 class ShapeSpecializedCachedEngine : public Engine {
 public:
   ShapeSpecializedCachedEngine(std::vector<std::pair<std::string, TensorType>> inputs,
@@ -158,13 +159,17 @@ public:
 
   llvm::Error prepare(const std::vector<Tensor> &in, bool &inputError) override {
     inputError = false;
-    std::vector<Shape> shapes = driver::shapesOf(in);
-    if (auto *hit = libs_.find(shapes)) {
+    auto binding = driver::bindingOf(inputs_, in, {});
+    if (!binding) {
+      inputError = true;
+      return binding.takeError();
+    }
+    if (auto *hit = libs_.find(*binding)) {
       last_ = hit->get();
       return llvm::Error::success();
     }
     std::string key;
-    for (const Shape &s : shapes)
+    for (const Shape &s : binding->shapes)
       key += (key.empty() ? "" : "_") + (s.empty() ? std::string("s") : shapeToString(s));
     if (key.size() > 96) // file names stay short: a long key is hashed
       key = "h" + std::to_string(std::hash<std::string>{}(key));
@@ -173,7 +178,7 @@ public:
     cache = "hit";
     if (!llvm::sys::fs::exists(lib)) {
       cache = "miss";
-      auto graph = driver::staticGraphAt(inputs_, source_, shapes, inputError);
+      auto graph = driver::staticGraphAt(inputs_, source_, *binding, inputError);
       if (!graph)
         return graph.takeError();
       if (llvm::Error err = driver::compileLibrary(**graph, co_, lib, /*withHeader=*/false))
@@ -186,7 +191,7 @@ public:
     }
     cachePath = lib;
     compileMs += msSince(start);
-    last_ = libs_.insert(std::move(shapes), std::move(*m)).get();
+    last_ = libs_.insert(std::move(*binding), std::move(*m)).get();
     return llvm::Error::success();
   }
   llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &in) override {
@@ -203,55 +208,63 @@ private:
   driver::CompileOptions co_;
   std::string entry_;
   unsigned poolThreads_;
-  driver::ShapeKeyedCache<std::unique_ptr<driver::SharedModel>> libs_{
+  driver::BindingKeyedCache<std::unique_ptr<driver::SharedModel>> libs_{
       driver::ShapeSpecializedModel::kMaxCompiled};
   driver::SharedModel *last_ = nullptr;
 };
 
-// The interpreter for a model imported per set of input shapes (its shape arithmetic folds only at
-// known sizes): the graphs of the most recently used shapes are kept.
+// The interpreter for a model imported per binding (its shape arithmetic folds only at known sizes,
+// or some input's values decide shapes): the graphs of the most recently used bindings are kept.
 class ShapeSpecializedInterpEngine : public Engine {
 public:
   ShapeSpecializedInterpEngine(std::vector<std::pair<std::string, TensorType>> inputs,
-                               driver::StaticGraphSource source)
-      : inputs_(std::move(inputs)), source_(std::move(source)) {}
+                               driver::StaticGraphSource source, std::vector<size_t> valueInputs)
+      : inputs_(std::move(inputs)), source_(std::move(source)),
+        valueInputs_(std::move(valueInputs)) {}
   llvm::Error prepare(const std::vector<Tensor> &inputs, bool &inputError) override {
     inputError = false;
-    std::vector<Shape> shapes = driver::shapesOf(inputs);
-    if (auto *hit = graphs_.find(shapes)) {
+    auto binding = driver::bindingOf(inputs_, inputs, valueInputs_);
+    if (!binding) {
+      inputError = true;
+      return binding.takeError();
+    }
+    if (auto *hit = graphs_.find(*binding)) {
       last_ = hit->get();
       return llvm::Error::success();
     }
-    auto g = driver::staticGraphAt(inputs_, source_, shapes, inputError);
+    auto g = driver::staticGraphAt(inputs_, source_, *binding, inputError);
     if (!g)
       return g.takeError();
-    last_ = graphs_.insert(std::move(shapes), std::move(*g)).get();
+    last_ = graphs_.insert(std::move(*binding), std::move(*g)).get();
     return llvm::Error::success();
   }
   llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) override {
     bool inputError = false;
     if (llvm::Error err = prepare(inputs, inputError))
       return err;
-    return interpret(*last_, inputs);
+    return interpret(*last_, driver::runtimeInputs(inputs, valueInputs_));
   }
 
 private:
   std::vector<std::pair<std::string, TensorType>> inputs_;
   driver::StaticGraphSource source_;
-  driver::ShapeKeyedCache<std::unique_ptr<Graph>> graphs_{
+  std::vector<size_t> valueInputs_;
+  driver::BindingKeyedCache<std::unique_ptr<Graph>> graphs_{
       driver::ShapeSpecializedModel::kMaxCompiled};
   const Graph *last_ = nullptr;
 };
 
 // A source importing the ONNX file again with its inputs at the bound shapes
-// (ImportOptions::inputShapes), so every shape computation in it folds to constants.
+// (ImportOptions::inputShapes) and its value inputs as constants, so every shape computation in it
+// folds to constants.
 driver::StaticGraphSource onnxImportSource(const std::string &path,
                                            const std::vector<std::pair<std::string, TensorType>> &inputs) {
   std::vector<std::string> names;
   for (const auto &in : inputs)
     names.push_back(in.first);
-  return [path, names](const std::vector<Shape> &shapes, const std::map<std::string, int64_t> &) {
-    return importOnnxFileAtShapes(path, names, shapes);
+  return [path, names](const driver::InputBinding &binding,
+                       const std::map<std::string, int64_t> &) {
+    return importOnnxFileAtShapes(path, names, binding.shapes, binding.valueMap());
   };
 }
 
@@ -575,9 +588,12 @@ std::unique_ptr<Engine> perShapeJitEngine(const std::string &model,
                                           std::vector<std::pair<std::string, TensorType>> inputs,
                                           driver::StaticGraphSource source,
                                           const EngineOptions &opts,
-                                          const driver::CompileOptions &co) {
+                                          const driver::CompileOptions &co,
+                                          std::vector<size_t> valueInputs = {}) {
   std::unique_ptr<Engine> e;
-  if (opts.cache) {
+  // Bindings with values compile in memory only: values can be many (an If on a scalar input),
+  // and the cache never evicts.
+  if (opts.cache && valueInputs.empty()) {
     auto entry = driver::compileCachePath(model, co);
     if (!entry)
       llvm::consumeError(entry.takeError());
@@ -587,7 +603,8 @@ std::unique_ptr<Engine> perShapeJitEngine(const std::string &model,
                                                          *entry, opts.threads);
   }
   if (!e)
-    e = std::make_unique<ShapeSpecializedJitEngine>(std::move(inputs), std::move(source), co);
+    e = std::make_unique<ShapeSpecializedJitEngine>(std::move(inputs), std::move(source), co,
+                                                    std::move(valueInputs));
   e->name = "jit";
   e->threads = co.threads ? co.threads : std::max(1u, std::thread::hardware_concurrency());
   return e;
@@ -598,12 +615,15 @@ std::unique_ptr<Engine> perShapeImportEngine(const std::string &model, OnnxInter
                                              const EngineOptions &opts,
                                              const driver::CompileOptions &co) {
   driver::StaticGraphSource source = onnxImportSource(model, interface.inputs);
+  std::vector<size_t> valueInputs = driver::inputIndices(interface.inputs, interface.valueInputs);
   std::unique_ptr<Engine> e;
   if (opts.engine == "interp") {
-    e = std::make_unique<ShapeSpecializedInterpEngine>(interface.inputs, std::move(source));
+    e = std::make_unique<ShapeSpecializedInterpEngine>(interface.inputs, std::move(source),
+                                                       std::move(valueInputs));
     e->name = "interp";
   } else if (opts.engine == "jit") {
-    e = perShapeJitEngine(model, interface.inputs, std::move(source), opts, co);
+    e = perShapeJitEngine(model, interface.inputs, std::move(source), opts, co,
+                          std::move(valueInputs));
   } else {
     fail(kUsage, "unknown engine '" + opts.engine + "' (expected jit or interp)");
     return nullptr;

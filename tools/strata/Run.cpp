@@ -47,7 +47,12 @@ int runModel(const RunOpts &o) {
   // Compilation (jit) or loading (aot) is timed apart; the latency is that of one run.
   bool inputError = false;
   if (llvm::Error err = engine->prepare(*inputs, inputError))
-    return fail(inputError ? kBadInput : kBadModel, o.model + ": " + llvm::toString(std::move(err)));
+  {
+    std::string message = llvm::toString(std::move(err));
+    if (message.rfind(o.model + ":", 0) != 0) // import errors name the file already
+      message = o.model + ": " + message;
+    return fail(inputError ? kBadInput : kBadModel, message);
+  }
   if (engine->cache == "hit")
     fmt::print("compile: cache hit, loaded {} in {:.1f} ms\n", engine->cachePath,
                engine->compileMs);

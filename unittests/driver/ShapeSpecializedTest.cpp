@@ -164,3 +164,34 @@ TEST(SymbolicDims, InterpreterChecksFormulaInputDims) {
 }
 
 } // namespace
+
+// Inputs whose values decide shapes: a binding compares their values bytewise, the graph built
+// for it takes the other inputs only, and a value input too large to key a compilation is refused
+// by name.
+TEST(InputBinding, ValuesKeyTheBindingAndLeaveTheRuntimeInputs) {
+  std::vector<std::pair<std::string, TensorType>> interface = {
+      {"x", TensorType(DType::F32, {Dim::sym("n"), Dim(4)})},
+      {"shape", TensorType(DType::I64, {Dim(2)})}};
+  std::vector<size_t> valueInputs = inputIndices(interface, {"shape"});
+  ASSERT_EQ(valueInputs, std::vector<size_t>{1});
+  Tensor x = randomTensor({3, 4}, 7);
+  auto shapeOf = [](std::vector<int64_t> v) { return Tensor::fromVector(DType::I64, {2}, v); };
+  auto a = bindingOf(interface, {x, shapeOf({6, 2})}, valueInputs);
+  auto b = bindingOf(interface, {x, shapeOf({2, 6})}, valueInputs);
+  auto a2 = bindingOf(interface, {randomTensor({3, 4}, 8), shapeOf({6, 2})}, valueInputs);
+  ASSERT_TRUE(a && b && a2);
+  EXPECT_EQ(a->shapes, b->shapes);
+  EXPECT_FALSE(*a == *b);  // same shapes, other values
+  EXPECT_TRUE(*a == *a2);  // data inputs' values are not part of it
+  ASSERT_EQ(a->valueMap().count("shape"), 1u);
+  std::vector<Tensor> kept = runtimeInputs({x, shapeOf({6, 2})}, valueInputs);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_TRUE(kept[0].identical(x));
+
+  std::vector<std::pair<std::string, TensorType>> big = {
+      {"table", TensorType(DType::F32, {Dim::sym("k")})}};
+  auto tooLarge =
+      bindingOf(big, {Tensor(DType::F32, {kMaxValueInputElements + 1})}, inputIndices(big, {"table"}));
+  ASSERT_FALSE(tooLarge);
+  EXPECT_NE(llvm::toString(tooLarge.takeError()).find("input 'table'"), std::string::npos);
+}

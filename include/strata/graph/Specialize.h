@@ -14,6 +14,12 @@
 
 namespace strata {
 
+// Largest input (elements) whose values may key a compilation (an ONNX input whose values the
+// importer needs: OnnxInterface::valueInputs, driver/ShapeSpecializedModel.h's InputBinding).
+// Shape-like inputs are tiny (a Reshape's shape, Pad's pads: at most 2 x rank); a larger one is
+// data, and keying compilations on data would compile again on every run.
+inline constexpr int64_t kMaxValueInputElements = 64;
+
 // Whether some value of `g` has a symbolic dim the compiled engines cannot run generically: one
 // that is a formula, or a symbol anywhere but dim 0.
 bool needsShapeSpecialization(const Graph &g);

@@ -53,20 +53,27 @@ struct OnnxInterface {
   std::vector<std::pair<std::string, TensorType>> inputs;
   // Outputs with their declared types (rank 0 f32 where the file declares none).
   std::vector<std::pair<std::string, TensorType>> outputs;
+  // Inputs whose values some node needs at import (a Reshape's shape, Slice's starts, TopK's k,
+  // Resize's sizes, an If's condition ... given as graph inputs): a run imports the model again
+  // with them as constants (ImportOptions::specializableInputs), keyed by their values. Inputs
+  // declared larger than kMaxValueInputElements (graph/Specialize.h) are data, never listed.
+  std::vector<std::string> valueInputs;
   bool hasSymbolicInput() const;
 };
 llvm::Expected<OnnxInterface> readOnnxInterface(const std::string &path);
 
 // After an import of `path` failed: its interface when some input dim is symbolic (the failure
-// may be shape arithmetic that folds only at known sizes, so importing it again at each set of
-// input shapes may work), else nullopt.
+// may be shape arithmetic that folds only at known sizes) or some input's values are needed at
+// import, so importing it again at each set of input shapes and values may work; else nullopt.
 std::optional<OnnxInterface> perShapeInterface(const std::string &path);
 
 // The graph of `path` with its inputs at these shapes (`inputs`: the interface's input names, in
-// the order of `shapes`; ImportOptions::inputShapes), so its shape arithmetic folds to constants.
+// the order of `shapes`; ImportOptions::inputShapes), so its shape arithmetic folds to constants,
+// and the value inputs in `values` turned into those constants.
 llvm::Expected<std::unique_ptr<Graph>>
 importOnnxFileAtShapes(const std::string &path, const std::vector<std::string> &inputs,
-                       const std::vector<Shape> &shapes);
+                       const std::vector<Shape> &shapes,
+                       const std::map<std::string, Tensor> &values = {});
 
 // Reads a serialized onnx.TensorProto (.pb), e.g. the backend test data.
 llvm::Expected<Tensor> readTensorProtoFile(const std::string &path, std::string *name = nullptr);

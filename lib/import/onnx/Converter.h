@@ -92,6 +92,7 @@ void registerMiscConverters(ConverterTable &t);          // Misc.cpp: Constant*,
 void registerLossConverters(ConverterTable &t);
 void registerRecurrentConverters(ConverterTable &t);     // Recurrent.cpp: RNN, GRU, LSTM
 void registerControlFlowConverters(ConverterTable &t);   // ControlFlow.cpp: If, Loop, Scan
+void registerQuantizationConverters(ConverterTable &t);  // Quantization.cpp: (De)QuantizeLinear
 
 // Normalizes a possibly negative axis for a tensor of `rank`; throws ConvertError if out of range.
 // A scalar (rank 0) keeps 0 and -1 unchanged: a caller that indexes dims or per-axis vectors with

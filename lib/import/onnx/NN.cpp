@@ -203,11 +203,56 @@ ConvertFn convertGlobalPool(std::optional<ReduceKind> reduction) {
   };
 }
 
+// (x - mean) and var = mean((x - mean)^2) over `axes` (kept), shared by the normalizations.
+std::pair<Value *, Value *> centeredAndVariance(Builder &b, Value *x,
+                                                const std::vector<int64_t> &axes) {
+  Value *centered = sub(b, x, reduce(b, x, ReduceKind::Mean, axes, true));
+  Value *var = reduce(b, mul(b, centered, centered), ReduceKind::Mean, axes, true);
+  return {centered, var};
+}
+
+// Training mode (opset 14+): normalized with the batch's own mean and (population) variance over
+// every axis but the channels; outputs 1 and 2 are the running statistics updated with them,
+// input * momentum + batch * (1 - momentum).
+std::vector<Value *> batchNormTraining(ImportContext &ctx, const onnx::NodeProto &node) {
+  Builder &b = ctx.builder();
+  Value *x = requiredInput(ctx, node, 0, "X");
+  requireRank(x, 2, "BatchNormalization input");
+  DType dt = x->type().dtype;
+  int64_t rank = x->type().rank();
+  Value *scale = castTo(b, requiredInput(ctx, node, 1, "scale"), dt);
+  Value *bias = castTo(b, requiredInput(ctx, node, 2, "B"), dt);
+  Value *runningMean = requiredInput(ctx, node, 3, "input_mean");
+  Value *runningVar = requiredInput(ctx, node, 4, "input_var");
+  double eps = attrFloat(node, "epsilon", 1e-5f);
+  double momentum = attrFloat(node, "momentum", 0.9f);
+  std::vector<int64_t> axes = iota(1, rank);
+  axes[0] = 0; // every axis but 1
+  auto [centered, var] = centeredAndVariance(b, x, axes);
+  Value *stdDev = unary(b, OpKind::Sqrt, add(b, var, scalarLike(b, var, eps)));
+  Value *y = add(b, mul(b, div(b, centered, stdDev), perChannel(b, scale, rank)),
+                 perChannel(b, bias, rank));
+  std::vector<Value *> outs = {y};
+  auto update = [&](Value *running, Value *batch) {
+    Value *r = castTo(b, running, dt);
+    Value *v = add(b, mul(b, r, scalarLike(b, r, momentum)),
+                   mul(b, batch, scalarLike(b, batch, 1.0 - momentum)));
+    return castTo(b, v, running->type().dtype);
+  };
+  if (outputRequested(node, 1) || outputRequested(node, 2)) {
+    Value *batchMean = reduce(b, x, ReduceKind::Mean, axes, false);
+    Value *batchVar = reduce(b, var, ReduceKind::Mean, axes, false); // [1,C,1..] -> [C]
+    outs.push_back(update(runningMean, batchMean));
+    outs.push_back(update(runningVar, batchVar));
+  }
+  return outs;
+}
+
 std::vector<Value *> convertBatchNorm(ImportContext &ctx, const onnx::NodeProto &node) {
   // Inference form: (x - mean) * (scale / sqrt(var + eps)) + bias, per channel.
   Builder &b = ctx.builder();
   if (ctx.opset() >= 14 && attrInt(node, "training_mode", 0) != 0)
-    throw ConvertError("BatchNormalization with training_mode=1 is not supported");
+    return batchNormTraining(ctx, node);
   for (int i = 1; i < node.output_size(); ++i)
     if (outputRequested(node, i))
       throw ConvertError("BatchNormalization's running mean/variance outputs (training) are "
@@ -227,14 +272,6 @@ std::vector<Value *> convertBatchNorm(ImportContext &ctx, const onnx::NodeProto 
   auto bcast = [&](Value *v) { return spatial ? perChannel(b, v, rank) : v; };
   Value *y = mul(b, sub(b, x, bcast(mean)), bcast(factor));
   return {add(b, y, bcast(bias))};
-}
-
-// (x - mean) and var = mean((x - mean)^2) over `axes` (kept), shared by the normalizations.
-std::pair<Value *, Value *> centeredAndVariance(Builder &b, Value *x,
-                                                const std::vector<int64_t> &axes) {
-  Value *centered = sub(b, x, reduce(b, x, ReduceKind::Mean, axes, true));
-  Value *var = reduce(b, mul(b, centered, centered), ReduceKind::Mean, axes, true);
-  return {centered, var};
 }
 
 std::vector<Value *> convertInstanceNorm(ImportContext &ctx, const onnx::NodeProto &node) {

@@ -8,6 +8,7 @@
 #include "strata/support/ShapeMath.h"
 
 #include "Converter.h"
+#include "strata/graph/Specialize.h"
 #include "strata/graph/Verifier.h"
 #include "strata/interp/Interpreter.h"
 
@@ -85,8 +86,6 @@ std::vector<int> staticInputPositions(const std::string &op, int64_t opset) {
     return {1, 2, 3};
   if (op == "Upsample" && opset >= 9)
     return {1};
-  if (op == "Clip" && opset >= 11)
-    return {1, 2};
   if (op == "Dropout" && opset >= 12)
     return {1, 2};
   if (op == "ReverseSequence" || op == "HannWindow" || op == "HammingWindow" ||
@@ -135,6 +134,7 @@ public:
     registerLossConverters(table_);
     registerRecurrentConverters(table_);
     registerControlFlowConverters(table_);
+    registerQuantizationConverters(table_);
 
     const onnx::GraphProto &g = model_.graph();
     if (g.node_size() > limits_.maxOps)
@@ -174,9 +174,15 @@ public:
     readOpset();
     collectInitializers();
     OnnxInterface out;
+    std::unordered_set<std::string> needed = namesNeededStatically();
     for (const auto &vi : model_.graph().input())
-      if (!initializers_.count(vi.name()))
+      if (!initializers_.count(vi.name())) {
         out.inputs.emplace_back(vi.name(), inputType(vi));
+        const TensorType &type = out.inputs.back().second;
+        if (needed.count(vi.name()) &&
+            (!type.isStatic() || numElements(type.staticShape()) <= kMaxValueInputElements))
+          out.valueInputs.push_back(vi.name());
+      }
     for (const auto &o : model_.graph().output()) {
       TensorType type;
       try {
@@ -890,17 +896,19 @@ std::optional<OnnxInterface> perShapeInterface(const std::string &path) {
     llvm::consumeError(interface.takeError());
     return std::nullopt;
   }
-  if (!interface->hasSymbolicInput())
+  if (!interface->hasSymbolicInput() && interface->valueInputs.empty())
     return std::nullopt;
   return std::move(*interface);
 }
 
 llvm::Expected<std::unique_ptr<Graph>>
 importOnnxFileAtShapes(const std::string &path, const std::vector<std::string> &inputs,
-                       const std::vector<Shape> &shapes) {
+                       const std::vector<Shape> &shapes,
+                       const std::map<std::string, Tensor> &values) {
   ImportOptions opts;
   for (size_t i = 0; i < inputs.size() && i < shapes.size(); ++i)
     opts.inputShapes[inputs[i]] = shapes[i];
+  opts.specializableInputs = values;
   auto imported = importOnnxFile(path, opts);
   if (!imported)
     return imported.takeError();
