@@ -86,14 +86,18 @@ ASAN_CONFORMANCE = $(ASAN_ENV) $(BUILD)-asan/bin/strata conformance $(BUILD)/onn
 CONFORMANCE_FAILURES = grep -E "^(FAIL|REGRESSION)|Sanitizer|runtime error"
 test: build test-data browser-deps asan tsan fuzz-smoke
 	cd $(BUILD)-asan && $(ASAN_ENV) ctest -j$(JOBS) -E "zoo|conformance|dynamic-shapes" --output-on-failure
-	# The interpreter's and the JIT's conformance runs side by side (each is one thread).
+	# The interpreter's conformance run and the JIT's, in two shards (it takes three times as
+	# long), side by side: each process is one thread.
 	$(ASAN_CONFORMANCE) --expected conformance/interp-expected.txt \
 	  > $(BUILD)-asan/conformance.log 2>&1 & interp=$$!; \
-	$(ASAN_CONFORMANCE) --engine jit --expected conformance/jit-expected.txt \
-	  > $(BUILD)-asan/conformance-jit.log 2>&1; jit=$$?; \
-	wait $$interp; interp=$$?; status=0; \
+	$(ASAN_CONFORMANCE) --engine jit --shard 0/2 --expected conformance/jit-expected.txt \
+	  > $(BUILD)-asan/conformance-jit-0.log 2>&1 & jit0=$$!; \
+	$(ASAN_CONFORMANCE) --engine jit --shard 1/2 --expected conformance/jit-expected.txt \
+	  > $(BUILD)-asan/conformance-jit-1.log 2>&1; jit1=$$?; \
+	wait $$jit0; jit0=$$?; wait $$interp; interp=$$?; status=0; \
 	[ $$interp -eq 0 ] || { $(CONFORMANCE_FAILURES) $(BUILD)-asan/conformance.log; status=1; }; \
-	[ $$jit -eq 0 ] || { $(CONFORMANCE_FAILURES) $(BUILD)-asan/conformance-jit.log; status=1; }; \
+	[ $$jit0 -eq 0 ] || { $(CONFORMANCE_FAILURES) $(BUILD)-asan/conformance-jit-0.log; status=1; }; \
+	[ $$jit1 -eq 0 ] || { $(CONFORMANCE_FAILURES) $(BUILD)-asan/conformance-jit-1.log; status=1; }; \
 	exit $$status
 	@echo "conformance (interp, jit) under AddressSanitizer + UBSan: no regressions"
 	cd $(BUILD) && ctest -j$(JOBS) --output-on-failure

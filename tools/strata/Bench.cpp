@@ -30,10 +30,6 @@ struct BenchOpts {
 
 using Clock = std::chrono::steady_clock;
 
-double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
 // Runs `runOnce` `warmup` times untimed, then `iters` times, returning each timed run's latency.
 llvm::Expected<std::vector<double>> timeRuns(const std::function<llvm::Error()> &runOnce,
                                              unsigned warmup, unsigned iters) {

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -14,6 +15,12 @@ namespace strata::cli {
 
 // A subcommand's action, run after parsing; returns the process exit code.
 using Action = std::function<int()>;
+
+// Milliseconds since `start` on the steady clock (compile, load and run timings).
+inline double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 // Exit codes (docs/cli.md, "Exit codes").
 enum ExitCode : int {

@@ -150,10 +150,6 @@ llvm::Expected<driver::Program> buildFor(const CompileOpts &o, Graph &graph) {
 
 using Clock = std::chrono::steady_clock;
 
-double msSince(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
 // --time: where the compile went, one `time: PHASE MS ms` line each on stderr.
 void printTime(const CompileOpts &o, const char *phase, double ms) {
   if (o.time)

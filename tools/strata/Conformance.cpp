@@ -26,7 +26,7 @@ namespace strata::cli {
 namespace {
 
 struct ConfOpts {
-  std::string dir, engine = "interp", filter, expected, writePasses, passes;
+  std::string dir, engine = "interp", filter, expected, writePasses, passes, shard;
   double rtol = 1e-3, atol = 1e-7;
   bool specializeInputs = false;
   unsigned timeoutSeconds = 120;
@@ -308,20 +308,41 @@ std::set<std::string> readNameList(const std::string &path) {
   return names;
 }
 
+// Whether test `name` is in shard `index` of `count`: by a stable hash of the name (FNV-1a), so the
+// shards of one run partition the tests and the expected list alike, whatever DIR holds.
+bool inShard(const std::string &name, unsigned index, unsigned count) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : name)
+    h = (h ^ c) * 0x100000001b3ull;
+  return h % count == index;
+}
+
 int runConformance(const ConfOpts &o) {
   std::error_code ec;
   if (!fs::is_directory(o.dir, ec))
     return fail(kUsage, o.dir + ": not a directory");
+  unsigned shardIndex = 0, shardCount = 1;
+  if (!o.shard.empty()) {
+    unsigned long i = 0, n = 0;
+    char slash = 0, extra = 0;
+    if (std::sscanf(o.shard.c_str(), "%lu%c%lu%c", &i, &slash, &n, &extra) != 3 || slash != '/' ||
+        n == 0 || n > 1000 || i >= n)
+      return fail(kUsage, "--shard expects I/N with 0 <= I < N <= 1000, got '" + o.shard + "'");
+    shardIndex = static_cast<unsigned>(i);
+    shardCount = static_cast<unsigned>(n);
+  }
   std::regex filter;
   try {
     filter = std::regex(o.filter.empty() ? ".*" : o.filter);
   } catch (const std::regex_error &e) {
     return fail(kUsage, std::string("--filter: invalid regular expression: ") + e.what());
   }
+  auto selected = [&](const std::string &name) {
+    return std::regex_search(name, filter) && inShard(name, shardIndex, shardCount);
+  };
   std::vector<fs::path> tests;
   for (const auto &e : fs::directory_iterator(o.dir, ec))
-    if (fs::exists(e.path() / "model.onnx") &&
-        std::regex_search(e.path().filename().string(), filter))
+    if (fs::exists(e.path() / "model.onnx") && selected(e.path().filename().string()))
       tests.push_back(e.path());
   std::sort(tests.begin(), tests.end());
 
@@ -340,7 +361,7 @@ int runConformance(const ConfOpts &o) {
     for (const fs::path &t : tests)
       present.insert(t.filename().string());
     for (const std::string &name : expected)
-      if (std::regex_search(name, filter) && !present.count(name))
+      if (selected(name) && !present.count(name))
         missing.push_back(name);
   }
 
@@ -405,6 +426,9 @@ Action addConformanceCommand(CLI::App &app) {
   cmd->add_option("--passes", o->passes,
                   "Optimize each test's graph with this pipeline (e.g. default) before running it");
   cmd->add_option("--timeout", o->timeoutSeconds, "Seconds allowed per test")->capture_default_str();
+  cmd->add_option("--shard", o->shard,
+                  "Run only shard I of N (I/N): the tests, and listed names, whose name hash is I "
+                  "modulo N; N processes with 0/N..N-1/N run every test once");
   return [o]() { return runConformance(*o); };
 }
 

@@ -27,10 +27,6 @@ namespace strata::cli {
 
 namespace {
 
-double msSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
-
 // The interface as imported (before any pass rewrites the graph).
 void describeGraph(Engine &e, const Graph &g) {
   e.inputs = graphInterface(g);

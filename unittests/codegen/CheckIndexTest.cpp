@@ -13,7 +13,7 @@ using namespace strata;
 
 namespace {
 
-codegen::LoopJit &jit() {
+codegen::LoopJit &twoThreadJit() {
   static auto j = codegen::LoopJit::create("host", 2);
   return **j;
 }
@@ -69,7 +69,7 @@ Tensor indices(std::vector<int64_t> v) {
 std::pair<std::string, std::string> runBoth(const char *text, Shape dataShape, Shape outShape,
                                             std::vector<int64_t> idx) {
   loop::LoopFunction f = parse(text);
-  auto k = jit().compile(f);
+  auto k = twoThreadJit().compile(f);
   EXPECT_TRUE(!!k) << llvm::toString(k.takeError());
   std::vector<Tensor> ref = {floats(dataShape), indices(idx), Tensor(DType::F32, outShape)};
   std::vector<Tensor> got = {floats(dataShape), indices(idx), Tensor(DType::F32, outShape)};

@@ -1,6 +1,7 @@
 // JIT-compiled loop functions against the loop interpreter: each kernel is parsed from text, run
 // by both on the same random inputs, and the outputs compared bit for bit (math intrinsics within
 // a few ulp).
+#include "CodegenTestUtil.h"
 #include "strata/codegen/Jit.h"
 #include "strata/loop/Interpreter.h"
 #include "strata/loop/Parser.h"
@@ -17,17 +18,7 @@ using namespace strata;
 
 namespace {
 
-codegen::LoopJit &jit() {
-  static std::unique_ptr<codegen::LoopJit> j = [] {
-    auto r = codegen::LoopJit::create("host");
-    if (!r) {
-      ADD_FAILURE() << llvm::toString(r.takeError());
-      return std::unique_ptr<codegen::LoopJit>();
-    }
-    return std::move(*r);
-  }();
-  return *j;
-}
+using strata::testing::jit;
 
 Tensor copyOf(const Tensor &t) {
   Tensor c(t.dtype(), t.shape());

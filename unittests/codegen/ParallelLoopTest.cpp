@@ -1,5 +1,6 @@
 // `parallel` loops outlined onto the thread pool: results must equal the interpreter's (which runs
 // them serially) bit for bit, for any pool size, including extents below the thread count and 0.
+#include "CodegenTestUtil.h"
 #include "strata/codegen/Jit.h"
 #include "strata/loop/Interpreter.h"
 #include "strata/loop/Parser.h"
@@ -17,14 +18,7 @@ using namespace strata;
 
 namespace {
 
-codegen::LoopJit &jit() {
-  static std::unique_ptr<codegen::LoopJit> j = [] {
-    auto r = codegen::LoopJit::create("host");
-    EXPECT_TRUE(!!r) << (r ? "" : llvm::toString(r.takeError()));
-    return r ? std::move(*r) : nullptr;
-  }();
-  return *j;
-}
+using strata::testing::jit;
 
 // Runs `text` with scalar params `n` (all scalars get n) on pools of several sizes.
 void check(const std::string &text, int64_t n) {

@@ -324,7 +324,7 @@ double boundFor(MathFn fn) {
 // The range over which sin/cos claim their bound; beyond it results only stay in [-1, 1].
 constexpr float kTrigMaxArg = 0x1p26f;
 
-class VectorMathAccuracy : public testing::TestWithParam<MathFn> {};
+class VectorMathAccuracy : public ::testing::TestWithParam<MathFn> {};
 
 // Sweep strides (every n-th f32 bit pattern). A sanitizer build checks memory safety, not
 // accuracy, and its unoptimized harness is ~10x slower: it sweeps 16x sparser, the normal build
@@ -359,7 +359,7 @@ void checkSweep(MathJit &jit, MathFn fn, uint32_t stride, const char *label) {
   std::cout << std::setprecision(9) << "[ vector-math ] " << label << mathFnName(fn).str()
             << " max error " << st.maxUlp << " ulp over " << st.count
             << " inputs (worst at x = " << st.worstX << ")\n";
-  testing::Test::RecordProperty(std::string(label) + "max_ulp", std::to_string(st.maxUlp));
+  ::testing::Test::RecordProperty(std::string(label) + "max_ulp", std::to_string(st.maxUlp));
   EXPECT_LE(st.maxUlp, boundFor(fn))
       << label << mathFnName(fn).str() << " worst input " << st.worstX;
 }
@@ -407,8 +407,8 @@ TEST_P(VectorMathAccuracy, AllWidthsAgree) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Unary, VectorMathAccuracy, testing::ValuesIn(kUnaryFns),
-                         [](const testing::TestParamInfo<MathFn> &info) {
+INSTANTIATE_TEST_SUITE_P(Unary, VectorMathAccuracy, ::testing::ValuesIn(kUnaryFns),
+                         [](const ::testing::TestParamInfo<MathFn> &info) {
                            return mathFnName(info.param).str();
                          });
 

@@ -13,8 +13,8 @@ using namespace strata;
 
 namespace {
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 
 TEST(ShapeMath, NormalizeAxis) {
   EXPECT_EQ(shape::normalizeAxis(-1, 3), 2);
@@ -63,15 +63,15 @@ TEST(ShapeMath, WindowOutputSizes) {
 
 TEST(ShapeMath, CheckedArithmeticRefusesOverflow) {
   const int64_t big = int64_t(1) << 40;
-  EXPECT_EQ(shape::checkedAdd(kMax - 1, 1), kMax);
-  EXPECT_FALSE(shape::checkedAdd(kMax, 1).has_value());
-  EXPECT_FALSE(shape::checkedSub(kMin, 1).has_value());
+  EXPECT_EQ(shape::checkedAdd(kI64Max - 1, 1), kI64Max);
+  EXPECT_FALSE(shape::checkedAdd(kI64Max, 1).has_value());
+  EXPECT_FALSE(shape::checkedSub(kI64Min, 1).has_value());
   EXPECT_FALSE(shape::checkedMul(big, big).has_value());
   EXPECT_EQ(shape::checkedProduct({big, big, 0}), 0); // exact: empty whatever the other dims
   EXPECT_FALSE(shape::checkedProduct({big, big}).has_value());
   EXPECT_EQ(shape::strideExtent({0, 3, 4}), 12);
   EXPECT_FALSE(shape::strideExtent({0, big, big}).has_value()); // empty, but strides overflow
-  EXPECT_EQ(shape::checkedToInt64(-0x1p63), kMin);
+  EXPECT_EQ(shape::checkedToInt64(-0x1p63), kI64Min);
   EXPECT_FALSE(shape::checkedToInt64(0x1p63).has_value());
   EXPECT_FALSE(shape::checkedToInt64(std::nan("")).has_value());
 }
@@ -79,31 +79,31 @@ TEST(ShapeMath, CheckedArithmeticRefusesOverflow) {
 TEST(ShapeMath, WindowSizesOfHostileAttributes) {
   // An error, never a wrapped size: pads, kernels, dilations and strides come from model files.
   std::string why;
-  EXPECT_FALSE(shape::windowOutputSize(5, {2, 1, kMax, 1, 1}, false, &why).has_value());
+  EXPECT_FALSE(shape::windowOutputSize(5, {2, 1, kI64Max, 1, 1}, false, &why).has_value());
   EXPECT_NE(why.find("overflows int64"), std::string::npos) << why;
-  EXPECT_FALSE(shape::windowOutputSize(5, {kMax, 1, 0, 0, 2}, false).has_value());
+  EXPECT_FALSE(shape::windowOutputSize(5, {kI64Max, 1, 0, 0, 2}, false).has_value());
   EXPECT_FALSE(shape::windowOutputSize(5, {1, 0, 0, 0, 1}, true).has_value()); // stride 0
-  EXPECT_EQ(shape::windowOutputSize(kMax, {1, 1, 0, 0, 1}, true), kMax);
-  EXPECT_EQ(shape::windowOutputSize(10, {1, kMax, 0, 0, 1}, true), 1);
-  EXPECT_FALSE(shape::convTransposeOutputSize(3, {3, kMax, 0, 0, 1}, 0).has_value());
-  EXPECT_FALSE(shape::convTransposeOutputSize(3, {3, 1, 0, 0, 1}, kMax).has_value());
-  EXPECT_FALSE(shape::convTransposeOutputSize(3, {3, 1, kMin, 0, 1}, 0).has_value());
+  EXPECT_EQ(shape::windowOutputSize(kI64Max, {1, 1, 0, 0, 1}, true), kI64Max);
+  EXPECT_EQ(shape::windowOutputSize(10, {1, kI64Max, 0, 0, 1}, true), 1);
+  EXPECT_FALSE(shape::convTransposeOutputSize(3, {3, kI64Max, 0, 0, 1}, 0).has_value());
+  EXPECT_FALSE(shape::convTransposeOutputSize(3, {3, 1, 0, 0, 1}, kI64Max).has_value());
+  EXPECT_FALSE(shape::convTransposeOutputSize(3, {3, 1, kI64Min, 0, 1}, 0).has_value());
 }
 
 TEST(ShapeMath, SliceRangesClampAsOnnx) {
   auto len = [](int64_t dim, int64_t s, int64_t e, int64_t st) {
     return shape::sliceRange(dim, s, e, st).length;
   };
-  EXPECT_EQ(len(10, -1, kMin, -1), 10); // everything reversed
-  EXPECT_EQ(shape::sliceRange(10, -1, kMin, -1).start, 9);
+  EXPECT_EQ(len(10, -1, kI64Min, -1), 10); // everything reversed
+  EXPECT_EQ(shape::sliceRange(10, -1, kI64Min, -1).start, 9);
   EXPECT_EQ(len(10, 8, 2, -2), 3);
   EXPECT_EQ(len(10, -100, 100, 1), 10);
   EXPECT_EQ(len(10, 5, 2, 1), 0);
   EXPECT_EQ(len(8, 0, 8, 3), 3);
-  EXPECT_EQ(len(5, kMax, 0, kMin), 1); // a step that cannot be negated takes one element
-  EXPECT_EQ(len(5, 0, kMax, kMax), 1); // no overflow in the length arithmetic
-  EXPECT_EQ(len(0, 0, kMax, 1), 0);
-  EXPECT_TRUE(shape::isFullSlice(0, kMax, 1));
+  EXPECT_EQ(len(5, kI64Max, 0, kI64Min), 1); // a step that cannot be negated takes one element
+  EXPECT_EQ(len(5, 0, kI64Max, kI64Max), 1); // no overflow in the length arithmetic
+  EXPECT_EQ(len(0, 0, kI64Max, 1), 0);
+  EXPECT_TRUE(shape::isFullSlice(0, kI64Max, 1));
   EXPECT_FALSE(shape::isFullSlice(0, 5, 1));
 }
 

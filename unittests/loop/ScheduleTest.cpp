@@ -167,7 +167,7 @@ TEST(ScheduleAnnotateTest, Errors) {
             "schedule: vectorize(j, 0): argument 2 must be a positive integer, not '0'");
 }
 
-const char *kBlur = R"(func @blur(%x: f32[%n + 2] in, %y: f32[%n] out, %n: i64) {
+const char *kBlurWithParams = R"(func @blur(%x: f32[%n + 2] in, %y: f32[%n] out, %n: i64) {
   for %i in [0, %n) serial {
     %y[%i] = %x[%i] + %x[%i + 1] + %x[%i + 2]
   }
@@ -195,9 +195,9 @@ TEST(ScheduleCacheTest, OverlappingReadsShareOneRegion) {
   std::vector<std::map<std::string, int64_t>> sizes;
   for (int64_t n = 1; n <= 9; ++n)
     sizes.push_back({{"n", n}});
-  std::string out = checkSchedule(kBlur, "split(i, 4); cache_read(x, i.i, win)", sizes);
+  std::string out = checkSchedule(kBlurWithParams, "split(i, 4); cache_read(x, i.i, win)", sizes);
   EXPECT_NE(out.find("allocate %win: f32[6] local"), std::string::npos) << out;
-  checkSchedule(kBlur, "split(i, 4); cache_write(y, i.i); cache_read(x, i.i)", sizes);
+  checkSchedule(kBlurWithParams, "split(i, 4); cache_write(y, i.i); cache_read(x, i.i)", sizes);
 }
 
 TEST(ScheduleCacheTest, Errors) {

@@ -146,7 +146,7 @@ TEST_F(SimplifyTest, FloatRulesAreExactOnly) {
 }
 TEST_F(SimplifyTest, StatementsDropDeadCode) {
   Var j = makeVar("j");
-  Buffer b = makeBuffer("b", DType::F32, {intImm(4)});
+  loop::Buffer b = makeBuffer("b", DType::F32, {intImm(4)});
   Stmt st = store(b, {var(j)}, floatImm(1));
   Stmt body = seq({forLoop(j, c(0), c(4), ForKind::Serial,
                            ifThenElse(bin(ExprKind::LT, var(j), c(4)), st, st)),

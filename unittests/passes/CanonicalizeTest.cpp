@@ -1,6 +1,7 @@
 // canonicalize: the exactness claims of docs/passes.md, checked bit for bit through the
 // interpreter on the inputs random testing misses (-0, infinities, NaN, subnormals, extremes),
 // and the cast-chain table checked exhaustively over every dtype triple.
+#include "PassTestUtil.h"
 #include "strata/graph/Builder.h"
 #include "strata/graph/Parser.h"
 #include "strata/graph/Verifier.h"
@@ -82,14 +83,7 @@ Outcome canonicalizeAndRun(Graph &g, const std::vector<Tensor> &inputs, bool fas
   return out;
 }
 
-std::unique_ptr<Graph> parse(const std::string &text) {
-  auto g = parseGraph(text);
-  if (!g) {
-    ADD_FAILURE() << llvm::toString(g.takeError());
-    return nullptr;
-  }
-  return std::move(*g);
-}
+using strata::testing::parse;
 
 // Every exact algebraic rule at once, on f32, f16 and f64: each output must keep its bits.
 TEST(CanonicalizeTest, ExactAlgebraKeepsEveryBit) {

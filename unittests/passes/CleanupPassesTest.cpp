@@ -1,6 +1,7 @@
 // constant-fold, cse, dce, fold-batchnorm and fuse-bias on graphs the lit tests cannot express
 // compactly: a lowered fold limit, random data through the interpreter before and after (bit
 // for bit where a pass claims exactness), and use-list consistency after rewriting.
+#include "PassTestUtil.h"
 #include "strata/graph/Parser.h"
 #include "strata/graph/Verifier.h"
 #include "strata/graph/passes/Passes.h"
@@ -15,14 +16,7 @@ using namespace strata;
 
 namespace {
 
-std::unique_ptr<Graph> parse(const std::string &text) {
-  auto g = parseGraph(text);
-  if (!g) {
-    ADD_FAILURE() << llvm::toString(g.takeError());
-    return nullptr;
-  }
-  return std::move(*g);
-}
+using strata::testing::parse;
 
 bool runPass(std::unique_ptr<Pass> pass, Graph &g, PassContext &ctx) {
   auto changed = pass->run(g, ctx);

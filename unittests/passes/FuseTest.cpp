@@ -1,5 +1,6 @@
 // fuse: differential tests (interpret before and after fusion; fusion only regroups the same ops,
 // so results must agree bit for bit), the kernel op's verifier rules, and pass bookkeeping.
+#include "PassTestUtil.h"
 #include "strata/graph/Kernel.h"
 #include "strata/graph/Parser.h"
 #include "strata/graph/Printer.h"
@@ -16,14 +17,7 @@ using namespace strata;
 
 namespace {
 
-std::unique_ptr<Graph> parse(const std::string &text) {
-  auto g = parseGraph(text);
-  if (!g) {
-    ADD_FAILURE() << llvm::toString(g.takeError());
-    return nullptr;
-  }
-  return std::move(*g);
-}
+using strata::testing::parse;
 
 std::vector<Tensor> randomInputs(const Graph &g, unsigned seed) {
   std::mt19937 rng(seed);

@@ -1,5 +1,6 @@
 // Memory planning: liveness, reuse across lifetimes, best-fit placement and in-place reuse on
 // small hand-written graphs.
+#include "PassTestUtil.h"
 #include "strata/graph/passes/MemoryPlan.h"
 
 #include "strata/graph/Parser.h"
@@ -10,14 +11,7 @@ using namespace strata;
 
 namespace {
 
-std::unique_ptr<Graph> parse(const char *text) {
-  auto g = parseGraph(text);
-  if (!g) {
-    ADD_FAILURE() << llvm::toString(g.takeError());
-    return nullptr;
-  }
-  return std::move(*g);
-}
+using strata::testing::parse;
 
 MemoryPlan plan(const Graph &g, MemoryPlanOptions opts = {}) {
   auto p = planMemory(g, opts);

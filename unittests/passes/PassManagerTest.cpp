@@ -1,5 +1,6 @@
 // The pass manager: pipeline syntax, fixpoint groups (convergence, cap, cycles), per-pass
 // verification, IR dumps, timing, statistics and the --verify-semantics differential check.
+#include "PassTestUtil.h"
 #include "strata/graph/Builder.h"
 #include "strata/graph/Parser.h"
 #include "strata/graph/passes/PassManager.h"
@@ -29,14 +30,7 @@ std::unique_ptr<Pass> fnPass(std::string name, FnPass::Fn fn) {
   return std::make_unique<FnPass>(std::move(name), std::move(fn));
 }
 
-std::unique_ptr<Graph> parse(const std::string &text) {
-  auto g = parseGraph(text);
-  if (!g) {
-    ADD_FAILURE() << llvm::toString(g.takeError());
-    return nullptr;
-  }
-  return std::move(*g);
-}
+using strata::testing::parse;
 
 const char *kNegChain = R"(graph @g(%x: tensor<4xf32>) -> (y: tensor<4xf32>) {
   %a = neg(%x) : tensor<4xf32>

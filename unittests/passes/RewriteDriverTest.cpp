@@ -1,5 +1,6 @@
 // The greedy rewrite driver: fixed point, revisiting what a rewrite touched, DCE on the way,
 // regions, the rewrite cap and use-list consistency.
+#include "PassTestUtil.h"
 #include "strata/graph/Parser.h"
 #include "strata/graph/Printer.h"
 #include "strata/graph/Verifier.h"
@@ -11,14 +12,7 @@ using namespace strata;
 
 namespace {
 
-std::unique_ptr<Graph> parse(const std::string &text) {
-  auto g = parseGraph(text);
-  if (!g) {
-    ADD_FAILURE() << llvm::toString(g.takeError());
-    return nullptr;
-  }
-  return std::move(*g);
-}
+using strata::testing::parse;
 
 void expectVerifies(const Graph &g) {
   llvm::Error err = verifyGraph(g);

@@ -55,7 +55,7 @@ Plan samplePlan() {
   return p;
 }
 
-alignas(64) const float kWeights[16] = {100, 200, 300};
+alignas(64) const float kPlanWeights[16] = {100, 200, 300};
 
 TEST(PlanText, RoundTrips) {
   Plan p = samplePlan();
@@ -89,7 +89,7 @@ TEST(PlanText, RejectsDamage) {
 
 TEST(Executor, BindsRunsAndReusesTheArena) {
   Executor ex(samplePlan(), {&doubleKernel, &addKernel},
-              reinterpret_cast<const uint8_t *>(kWeights), 1);
+              reinterpret_cast<const uint8_t *>(kPlanWeights), 1);
   for (int64_t batch : {2, 1, 16}) {
     std::vector<float> x(batch * 3);
     for (size_t i = 0; i < x.size(); ++i)
@@ -101,7 +101,7 @@ TEST(Executor, BindsRunsAndReusesTheArena) {
     void *outs[] = {out.data(), echo.data()};
     ASSERT_EQ(ex.run(in, outs).message(), "");
     for (size_t i = 0; i < x.size(); ++i) {
-      EXPECT_EQ(out[i], 2 * x[i] + 4 * x[i] + kWeights[i % 3]) << "batch " << batch;
+      EXPECT_EQ(out[i], 2 * x[i] + 4 * x[i] + kPlanWeights[i % 3]) << "batch " << batch;
       EXPECT_EQ(echo[i], x[i]);
     }
     // t and u are live together: two disjoint 64-byte-aligned stretches.
@@ -112,7 +112,7 @@ TEST(Executor, BindsRunsAndReusesTheArena) {
 
 TEST(Executor, ChecksInputsBeforeRunning) {
   Executor ex(samplePlan(), {&doubleKernel, &addKernel},
-              reinterpret_cast<const uint8_t *>(kWeights), 1);
+              reinterpret_cast<const uint8_t *>(kPlanWeights), 1);
   EXPECT_EQ(ex.bind({}, {}).message(), "expected 1 inputs, got 0");
   EXPECT_EQ(ex.bind({DType::I32}, {{2, 3}}).message(),
             "input 0 ('x'): expected dtype f32, got i32");
