@@ -59,11 +59,13 @@ void addShapeOption(CLI::App *cmd, std::vector<std::string> &shapes);
 llvm::Expected<std::map<std::string, Shape>> parseShapeHints(const std::vector<std::string> &specs);
 
 // Loads a model at the given input shapes: an ONNX file is imported with them
-// (ImportOptions::inputShapes), graph IR text has the named inputs' symbols bound
+// (ImportOptions::inputShapes) and with `values` as the constants of those inputs
+// (OnnxInterface::valueInputs); graph IR text has the named inputs' symbols bound
 // (graph/Specialize.h). Reports the error and returns null on failure.
 std::unique_ptr<Graph> loadModelAtShapes(const std::string &path,
                                          const std::map<std::string, Shape> &shapes,
-                                         std::vector<OnnxNode> *nodes = nullptr);
+                                         std::vector<OnnxNode> *nodes = nullptr,
+                                         const std::map<std::string, Tensor> &values = {});
 
 // `--limit NAME=VALUE` (repeatable): sets a process limit (support/Limits.h) while the command
 // line is parsed; a bad name or value is a usage error.

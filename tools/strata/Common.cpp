@@ -96,10 +96,12 @@ llvm::Expected<std::map<std::string, Shape>> parseShapeHints(const std::vector<s
 
 std::unique_ptr<Graph> loadModelAtShapes(const std::string &path,
                                          const std::map<std::string, Shape> &shapes,
-                                         std::vector<OnnxNode> *nodes) {
+                                         std::vector<OnnxNode> *nodes,
+                                         const std::map<std::string, Tensor> &values) {
   if (endsWith(path, ".onnx")) {
     ImportOptions opts;
     opts.inputShapes = shapes;
+    opts.specializableInputs = values;
     auto result = importOnnxFile(path, opts);
     if (!result) {
       fail(kBadModel, llvm::toString(result.takeError()));
@@ -109,6 +111,7 @@ std::unique_ptr<Graph> loadModelAtShapes(const std::string &path,
       bool found = false;
       for (const Value *in : result->graph->inputs())
         found |= in->name() == name;
+      found |= values.count(name) > 0; // a constant now
       if (!found) {
         fail(kUsage, "--shape names '" + name + "', which is not an input of " + path);
         return nullptr;

@@ -421,6 +421,7 @@ std::unique_ptr<Graph> loadModelForRun(const std::string &path,
   }
   std::unique_ptr<Graph> g;
   std::vector<driver::IOSpec> interface;
+  std::vector<std::string> valueInputs; // imported per binding with these inputs' values
   if (!hinted->empty()) {
     g = loadModelAtShapes(path, *hinted, nodes);
   } else if (endsWith(path, ".onnx")) {
@@ -438,6 +439,7 @@ std::unique_ptr<Graph> loadModelForRun(const std::string &path,
       llvm::consumeError(imported.takeError());
       for (auto &[name, type] : onnxInterface->inputs)
         interface.push_back({name, type});
+      valueInputs = onnxInterface->valueInputs;
     }
   } else {
     g = loadModel(path);
@@ -455,11 +457,23 @@ std::unique_ptr<Graph> loadModelForRun(const std::string &path,
   inputs = std::move(*in);
   if (g && !needsShapeSpecialization(*g))
     return g;
-  // Bind every input's symbols from the inputs' shapes.
+  // Bind every input's symbols from the inputs' shapes, and the value inputs to their values.
   std::map<std::string, Shape> shapes;
-  for (size_t i = 0; i < interface.size() && i < inputs.size(); ++i)
+  std::map<std::string, Tensor> values;
+  for (size_t i = 0; i < interface.size() && i < inputs.size(); ++i) {
     shapes[interface[i].name] = inputs[i].shape();
-  return loadModelAtShapes(path, shapes, nodes);
+    if (std::find(valueInputs.begin(), valueInputs.end(), interface[i].name) != valueInputs.end())
+      values[interface[i].name] = inputs[i];
+  }
+  g = loadModelAtShapes(path, shapes, nodes, values);
+  if (g && !values.empty()) { // the graph no longer takes the value inputs
+    std::vector<Tensor> kept;
+    for (size_t i = 0; i < interface.size() && i < inputs.size(); ++i)
+      if (!values.count(interface[i].name))
+        kept.push_back(std::move(inputs[i]));
+    inputs = std::move(kept);
+  }
+  return g;
 }
 
 std::vector<driver::IOSpec> graphInterface(const Graph &g) {
