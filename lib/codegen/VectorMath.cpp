@@ -44,10 +44,10 @@ MathBuilder::MathBuilder(IRBuilderBase &builder, Value *like)
 MathBuilder::~MathBuilder() { b.setFastMathFlags(savedFMF); }
 
 Value *MathBuilder::fma(Value *a, Value *c, Value *e) {
-  return b.CreateIntrinsic(Intrinsic::fmuladd, {a->getType()}, {a, c, e});
+  return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, c, e});
 }
 
-Value *MathBuilder::fabs(Value *a) { return b.CreateUnaryIntrinsic(Intrinsic::fabs, a); }
+Value *MathBuilder::fabs(Value *a) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a); }
 
 Value *MathBuilder::horner(Value *t, ArrayRef<double> coefs, bool inF64) {
   auto k = [&](double v) { return inF64 ? d(v) : f(v); };

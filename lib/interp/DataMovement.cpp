@@ -14,8 +14,6 @@ void registerGatherScatterKernels(KernelFn *table); // GatherScatter.cpp
 
 namespace {
 
-std::string shapeText(const Shape &s) { return "[" + shapeToString(s) + "]"; }
-
 // ONNX Reshape from the static `shape` attribute and the runtime input shape: 0 copies the input
 // dim (unless allowzero), one -1 is inferred. Shares the input's buffer.
 Tensors reshapeKernel(const Op &op, const Tensors &xs) {

@@ -9,8 +9,6 @@
 namespace strata::interp {
 namespace {
 
-std::string shapeText(const Shape &s) { return "[" + shapeToString(s) + "]"; }
-
 // Wraps a negative index and checks the range.
 int64_t resolveIndex(int64_t index, int64_t axis, int64_t size) {
   int64_t resolved = index < 0 ? index + size : index;

@@ -19,6 +19,9 @@ struct InterpError : std::runtime_error {
 };
 
 using Tensors = std::vector<Tensor>;
+
+// A shape as error messages print it: "[2, 3]".
+inline std::string shapeText(const Shape &s) { return "[" + shapeToString(s) + "]"; }
 using KernelFn = Tensors (*)(const Op &op, const Tensors &operands);
 
 // Registration: each family file fills the table slots of the kinds it implements.

@@ -6,6 +6,7 @@
 // Errors are thrown internally as ParseError (byte offset + message) and become one
 // `file:line:col: error: ...` at the public boundary; recursion depth is bounded.
 #include "strata/loop/Parser.h"
+#include "Precedence.h"
 #include "strata/support/Error.h"
 #include "strata/support/SourceLocation.h"
 
@@ -164,7 +165,7 @@ private:
 
 constexpr int kMaxDepth = 200;
 
-enum Prec { POr = 1, PAnd, PCmp, PAdd, PMul };
+using namespace text; // Prec
 
 std::optional<ExprKind> binaryOp(const Token &t, int prec) {
   if (t.kind != Tok::Punct)

@@ -2,6 +2,7 @@
 // precedence allows; everything else prints as a call, so the parser has one production per node
 // kind and the round trip is exact.
 #include "strata/loop/Printer.h"
+#include "Precedence.h"
 #include "strata/loop/Visitor.h"
 
 #include <charconv>
@@ -11,8 +12,7 @@ namespace strata::loop {
 
 namespace {
 
-// Precedence levels, loosest first; operands of an operator print with parentheses when looser.
-enum Prec { POr = 1, PAnd, PCmp, PAdd, PMul, PUnary, PPrimary };
+using namespace text; // Prec
 
 const char *infixOp(ExprKind k) {
   switch (k) {

@@ -15,8 +15,6 @@ namespace {
 using loop::ExprKind;
 using loop::Intrinsic;
 
-Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
-
 struct Window {
   std::vector<int64_t> strides, padsBegin, dilations;
 };

@@ -37,8 +37,6 @@ namespace {
 
 using loop::ExprKind;
 
-Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
-
 struct ConvTile {
   int64_t blocks = 1;  // O: output channel blocks per tile
   int64_t columns = 1; // T: output columns per tile

@@ -7,13 +7,7 @@
 #include "LowerImpl.h"
 
 namespace strata::lower {
-namespace {
-
 using loop::ExprKind;
-
-Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
-
-} // namespace
 
 Stmt lowerConvTranspose(LowerCtx &c) {
   const Shape &x = c.inShapes[0], &w = c.inShapes[1], &out = c.outShapes[0];

@@ -11,8 +11,6 @@ namespace {
 
 using loop::ExprKind;
 
-Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
-
 // Copies through `index`, which maps a result index to a source index of operand 0.
 Stmt copyVia(LowerCtx &c, const std::function<Exprs(const Exprs &)> &index) {
   return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &idx) {

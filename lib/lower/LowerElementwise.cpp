@@ -13,9 +13,7 @@ namespace {
 using loop::ExprKind;
 using loop::Intrinsic;
 
-Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
 Expr typedImm(double v, DType t) { return isFloat(t) ? loop::floatImm(v, t) : loop::intImm(static_cast<int64_t>(v), t); }
-Expr isNaN(const Expr &x) { return bin(ExprKind::NE, x, x); }
 bool isNarrowFloat(DType t) { return t == DType::F16 || t == DType::BF16; }
 DType computeType(DType t) { return isNarrowFloat(t) ? DType::F32 : t; }
 // All bits set in t (integers): ~x is x ^ allOnes.

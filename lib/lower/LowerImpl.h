@@ -66,6 +66,20 @@ struct LowerCtx {
 };
 
 inline Expr imm(int64_t v) { return loop::intImm(v); }
+inline Expr bin(loop::ExprKind k, Expr a, Expr b) {
+  return loop::binary(k, std::move(a), std::move(b));
+}
+// True where `x` is NaN (x != x).
+inline Expr isNaN(const Expr &x) { return bin(loop::ExprKind::NE, x, x); }
+// A one-element local accumulator.
+struct Acc {
+  loop::Buffer buf;
+  Expr get() const { return loop::load(buf, {imm(0)}); }
+  Stmt set(Expr v) const { return loop::store(buf, {imm(0)}, std::move(v)); }
+};
+inline Acc makeAcc(LowerCtx &c, const std::string &hint, DType t) {
+  return {loop::makeBuffer(c.newName(hint), t, {imm(1)}, {}, loop::MemoryScope::Local)};
+}
 Exprs vars(const std::vector<loop::Var> &vs);
 
 // A serial loop nest over `shape` (outermost first), every loop of role `role` (output dims:

@@ -38,8 +38,6 @@ int64_t lanesFor(const LowerCtx &c, int64_t n) {
   return w > 8 && (n % w == 0 || (n % 8 != 0 && n >= w)) ? w : 8;
 }
 
-Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
-
 // b's panel width (matmul's b_panel), 0 when b is a plain [.., K, N].
 int64_t panelOf(const LowerCtx &c) { return ops::MatMulOp(c.op).b_panel(); }
 

@@ -10,18 +10,6 @@ namespace {
 
 using loop::ExprKind;
 
-Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
-Expr isNaN(const Expr &v) { return bin(ExprKind::NE, v, v); }
-
-struct Acc {
-  loop::Buffer buf;
-  Expr get() const { return loop::load(buf, {imm(0)}); }
-  Stmt set(Expr v) const { return loop::store(buf, {imm(0)}, std::move(v)); }
-};
-Acc makeAcc(LowerCtx &c, const std::string &hint, DType t) {
-  return {loop::makeBuffer(c.newName(hint), t, {imm(1)}, {}, loop::MemoryScope::Local)};
-}
-
 // A nest over every dim of `shape` except `axis`; `body` gets the full index with a placeholder
 // at `axis` (to be replaced by the caller's axis index) via `at(a)`.
 Stmt rowNest(LowerCtx &c, const Shape &shape, size_t axis,

@@ -5,13 +5,7 @@
 #include "LowerImpl.h"
 
 namespace strata::lower {
-namespace {
-
 using loop::ExprKind;
-
-Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
-
-} // namespace
 
 Stmt lowerIntPow(LowerCtx &c) {
   DType t = c.inTypes[0];

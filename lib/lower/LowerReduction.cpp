@@ -15,8 +15,6 @@ namespace {
 
 using loop::ExprKind;
 
-Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
-
 // Largest / smallest value of integer dtype t, as the loop IR holds it (unsigned zero-extended,
 // u64 as its bit pattern).
 int64_t intMax(DType t) {
@@ -28,14 +26,6 @@ int64_t intMax(DType t) {
 int64_t intMin(DType t) { return isSigned(t) ? -intMax(t) - 1 : 0; }
 
 // A one-element local accumulator: acc[0].
-struct Acc {
-  loop::Buffer buf;
-  Expr get() const { return loop::load(buf, {imm(0)}); }
-  Stmt set(Expr v) const { return loop::store(buf, {imm(0)}, std::move(v)); }
-};
-Acc makeAcc(LowerCtx &c, const std::string &hint, DType t) {
-  return {loop::makeBuffer(c.newName(hint), t, {imm(1)}, {}, loop::MemoryScope::Local)};
-}
 
 // Splits the dims of `shape` into kept (false) and reduced (true) ones.
 Stmt reduceNest(LowerCtx &c, const Shape &shape, const std::vector<bool> &reduced,

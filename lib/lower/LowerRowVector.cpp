@@ -22,7 +22,6 @@ namespace {
 
 using loop::ExprKind;
 
-Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
 Expr f32(double v) { return loop::floatImm(v, DType::F32); }
 
 // The row geometry: `rows` rows of `n` contiguous f32 elements, `lanes` per vector, `whole`

@@ -10,8 +10,6 @@ namespace {
 
 using loop::ExprKind;
 
-Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
-
 // max/min as the interpreter's MaxFn/MinFn: or/and on bool; on floats a NaN (the old value's
 // first) propagates.
 Expr combineMinMax(bool isMax, const Expr &old, const Expr &v, DType t) {

@@ -9,8 +9,6 @@ namespace {
 
 using loop::ExprKind;
 
-Expr bin(ExprKind k, Expr a, Expr b) { return loop::binary(k, std::move(a), std::move(b)); }
-
 // Whether (va, ia) comes strictly before (vb, ib).
 Expr comesFirst(const Expr &va, const Expr &ia, const Expr &vb, const Expr &ib, bool largest,
                 bool fl) {
