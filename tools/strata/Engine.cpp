@@ -449,7 +449,7 @@ std::unique_ptr<Graph> loadModelForRun(const std::string &path,
   } else if (interface.empty()) {
     return nullptr;
   }
-  auto in = modelInputs(interface, specs, dims, seed);
+  auto in = modelInputs(interface, specs, dims, seed, valueInputs);
   if (!in) {
     fail(kBadInput, llvm::toString(in.takeError()));
     return nullptr;
@@ -487,13 +487,14 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const Engine &e,
                                                 const std::vector<std::string> &specs,
                                                 const std::vector<std::string> &dims,
                                                 unsigned seed) {
-  return modelInputs(e.inputs, specs, dims, seed);
+  return modelInputs(e.inputs, specs, dims, seed, e.valueInputs);
 }
 
 llvm::Expected<std::vector<Tensor>> modelInputs(const std::vector<driver::IOSpec> &interface,
                                                 const std::vector<std::string> &specs,
                                                 const std::vector<std::string> &dims,
-                                                unsigned seed) {
+                                                unsigned seed,
+                                                const std::vector<std::string> &given) {
   std::map<std::string, Tensor> byName;
   std::map<size_t, Tensor> byPosition;
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -538,6 +539,10 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const std::vector<driver::IOSpec
       byPosition.erase(it);
       continue;
     }
+    if (std::find(given.begin(), given.end(), in.name) != given.end())
+      return makeError("input '" + in.name +
+                       "' decides shapes or attributes at import (the model is compiled for its "
+                       "values): give it with --input " + in.name + "=FILE");
     Shape shape;
     for (const Dim &d : in.type.dims)
       shape.push_back(d.isStatic() ? d.size
@@ -640,6 +645,7 @@ std::unique_ptr<Engine> perShapeImportEngine(const std::string &model, OnnxInter
   }
   for (auto &[name, type] : interface.inputs)
     e->inputs.push_back({name, type});
+  e->valueInputs = interface.valueInputs;
   for (const auto &out : interface.outputs)
     e->outputNames.push_back(out.first);
   return e;

@@ -50,6 +50,8 @@ public:
 
   std::string name;                          // "interp", "jit" or "aot"
   std::vector<driver::IOSpec> inputs;       // symbolic dims carry their names
+  // Inputs whose values the model is compiled for (OnnxInterface::valueInputs): never random.
+  std::vector<std::string> valueInputs;
   std::vector<std::string> outputNames;
   double compileMs = 0;                      // jit: import excluded; aot: library load
   size_t kernels = 0;
@@ -95,10 +97,12 @@ std::unique_ptr<Graph> loadModelForRun(const std::string &path,
 // A graph's input interface (names and types, symbolic dims named).
 std::vector<driver::IOSpec> graphInterface(const Graph &g);
 
-// The same for a model's input interface.
+// The same for a model's input interface; the inputs named in `given` must come from `specs`
+// (value inputs: random values would only make a model of random shapes).
 llvm::Expected<std::vector<Tensor>> modelInputs(const std::vector<driver::IOSpec> &interface,
                                                 const std::vector<std::string> &specs,
                                                 const std::vector<std::string> &dims,
-                                                unsigned seed);
+                                                unsigned seed,
+                                                const std::vector<std::string> &given = {});
 
 } // namespace strata::cli
