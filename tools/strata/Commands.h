@@ -57,6 +57,13 @@ bool endsWith(const std::string &s, const std::string &suffix);
 // dims bound, its shape arithmetic folded). Parsed by parseShapeHints; a bad spec is a usage error.
 void addShapeOption(CLI::App *cmd, std::vector<std::string> &shapes);
 llvm::Expected<std::map<std::string, Shape>> parseShapeHints(const std::vector<std::string> &specs);
+// `--value NAME=FILE` (repeatable): build for this value of an input the importer needs as a
+// constant (OnnxInterface::valueInputs). Parsed (and the files read) by parseValueHints.
+void addValueOption(CLI::App *cmd, std::vector<std::string> &values);
+llvm::Expected<std::map<std::string, Tensor>>
+parseValueHints(const std::vector<std::string> &specs);
+// A tensor from a .npy or TensorProto (.pb) file.
+llvm::Expected<Tensor> loadTensor(const std::string &path);
 
 // Loads a model at the given input shapes: an ONNX file is imported with them
 // (ImportOptions::inputShapes) and with `values` as the constants of those inputs

@@ -6,6 +6,7 @@
 #include "strata/support/Error.h"
 #include "strata/support/Limits.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -38,10 +39,21 @@ std::unique_ptr<Graph> loadModel(const std::string &path, const ImportOptions &o
     if (!result) {
       // Say how to import a model whose shape arithmetic folds only at known sizes.
       std::string error = llvm::toString(result.takeError());
-      if (opts.inputShapes.empty() && perShapeInterface(path))
+      std::optional<OnnxInterface> interface;
+      if (opts.inputShapes.empty() && opts.specializableInputs.empty())
+        interface = perShapeInterface(path);
+      if (interface && !interface->valueInputs.empty()) {
+        std::string names;
+        for (const std::string &n : interface->valueInputs)
+          names += (names.empty() ? "'" : ", '") + n + "'";
+        error += "\nnote: inputs " + names + " decide shapes or attributes at import; give "
+                 "--value NAME=FILE for each (built for those values), or run it with `strata "
+                 "run` (the jit compiles it per value)";
+      } else if (interface) {
         error += "\nnote: the model computes shapes from its symbolic input dims; give "
                  "--shape NAME=D0xD1x... for one shape, or run it with `strata run` (the jit "
                  "compiles it per input shape)";
+      }
       fail(kBadModel, error);
       return nullptr;
     }
@@ -117,9 +129,22 @@ std::unique_ptr<Graph> loadModelAtShapes(const std::string &path,
         return nullptr;
       }
     }
+    // Each value must have become a constant: an input the importer never needed stays one.
+    std::vector<std::string> specialized = result->specializedInputs;
+    for (const auto &[name, value] : values)
+      if (std::find(specialized.begin(), specialized.end(), name) == specialized.end()) {
+        fail(kUsage, "--value names '" + name + "', which is not an input of " + path +
+                         " whose value the model needs at import (those are the inputs that "
+                         "decide shapes or attributes)");
+        return nullptr;
+      }
     if (nodes)
       *nodes = std::move(result->nodes);
     return std::move(result->graph);
+  }
+  if (!values.empty()) {
+    fail(kUsage, "--value applies to ONNX models (" + path + " is graph IR)");
+    return nullptr;
   }
   std::unique_ptr<Graph> g = loadModel(path);
   if (!g || shapes.empty())

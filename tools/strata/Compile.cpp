@@ -36,7 +36,7 @@ namespace {
 struct CompileOpts {
   std::string model, output, emit, passes = "default", target = "host";
   int optLevel = 2;
-  std::vector<std::string> printIrAfter, dims, shapes;
+  std::vector<std::string> printIrAfter, dims, shapes, values;
   bool stats = false, fastMath = false, emitBlobs = false, time = false;
   PassManagerOptions pm;
 };
@@ -238,10 +238,13 @@ int compileModel(const CompileOpts &o) {
   auto shapes = parseShapeHints(o.shapes);
   if (!shapes)
     return fail(kUsage, llvm::toString(shapes.takeError()));
+  auto values = parseValueHints(o.values);
+  if (!values)
+    return fail(kUsage, llvm::toString(values.takeError()));
   Clock::time_point phase = Clock::now();
   std::unique_ptr<Graph> graph;
-  if (!shapes->empty()) {
-    graph = loadModelAtShapes(o.model, *shapes);
+  if (!shapes->empty() || !values->empty()) {
+    graph = loadModelAtShapes(o.model, *shapes, nullptr, *values);
   } else {
     graph = loadModel(o.model);
   }
@@ -324,6 +327,7 @@ Action addCompileCommand(CLI::App &app) {
   cmd->add_option("--dim,--dims", o->dims,
                   "Size of a symbolic dim for --stats' arena: NAME=SIZE (default 1)");
   addShapeOption(cmd, o->shapes);
+  addValueOption(cmd, o->values);
   cmd->add_flag("--verify-each", o->pm.verifyEach, "Verify the graph after every pass");
   cmd->add_flag("--verify-semantics", o->pm.verifySemantics,
                 "Interpret the graph on seeded random inputs before the pipeline and after each "

@@ -283,12 +283,6 @@ private:
   std::unique_ptr<driver::SharedModel> model_;
 };
 
-llvm::Expected<Tensor> loadTensor(const std::string &path) {
-  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0)
-    return readTensorProtoFile(path);
-  return readNpy(path);
-}
-
 Tensor randomTensor(DType dtype, const Shape &shape, std::mt19937_64 &rng) {
   Tensor t(dtype, shape);
   std::uniform_real_distribution<double> real(-1.0, 1.0);
@@ -408,6 +402,34 @@ CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts
 }
 
 } // namespace
+
+llvm::Expected<Tensor> loadTensor(const std::string &path) {
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0)
+    return readTensorProtoFile(path);
+  return readNpy(path);
+}
+
+void addValueOption(CLI::App *cmd, std::vector<std::string> &values) {
+  cmd->add_option("--value", values,
+                  "Compile for this value of an input that decides shapes or attributes at "
+                  "import (a Reshape's shape, TopK's k, ...): NAME=FILE (.npy or .pb; "
+                  "repeatable); the input becomes a constant");
+}
+
+llvm::Expected<std::map<std::string, Tensor>>
+parseValueHints(const std::vector<std::string> &specs) {
+  std::map<std::string, Tensor> values;
+  for (const std::string &spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return makeError("--value expects NAME=FILE, got '" + spec + "'");
+    auto t = loadTensor(spec.substr(eq + 1));
+    if (!t)
+      return t.takeError();
+    values[spec.substr(0, eq)] = std::move(*t);
+  }
+  return values;
+}
 
 std::unique_ptr<Graph> loadModelForRun(const std::string &path,
                                        const std::vector<std::string> &shapeSpecs,

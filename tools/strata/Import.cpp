@@ -1,5 +1,6 @@
-// strata import MODEL.onnx [-o FILE] [--shape NAME=D0xD1x...]: prints the imported graph IR (at
-// the given input shapes, when a model's shape arithmetic folds only at known sizes).
+// strata import MODEL.onnx [-o FILE] [--shape NAME=D0xD1x...] [--value NAME=FILE]: prints the
+// imported graph IR (at the given input shapes, when a model's shape arithmetic folds only at
+// known sizes, and with the given values of inputs the importer needs as constants).
 #include "Commands.h"
 
 #include "strata/graph/Printer.h"
@@ -9,7 +10,7 @@ namespace strata::cli {
 Action addImportCommand(CLI::App &app) {
   struct Opts {
     std::string model, output;
-    std::vector<std::string> shapes;
+    std::vector<std::string> shapes, values;
     bool emitBlobs = false, locations = false;
   };
   auto opts = std::make_shared<Opts>();
@@ -21,11 +22,17 @@ Action addImportCommand(CLI::App &app) {
                 "Append the data of large constants so the text re-parses into a runnable graph");
   cmd->add_flag("--print-locations", opts->locations, "Print each op's ONNX node name");
   addShapeOption(cmd, opts->shapes);
+  addValueOption(cmd, opts->values);
   return [opts]() {
     auto shapes = parseShapeHints(opts->shapes);
     if (!shapes)
       return fail(kUsage, llvm::toString(shapes.takeError()));
-    auto graph = shapes->empty() ? loadModel(opts->model) : loadModelAtShapes(opts->model, *shapes);
+    auto values = parseValueHints(opts->values);
+    if (!values)
+      return fail(kUsage, llvm::toString(values.takeError()));
+    auto graph = shapes->empty() && values->empty()
+                     ? loadModel(opts->model)
+                     : loadModelAtShapes(opts->model, *shapes, nullptr, *values);
     if (!graph)
       return failedCode();
     PrintOptions po;
