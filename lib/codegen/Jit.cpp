@@ -55,7 +55,12 @@ llvm::Expected<std::vector<void (*)(void **)>>
 LoopJit::compileAll(const std::vector<loop::LoopFunction> &kernels, const CodegenOptions &opts) {
   // Emitted and optimized on every core, one module per thread; ORC then compiles each module
   // to machine code when its symbols are looked up.
-  auto modules = buildKernelModules(kernels, opts, target_, optLevel_);
+  // Kernels with the same loop IR share one function, unless each must be its own.
+  std::vector<size_t> shared = sharedKernels(kernels);
+  if (instrumentsFunctions(opts))
+    for (size_t i = 0; i < shared.size(); ++i)
+      shared[i] = i;
+  auto modules = buildKernelModules(kernels, opts, target_, optLevel_, 0, &shared);
   if (!modules)
     return modules.takeError();
   llvm::Expected<llvm::orc::JITDylib &> jd = newDylib("kernels" + std::to_string(counter_++));
@@ -66,8 +71,8 @@ LoopJit::compileAll(const std::vector<loop::LoopFunction> &kernels, const Codege
             *jd, llvm::orc::ThreadSafeModule(std::move(km.module), std::move(km.context))))
       return err;
   std::vector<void (*)(void **)> entries;
-  for (const loop::LoopFunction &f : kernels) {
-    auto addr = jit_->lookup(*jd, f.name + "_packed");
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    auto addr = jit_->lookup(*jd, kernels[shared[i]].name + "_packed");
     if (!addr)
       return addr.takeError();
     entries.push_back(addr->toPtr<void (*)(void **)>());

@@ -1,10 +1,14 @@
 #include "strata/codegen/KernelModule.h"
+#include "strata/loop/Printer.h"
+#include "strata/loop/Visitor.h"
 #include "strata/support/Error.h"
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 
+#include <algorithm>
 #include <mutex>
+#include <unordered_map>
 #include <thread>
 
 namespace strata::codegen {
@@ -24,15 +28,33 @@ llvm::Error emitKernels(const std::vector<const loop::LoopFunction *> &kernels, 
 
 } // namespace
 
+std::vector<size_t> sharedKernels(const std::vector<loop::LoopFunction> &kernels) {
+  std::vector<size_t> shared(kernels.size());
+  std::unordered_map<std::string, size_t> first; // loop IR text with the name left out
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    loop::LoopFunction unnamed = kernels[i];
+    unnamed.name.clear();
+    shared[i] = first.emplace(loop::printFunction(unnamed), i).first->second;
+  }
+  return shared;
+}
+
+bool instrumentsFunctions(const CodegenOptions &opts) {
+  return opts.llvmPassLimit >= 0 || opts.llvmPassLog || opts.llvmPassChanges ||
+         !opts.faultAfterPass.empty();
+}
+
 void emitKernelTable(const std::vector<loop::LoopFunction> &kernels, llvm::Module &m,
-                     llvm::StringRef tableName) {
+                     llvm::StringRef tableName, const std::vector<size_t> *shared) {
   llvm::LLVMContext &ctx = m.getContext();
   auto *ptrTy = llvm::PointerType::get(ctx, 0);
   auto *packedTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy}, false);
   std::vector<llvm::Constant *> entries;
-  for (const loop::LoopFunction &f : kernels)
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const loop::LoopFunction &f = kernels[shared ? (*shared)[i] : i];
     entries.push_back(llvm::cast<llvm::Constant>(
         m.getOrInsertFunction(f.name + "_packed", packedTy).getCallee()));
+  }
   auto *tableTy = llvm::ArrayType::get(ptrTy, entries.size());
   new llvm::GlobalVariable(m, tableTy, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
                            llvm::ConstantArray::get(tableTy, entries), tableName);
@@ -51,13 +73,42 @@ llvm::Error emitKernelModule(const std::vector<loop::LoopFunction> &kernels, llv
 
 llvm::Expected<std::vector<KernelModule>>
 buildKernelModules(const std::vector<loop::LoopFunction> &kernels, const CodegenOptions &opts,
-                   const TargetSpec &target, int optLevel, unsigned parts) {
+                   const TargetSpec &target, int optLevel, unsigned parts,
+                   const std::vector<size_t> *shared) {
+  std::vector<const loop::LoopFunction *> emitted;
+  for (size_t i = 0; i < kernels.size(); ++i)
+    if (!shared || (*shared)[i] == i)
+      emitted.push_back(&kernels[i]);
   if (parts == 0)
     parts = std::max(1u, std::thread::hardware_concurrency());
-  parts = std::max<unsigned>(1, std::min<unsigned>(parts, static_cast<unsigned>(kernels.size())));
+  parts = std::max<unsigned>(1, std::min<unsigned>(parts, static_cast<unsigned>(emitted.size())));
+  // Balance the parts: the largest kernels (by statement count) first, each into the part with
+  // the least so far.
+  struct StmtCount : loop::IRVisitor {
+    using IRVisitor::visit;
+    size_t n = 0;
+    void visit(const loop::Stmt &st) override {
+      ++n;
+      IRVisitor::visit(st);
+    }
+  };
+  auto size = [](const loop::LoopFunction *f) {
+    StmtCount count;
+    count.visit(f->body);
+    return count.n;
+  };
+  std::vector<std::pair<size_t, const loop::LoopFunction *>> bySize;
+  for (const loop::LoopFunction *f : emitted)
+    bySize.push_back({size(f), f});
+  std::stable_sort(bySize.begin(), bySize.end(),
+                   [](const auto &a, const auto &b) { return a.first > b.first; });
   std::vector<std::vector<const loop::LoopFunction *>> groups(parts);
-  for (size_t i = 0; i < kernels.size(); ++i)
-    groups[i % parts].push_back(&kernels[i]);
+  std::vector<size_t> load(parts, 0);
+  for (const auto &[n, f] : bySize) {
+    size_t p = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    groups[p].push_back(f);
+    load[p] += n;
+  }
 
   std::vector<KernelModule> modules(parts);
   std::vector<std::string> errors(parts);

@@ -18,7 +18,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
 #include <fmt/format.h>
 #include <link.h>
 #include <mutex>
@@ -44,7 +46,8 @@ void hideSymbols(llvm::Module &m) {
 
 // The kernel table (declaring the kernels unless `withKernels`), the plan text and (unless
 // `withWeights` is false) the weights.
-llvm::Error buildModule(const Program &prog, llvm::Module &m, bool withKernels, bool withWeights) {
+llvm::Error buildModule(const Program &prog, llvm::Module &m, bool withKernels, bool withWeights,
+                        const std::vector<size_t> *shared = nullptr) {
   llvm::LLVMContext &ctx = m.getContext();
   codegen::CodegenOptions co;
   co.noalias = true;
@@ -52,7 +55,7 @@ llvm::Error buildModule(const Program &prog, llvm::Module &m, bool withKernels, 
     if (llvm::Error err = codegen::emitKernelModule(prog.kernels, m, co, "strata_aot_kernels"))
       return err;
   } else {
-    codegen::emitKernelTable(prog.kernels, m, "strata_aot_kernels");
+    codegen::emitKernelTable(prog.kernels, m, "strata_aot_kernels", shared);
   }
   std::string planText = printPlan(prog.plan);
   auto *plan = llvm::ConstantDataArray::getString(ctx, planText, /*AddNull=*/true);
@@ -127,6 +130,97 @@ llvm::Error emitMachineCode(llvm::Module &m, llvm::TargetMachine &tm, llvm::Code
     if (staged != "-")
       llvm::sys::fs::remove(staged);
     return err;
+  }
+  return commitStaged(staged, path);
+}
+
+// An ELF64 x86-64 relocatable object holding `size` bytes at `data` as the 64-byte aligned
+// global `symbol` in a read-only section of its own. The weights go into the library this way
+// rather than as an LLVM constant: building and emitting a 100 MB constant through LLVM (hashed,
+// copied into the IR, then into MC's fragments) took ~1 s for resnet50; this is one write.
+llvm::Error writeDataObject(const std::string &path, const uint8_t *data, uint64_t size,
+                            llvm::StringRef symbol) {
+  const std::string strtab = std::string(1, '\0') + symbol.str() + '\0';
+  static constexpr char kSectionNames[] = "\0.rodata.strata_weights\0.symtab\0.strtab\0.shstrtab";
+  const std::string shstrtab(kSectionNames, sizeof kSectionNames); // with the final NUL
+  const uint64_t dataOffset = 64; // right after the header, 64-byte aligned
+  const uint64_t symtabOffset = (dataOffset + size + 7) / 8 * 8;
+  const uint64_t symtabSize = 2 * sizeof(Elf64_Sym);
+  const uint64_t strtabOffset = symtabOffset + symtabSize;
+  const uint64_t shstrtabOffset = strtabOffset + strtab.size();
+  const uint64_t shOffset = (shstrtabOffset + shstrtab.size() + 7) / 8 * 8;
+
+  Elf64_Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_ident[EI_OSABI] = ELFOSABI_NONE;
+  eh.e_type = ET_REL;
+  eh.e_machine = EM_X86_64;
+  eh.e_version = EV_CURRENT;
+  eh.e_shoff = shOffset;
+  eh.e_ehsize = sizeof(Elf64_Ehdr);
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  eh.e_shnum = 5;
+  eh.e_shstrndx = 4;
+
+  Elf64_Sym syms[2]{};
+  syms[1].st_name = 1;
+  syms[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT);
+  syms[1].st_shndx = 1;
+  syms[1].st_size = size;
+
+  Elf64_Shdr sh[5]{};
+  sh[1].sh_name = 1; // .rodata.strata_weights
+  sh[1].sh_type = SHT_PROGBITS;
+  sh[1].sh_flags = SHF_ALLOC;
+  sh[1].sh_offset = dataOffset;
+  sh[1].sh_size = size;
+  sh[1].sh_addralign = 64;
+  sh[2].sh_name = 24; // .symtab
+  sh[2].sh_type = SHT_SYMTAB;
+  sh[2].sh_offset = symtabOffset;
+  sh[2].sh_size = symtabSize;
+  sh[2].sh_link = 3;
+  sh[2].sh_info = 1; // the first global symbol
+  sh[2].sh_addralign = 8;
+  sh[2].sh_entsize = sizeof(Elf64_Sym);
+  sh[3].sh_name = 32; // .strtab
+  sh[3].sh_type = SHT_STRTAB;
+  sh[3].sh_offset = strtabOffset;
+  sh[3].sh_size = strtab.size();
+  sh[3].sh_addralign = 1;
+  sh[4].sh_name = 40; // .shstrtab
+  sh[4].sh_type = SHT_STRTAB;
+  sh[4].sh_offset = shstrtabOffset;
+  sh[4].sh_size = shstrtab.size();
+  sh[4].sh_addralign = 1;
+
+  const std::string staged = stagingPath(path);
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream out(staged, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return makeError("cannot write " + path + ": " + ec.message());
+    auto pad = [&out](uint64_t to) {
+      while (static_cast<uint64_t>(out.tell()) < to)
+        out << '\0';
+    };
+    out.write(reinterpret_cast<const char *>(&eh), sizeof eh);
+    pad(dataOffset);
+    out.write(reinterpret_cast<const char *>(data), size);
+    pad(symtabOffset);
+    out.write(reinterpret_cast<const char *>(syms), sizeof syms);
+    out << strtab << shstrtab;
+    pad(shOffset);
+    out.write(reinterpret_cast<const char *>(sh), sizeof sh);
+    out.flush();
+    if (out.has_error()) {
+      out.clear_error();
+      llvm::sys::fs::remove(staged);
+      return makeError("cannot write " + path);
+    }
   }
   return commitStaged(staged, path);
 }
@@ -325,7 +419,9 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
   };
   AotTimings timings;
   Clock::time_point phase = Clock::now();
-  auto parts = codegen::buildKernelModules(prog.kernels, co, *spec, opts.optLevel);
+  // Kernels with the same loop IR share one function (codegen::sharedKernels).
+  std::vector<size_t> shared = codegen::sharedKernels(prog.kernels);
+  auto parts = codegen::buildKernelModules(prog.kernels, co, *spec, opts.optLevel, 0, &shared);
   if (!parts)
     return parts.takeError();
   timings.optimizeMs = ms(phase);
@@ -335,6 +431,8 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
     objects.push_back(path + ".tmp." + std::to_string(i) + ".o");
   objects.push_back(path + ".tmp.o");
   std::vector<std::string> errors(objects.size());
+  const std::string weightsObject = path + ".tmp.weights.o";
+  objects.push_back(weightsObject); // written with the model's object (errors.back())
   auto emitPart = [&](size_t i) {
     codegen::KernelModule &km = (*parts)[i];
     hideSymbols(*km.module);
@@ -351,12 +449,26 @@ llvm::Error writeAot(const Program &prog, AotOptions opts, AotOutput kind, const
   if (!parts->empty())
     emitPart(0);
   {
+    // The table and plan through LLVM; the weights written as an object of their own.
     llvm::LLVMContext ctx;
     llvm::Module m("strata_model", ctx);
-    llvm::Error err = buildModule(prog, m, /*withKernels=*/false, /*withWeights=*/true);
+    llvm::Error err = buildModule(prog, m, /*withKernels=*/false, /*withWeights=*/false, &shared);
     if (!err) {
       codegen::optimizeModule(m, **tm, 0);
-      err = emitMachineCode(m, **tm, llvm::CodeGenFileType::ObjectFile, objects.back());
+      err = emitMachineCode(m, **tm, llvm::CodeGenFileType::ObjectFile, objects[parts->size()]);
+    }
+    if (!err) {
+      // At least 64 bytes, as buildModule declares them.
+      uint8_t small[64] = {};
+      const uint8_t *data = prog.weights.get();
+      uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(prog.plan.weightsBytes, 0));
+      if (bytes < sizeof small) {
+        if (bytes && data)
+          std::memcpy(small, data, bytes);
+        data = small;
+        bytes = sizeof small;
+      }
+      err = writeDataObject(weightsObject, data, bytes, "strata_aot_weights");
     }
     if (err)
       errors.back() = llvm::toString(std::move(err));

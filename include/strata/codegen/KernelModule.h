@@ -21,15 +21,26 @@ struct KernelModule {
   std::unique_ptr<llvm::Module> module;
 };
 
-// Splits `kernels` over `parts` modules (kernel i in part i % parts; parts are capped by the
-// kernel count, 0 means one per hardware thread), emits and optimizes each for `target` at
-// `optLevel` on its own thread. Kernels keep their names (`name`, `name_packed`, external).
+// For each kernel, the index of the first kernel whose loop IR is the same but for the name
+// (resnet50's repeated blocks: 58 kernels, 33 distinct): code is generated once per distinct
+// kernel and every plan step of a shared one calls it.
+std::vector<size_t> sharedKernels(const std::vector<loop::LoopFunction> &kernels);
+// Whether `opts` asks for per-function instrumentation (bisection limits, pass logs, a fault
+// after a pass): code for each kernel must then be its own.
+bool instrumentsFunctions(const CodegenOptions &opts);
+
+// Splits `kernels` over `parts` modules (parts are capped by the kernel count, 0 means one per
+// hardware thread; the largest kernels spread first), emits and optimizes each for `target` at
+// `optLevel` on its own thread. Kernels keep their names (`name`, `name_packed`, external). With
+// `shared` (sharedKernels), only kernels i with shared[i] == i are emitted.
 llvm::Expected<std::vector<KernelModule>>
 buildKernelModules(const std::vector<loop::LoopFunction> &kernels, const CodegenOptions &opts,
-                   const TargetSpec &target, int optLevel, unsigned parts = 0);
+                   const TargetSpec &target, int optLevel, unsigned parts = 0,
+                   const std::vector<size_t> *shared = nullptr);
 
-// Declares each kernel's packed trampoline in `m` and defines the table `tableName` over them.
+// Declares each kernel's packed trampoline in `m` and defines the table `tableName` over them;
+// with `shared`, entry i is kernel shared[i]'s.
 void emitKernelTable(const std::vector<loop::LoopFunction> &kernels, llvm::Module &m,
-                     llvm::StringRef tableName);
+                     llvm::StringRef tableName, const std::vector<size_t> *shared = nullptr);
 
 } // namespace strata::codegen
