@@ -10,6 +10,8 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 
+#include <numeric>
+
 namespace strata::codegen {
 
 llvm::Expected<std::unique_ptr<LoopJit>> LoopJit::create(llvm::StringRef target, int optLevel) {
@@ -56,10 +58,11 @@ LoopJit::compileAll(const std::vector<loop::LoopFunction> &kernels, const Codege
   // Emitted and optimized on every core, one module per thread; ORC then compiles each module
   // to machine code when its symbols are looked up.
   // Kernels with the same loop IR share one function, unless each must be its own.
-  std::vector<size_t> shared = sharedKernels(kernels);
+  std::vector<size_t> shared(kernels.size());
   if (instrumentsFunctions(opts))
-    for (size_t i = 0; i < shared.size(); ++i)
-      shared[i] = i;
+    std::iota(shared.begin(), shared.end(), size_t{0});
+  else
+    shared = sharedKernels(kernels);
   auto modules = buildKernelModules(kernels, opts, target_, optLevel_, 0, &shared);
   if (!modules)
     return modules.takeError();

@@ -84,18 +84,11 @@ buildKernelModules(const std::vector<loop::LoopFunction> &kernels, const Codegen
   parts = std::max<unsigned>(1, std::min<unsigned>(parts, static_cast<unsigned>(emitted.size())));
   // Balance the parts: the largest kernels (by statement count) first, each into the part with
   // the least so far.
-  struct StmtCount : loop::IRVisitor {
-    using IRVisitor::visit;
-    size_t n = 0;
-    void visit(const loop::Stmt &st) override {
-      ++n;
-      IRVisitor::visit(st);
-    }
-  };
   auto size = [](const loop::LoopFunction *f) {
-    StmtCount count;
-    count.visit(f->body);
-    return count.n;
+    size_t n = 0;
+    if (f->body)
+      loop::forEachStmt(f->body, [&n](const loop::Stmt &) { ++n; });
+    return n;
   };
   std::vector<std::pair<size_t, const loop::LoopFunction *>> bySize;
   for (const loop::LoopFunction *f : emitted)

@@ -84,20 +84,11 @@ bool decidedForTarget(const Graph &g) {
 }
 
 // Statements of a loop function (loops, stores, allocations, conditionals, sequences).
-struct StmtCounter : loop::IRVisitor {
-  using IRVisitor::visit;
-  int64_t count = 0;
-  void visit(const loop::Stmt &s) override {
-    ++count;
-    IRVisitor::visit(s);
-  }
-};
-
 int64_t countStmts(const loop::LoopFunction &f) {
-  StmtCounter c;
+  int64_t count = 0;
   if (f.body)
-    c.visit(f.body);
-  return c.count;
+    loop::forEachStmt(f.body, [&count](const loop::Stmt &) { ++count; });
+  return count;
 }
 
 // The kernel a generated function belongs to: "k12_conv", "k12_conv_packed" -> 12.

@@ -16,6 +16,15 @@ bool InputBinding::operator==(const InputBinding &o) const {
   return true;
 }
 
+llvm::Error checkValueInputSize(const std::string &name, int64_t elements) {
+  if (elements <= kMaxValueInputElements)
+    return llvm::Error::success();
+  return makeError("input '" + name + "' has " + std::to_string(elements) +
+                   " elements, but its values are needed at import (they decide shapes, "
+                   "attributes or control flow), so they key the compilation: at most " +
+                   std::to_string(kMaxValueInputElements) + " elements");
+}
+
 llvm::Expected<InputBinding>
 bindingOf(const std::vector<std::pair<std::string, TensorType>> &interface,
           const std::vector<Tensor> &inputs, const std::vector<size_t> &valueInputs) {
@@ -27,12 +36,8 @@ bindingOf(const std::vector<std::pair<std::string, TensorType>> &interface,
     if (i >= inputs.size() || i >= interface.size())
       continue; // too few inputs: binding the shapes names the missing one
     const Tensor &t = inputs[i];
-    if (t.numElements() > kMaxValueInputElements)
-      return makeError("input '" + interface[i].first + "' has " +
-                       std::to_string(t.numElements()) +
-                       " elements, but its values are needed at import (they decide shapes, "
-                       "attributes or control flow), so they key the compilation: at most " +
-                       std::to_string(kMaxValueInputElements) + " elements");
+    if (llvm::Error err = checkValueInputSize(interface[i].first, t.numElements()))
+      return std::move(err);
     b.values.emplace_back(interface[i].first, t);
   }
   return b;

@@ -316,12 +316,9 @@ private:
         continue;
       }
       Tensor value(refs[i].dtype, refs[i].shape);
-      if (value.numElements() > kMaxValueInputElements)
-        raise(inputErrorType, "input '" + interface_[i].first +
-                                  "': its values are needed at import (they decide shapes, "
-                                  "attributes or control flow) and key the compilation, at "
-                                  "most " +
-                                  std::to_string(kMaxValueInputElements) + " elements");
+      if (llvm::Error err =
+              driver::checkValueInputSize(interface_[i].first, value.numElements()))
+        raise(inputErrorType, llvm::toString(std::move(err)));
       if (value.byteSize())
         std::memcpy(value.rawData(), refs[i].data, value.byteSize());
       binding.values.emplace_back(interface_[i].first, std::move(value));

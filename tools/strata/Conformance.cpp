@@ -7,6 +7,9 @@
 #include "strata/interp/Interpreter.h"
 #include "strata/driver/CompiledModel.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/xxhash.h"
+
 #include <algorithm>
 #include <cmath>
 #include <csignal>
@@ -308,13 +311,10 @@ std::set<std::string> readNameList(const std::string &path) {
   return names;
 }
 
-// Whether test `name` is in shard `index` of `count`: by a stable hash of the name (FNV-1a), so the
-// shards of one run partition the tests and the expected list alike, whatever DIR holds.
+// Whether test `name` is in shard `index` of `count`: by a stable hash of the name, so the shards
+// of one run partition the tests and the expected list alike, whatever DIR holds.
 bool inShard(const std::string &name, unsigned index, unsigned count) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : name)
-    h = (h ^ c) * 0x100000001b3ull;
-  return h % count == index;
+  return llvm::xxh3_64bits(llvm::arrayRefFromStringRef(name)) % count == index;
 }
 
 int runConformance(const ConfOpts &o) {

@@ -155,17 +155,14 @@ public:
 
   llvm::Error prepare(const std::vector<Tensor> &in, bool &inputError) override {
     inputError = false;
-    auto binding = driver::bindingOf(inputs_, in, {});
-    if (!binding) {
-      inputError = true;
-      return binding.takeError();
-    }
-    if (auto *hit = libs_.find(*binding)) {
+    // No value inputs here, so binding cannot fail: it is the shapes.
+    auto binding = llvm::cantFail(driver::bindingOf(inputs_, in, {}));
+    if (auto *hit = libs_.find(binding)) {
       last_ = hit->get();
       return llvm::Error::success();
     }
     std::string key;
-    for (const Shape &s : binding->shapes)
+    for (const Shape &s : binding.shapes)
       key += (key.empty() ? "" : "_") + (s.empty() ? std::string("s") : shapeToString(s));
     if (key.size() > 96) // file names stay short: a long key is hashed
       key = "h" + std::to_string(std::hash<std::string>{}(key));
@@ -174,7 +171,7 @@ public:
     cache = "hit";
     if (!llvm::sys::fs::exists(lib)) {
       cache = "miss";
-      auto graph = driver::staticGraphAt(inputs_, source_, *binding, inputError);
+      auto graph = driver::staticGraphAt(inputs_, source_, binding, inputError);
       if (!graph)
         return graph.takeError();
       if (llvm::Error err = driver::compileLibrary(**graph, co_, lib, /*withHeader=*/false))
@@ -187,7 +184,7 @@ public:
     }
     cachePath = lib;
     compileMs += msSince(start);
-    last_ = libs_.insert(std::move(*binding), std::move(*m)).get();
+    last_ = libs_.insert(std::move(binding), std::move(*m)).get();
     return llvm::Error::success();
   }
   llvm::Expected<std::vector<Tensor>> run(const std::vector<Tensor> &in) override {

@@ -29,6 +29,8 @@ struct InputBinding {
   }
 };
 
+// Refuses a value input of more than kMaxValueInputElements elements, naming it.
+llvm::Error checkValueInputSize(const std::string &name, int64_t elements);
 // The binding of `inputs` (interface order); `valueInputs` are indices into the interface. Errors
 // name a value input too large to key a compilation (kMaxValueInputElements, graph/Specialize.h).
 llvm::Expected<InputBinding>
