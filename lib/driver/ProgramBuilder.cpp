@@ -15,6 +15,7 @@
 #include <functional>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace strata::driver {
@@ -104,12 +105,43 @@ public:
 private:
   Plan &plan() { return prog_.plan; }
 
+  // The input symbol `s` (added when new).
   int symbolIndex(const std::string &s) {
     auto &syms = plan().symbols;
     for (size_t i = 0; i < syms.size(); ++i)
-      if (syms[i] == s)
+      if (syms[i] == s && !plan().isDerived(i))
         return static_cast<int>(i);
     syms.push_back(s);
+    plan().formulas.push_back("");
+    return static_cast<int>(syms.size() - 1);
+  }
+
+  bool isInputSymbol(const std::string &s) const {
+    const auto &syms = prog_.plan.symbols;
+    for (size_t i = 0; i < syms.size(); ++i)
+      if (syms[i] == s && !prog_.plan.isDerived(i))
+        return true;
+    return false;
+  }
+
+  // The symbol standing for symbolic dim `d` of `what` in plan sizes: an input symbol, or a
+  // derived one computing the formula from input symbols when they are bound (one per formula).
+  llvm::Expected<int> dimSymbol(const Dim &d, const std::string &what) {
+    std::set<std::string> used;
+    d.expr.collectSymbols(used);
+    for (const std::string &u : used)
+      if (!isInputSymbol(u))
+        return makeError(what + " has symbolic dim " + d.str() + ": '" + u +
+                         "' is bound by no input");
+    if (const std::string *sym = d.symbolName())
+      return symbolIndex(*sym);
+    const std::string formula = d.expr.str();
+    auto &syms = plan().symbols;
+    for (size_t i = 0; i < syms.size(); ++i)
+      if (plan().isDerived(i) && plan().formulas[i] == formula)
+        return static_cast<int>(i);
+    syms.push_back(formula);
+    plan().formulas.push_back(formula);
     return static_cast<int>(syms.size() - 1);
   }
 
@@ -121,14 +153,17 @@ private:
         continue;
       }
       const std::string *sym = d.symbolName();
-      if (!sym)
-        return makeError((input ? "input '" : "output '") + name + "' has symbolic dim " +
-                         d.str() + ", a formula; the compiled engines bind plain symbols only");
-      auto &syms = plan().symbols;
-      if (!input && std::find(syms.begin(), syms.end(), *sym) == syms.end())
-        return makeError("output '" + name + "' has symbolic dim '" + *sym +
-                         "' that no input binds");
-      t.dims.push_back({0, symbolIndex(*sym)});
+      if (input && !sym)
+        return makeError("input '" + name + "' has symbolic dim " + d.str() +
+                         ", a formula; the compiled engines bind inputs' dims to plain symbols");
+      if (input) {
+        t.dims.push_back({0, symbolIndex(*sym)});
+        continue;
+      }
+      auto index = dimSymbol(d, "output '" + name + "'");
+      if (!index)
+        return index.takeError();
+      t.dims.push_back({0, *index});
     }
     return t;
   }
@@ -143,7 +178,7 @@ private:
       slots_[in] = {PlanArg::Input, i};
     }
     // Kernels receive each symbol as a parameter named after it: the names must differ.
-    const auto &syms = plan().symbols;
+    const auto &syms = plan().symbols; // input symbols only so far
     for (size_t a = 0; a < syms.size(); ++a)
       for (size_t b = a + 1; b < syms.size(); ++b)
         if (lower::symbolParamName(syms[a]) == lower::symbolParamName(syms[b]))
@@ -207,19 +242,15 @@ private:
       }
     PlanBuffer b;
     b.size.bytes = static_cast<int64_t>(dtypeSize(v->type().dtype));
-    const auto &syms = plan().symbols;
     for (const Dim &d : v->type().dims) {
       if (d.isStatic()) {
         b.size.bytes *= d.size;
-      } else if (!d.symbolName()) {
-        return makeError("value '" + v->name() + "' has symbolic dim " + d.str() +
-                         ", a formula; the compiled engines bind plain symbols only");
-      } else if (std::find(syms.begin(), syms.end(), *d.symbolName()) == syms.end()) {
-        return makeError("value '" + v->name() + "' has symbolic dim '" + *d.symbolName() +
-                         "' that no input binds");
-      } else {
-        b.size.symbols.push_back(symbolIndex(*d.symbolName()));
+        continue;
       }
+      auto index = dimSymbol(d, "value '" + v->name() + "'");
+      if (!index)
+        return index.takeError();
+      b.size.symbols.push_back(*index);
     }
     int64_t step = static_cast<int64_t>(plan().steps.size());
     b.first = b.last = step;
@@ -308,8 +339,15 @@ private:
     lo.vectorLanesF32 = f32Lanes(opts_.scheduleTarget);
     lo.vectorRegisters = opts_.scheduleTarget.vectorRegisters;
     const bool symbolic = lower::hasSymbolicDims(op);
+    // A symbolic op is lifted over its batch when it can be (the kernels of its static shape),
+    // otherwise lowered with symbolic extents.
     auto f = symbolic ? lower::lowerSymbolic(op, schedule, lo) : lower::lowerOp(op, lo);
-    if (f && !symbolic)
+    bool scheduled = symbolic && f;
+    if (symbolic && !f) {
+      llvm::consumeError(f.takeError());
+      f = lower::lowerWithSymbolicExtents(op, lo);
+    }
+    if (f && !scheduled)
       if (llvm::Error err = schedule(*f))
         return withContext(std::move(err), diagnose(op, ""));
     if (!f) // fusion asked the lowering first (PassOptions::fusesIntoKernel): no kernel is undone
@@ -381,7 +419,7 @@ private:
       const std::string &name = f.params[i].scalar->name;
       int found = -1;
       for (size_t s = 0; s < plan().symbols.size(); ++s)
-        if (lower::symbolParamName(plan().symbols[s]) == name)
+        if (!plan().isDerived(s) && lower::symbolParamName(plan().symbols[s]) == name)
           found = static_cast<int>(s);
       if (found < 0)
         return fail("scalar parameter %" + name + " is no input's symbol");

@@ -34,15 +34,131 @@ Stmt LowerCtx::loopOver(const loop::Var &v, int64_t extent, loop::LoopRole r, St
   return loop::forLoop(v, imm(0), imm(extent), loop::ForKind::Serial, std::move(body));
 }
 
-Stmt loopNest(LowerCtx &c, const Shape &shape, loop::LoopRole role,
+Stmt LowerCtx::loopOver(const loop::Var &v, const Expr &extent, loop::LoopRole r, Stmt body) {
+  role(v, r);
+  return loop::forLoop(v, imm(0), extent, loop::ForKind::Serial, std::move(body));
+}
+
+Expr LowerCtx::dimExpr(const Dim &d) {
+  if (d.isStatic())
+    return imm(d.size);
+  if (!symbolVars)
+    notLowered(op, "symbolic dims");
+  // The canonical terms, each a coefficient times a product of atoms.
+  std::function<Expr(const SymExpr &)> build = [&](const SymExpr &e) -> Expr {
+    Expr sum;
+    for (const SymExpr::Term &t : e.terms()) {
+      Expr product;
+      for (const SymExpr::AtomRef &a : t.factors) {
+        Expr x;
+        switch (a->kind) {
+        case SymExpr::Atom::Symbol: {
+          auto [it, fresh] = symbolVars->try_emplace(a->name);
+          if (fresh)
+            it->second = loop::makeVar(symbolParamName(a->name), DType::I64);
+          x = loop::var(it->second);
+          break;
+        }
+        case SymExpr::Atom::FloorDiv:
+          x = bin(loop::ExprKind::FloorDiv, build(a->a), build(a->b));
+          break;
+        case SymExpr::Atom::Min: x = loop::min(build(a->a), build(a->b)); break;
+        case SymExpr::Atom::Max: x = loop::max(build(a->a), build(a->b)); break;
+        }
+        product = product ? product * x : x;
+      }
+      Expr term = !product ? imm(t.coeff) : t.coeff == 1 ? product : product * imm(t.coeff);
+      sum = sum ? sum + term : term;
+    }
+    return sum ? sum : imm(0);
+  };
+  return build(d.expr);
+}
+
+Exprs LowerCtx::dimsOf(const TensorType &t) {
+  Exprs r;
+  for (const Dim &d : t.dims)
+    r.push_back(dimExpr(d));
+  return r;
+}
+
+static Shape sizesOf(const TensorType &t) {
+  Shape s;
+  for (const Dim &d : t.dims)
+    s.push_back(d.isStatic() ? d.size : -1);
+  return s;
+}
+
+void LowerCtx::addIn(const loop::Buffer &b, const TensorType &t) {
+  ins.push_back(b);
+  inShapes.push_back(sizesOf(t));
+  inDims.push_back(dimsOf(t));
+  inTypes.push_back(t.dtype);
+  symbolic |= !t.isStatic();
+}
+
+void LowerCtx::addOut(const loop::Buffer &b, const TensorType &t) {
+  outs.push_back(b);
+  outShapes.push_back(sizesOf(t));
+  outDims.push_back(dimsOf(t));
+  outTypes.push_back(t.dtype);
+  symbolic |= !t.isStatic();
+}
+
+Stmt loopNest(LowerCtx &c, const Exprs &extents, loop::LoopRole role,
               const std::function<Stmt(const Exprs &)> &body) {
   std::vector<loop::Var> vs;
-  for (size_t d = 0; d < shape.size(); ++d)
+  for (size_t d = 0; d < extents.size(); ++d)
     vs.push_back(c.newVar());
   Stmt s = body(vars(vs));
-  for (size_t d = shape.size(); d-- > 0;)
-    s = c.loopOver(vs[d], shape[d], role, s);
+  for (size_t d = extents.size(); d-- > 0;)
+    s = c.loopOver(vs[d], extents[d], role, s);
   return s;
+}
+
+Stmt loopNest(LowerCtx &c, const Shape &shape, loop::LoopRole role,
+              const std::function<Stmt(const Exprs &)> &body) {
+  return loopNest(c, extentsOf(shape), role, body);
+}
+
+Exprs extentsOf(const Shape &shape) {
+  Exprs r;
+  for (int64_t d : shape)
+    r.push_back(imm(d));
+  return r;
+}
+
+Expr product(const Exprs &extents) {
+  Expr r = imm(1);
+  for (const Expr &e : extents)
+    r = r.asInt() == 1 ? e : e.asInt() == 1 ? r : r * e;
+  return r;
+}
+
+Exprs broadcastIndex(const Exprs &outIdx, const Exprs &out, const Exprs &in) {
+  Exprs r;
+  size_t lead = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    r.push_back(in[d].asInt() == 1 && out[lead + d].asInt() != 1 ? imm(0) : outIdx[lead + d]);
+  return r;
+}
+
+Expr linearIndex(const Exprs &idx, const Exprs &extents) {
+  Expr r = imm(0);
+  for (size_t d = 0; d < extents.size(); ++d)
+    r = r * extents[d] + idx[d];
+  return r;
+}
+
+Exprs delinearize(const Expr &linear, const Exprs &extents) {
+  Exprs r(extents.size());
+  Expr stride = imm(1);
+  for (size_t d = extents.size(); d-- > 0;) {
+    Expr q = stride.asInt() == 1 ? linear : bin(loop::ExprKind::FloorDiv, linear, stride);
+    r[d] = d == 0 ? q : bin(loop::ExprKind::FloorMod, q, extents[d]);
+    stride = stride.asInt() == 1 ? extents[d] : stride * extents[d];
+  }
+  return r;
 }
 
 Exprs broadcastIndex(const Exprs &outIdx, const Shape &out, const Shape &in) {
@@ -99,43 +215,39 @@ llvm::Expected<loop::LoopFunction> lowerKernel(const Op &kernelOp) {
   return lowerOp(kernelOp);
 }
 
-llvm::Expected<loop::LoopFunction> lowerOp(const Op &op, const LowerOptions &opts) {
-  if (hasSymbolicDims(op))
-    return lowerSymbolic(op, nullptr, opts);
+namespace {
+
+// The function of `op` (static dims, or symbolic extents over trailing symbol parameters).
+llvm::Expected<loop::LoopFunction> lowerFunction(const Op &op, const LowerOptions &opts) {
   try {
     LowerCtx c(op);
     c.opts = opts;
+    std::map<std::string, loop::Var> symbolVars;
+    c.symbolVars = &symbolVars;
     loop::LoopFunction fn;
     fn.name = std::string(op.opName());
     c.notes = &fn.notes;
     auto addBuffer = [&](const Value *v, const std::string &name, loop::ParamRole role) {
       const TensorType &t = v->type();
-      if (!t.isStatic())
-        notLowered(op, "symbolic dims");
       // Every lowering multiplies dims (strides, row counts) in int64; a type whose dims' product
       // overflows (hostile attributes, an empty tensor's huge dims) cannot be lowered.
-      if (!shape::strideExtent(t.staticShape()))
+      if (t.isStatic() && !shape::strideExtent(t.staticShape()))
         throw LowerError(std::string(op.opName()) + ": the dims of " + t.str() +
                          " have a product past int64");
       requireSupportedDType(op, t.dtype);
-      Exprs shape;
-      for (int64_t d : t.staticShape())
-        shape.push_back(imm(d));
-      loop::Buffer b = loop::makeBuffer(name, t.dtype, shape);
+      loop::Buffer b = loop::makeBuffer(name, t.dtype, c.dimsOf(t));
       fn.addBuffer(b, role);
       return b;
     };
-    for (unsigned i = 0; i < op.numOperands(); ++i) {
-      c.ins.push_back(addBuffer(op.operand(i), "in" + std::to_string(i), loop::ParamRole::In));
-      c.inShapes.push_back(op.operand(i)->type().staticShape());
-      c.inTypes.push_back(op.operand(i)->type().dtype);
-    }
-    for (unsigned i = 0; i < op.numResults(); ++i) {
-      c.outs.push_back(addBuffer(op.result(i), "out" + std::to_string(i), loop::ParamRole::Out));
-      c.outShapes.push_back(op.result(i)->type().staticShape());
-      c.outTypes.push_back(op.result(i)->type().dtype);
-    }
+    for (unsigned i = 0; i < op.numOperands(); ++i)
+      c.addIn(addBuffer(op.operand(i), "in" + std::to_string(i), loop::ParamRole::In),
+              op.operand(i)->type());
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      c.addOut(addBuffer(op.result(i), "out" + std::to_string(i), loop::ParamRole::Out),
+               op.result(i)->type());
     fn.body = lowerBody(c);
+    for (const auto &[name, v] : symbolVars) // sorted by symbol name
+      fn.addScalar(v);
     // Index arithmetic folded with the loops' bounds before scheduling splits them: reshapes'
     // delinearized linear indices cancel (floordiv/floormod of a sum with multiples of the
     // divisor), so a copy through a reshape indexes like a plain one.
@@ -144,7 +256,26 @@ llvm::Expected<loop::LoopFunction> lowerOp(const Op &op, const LowerOptions &opt
     return makeError(e.what());
   } catch (const LowerError &e) {
     return makeError(std::string("lowering: ") + e.what());
+  } catch (const SymExprError &e) {
+    return makeError(std::string("lowering: ") + e.what());
   }
+}
+
+} // namespace
+
+llvm::Expected<loop::LoopFunction> lowerOp(const Op &op, const LowerOptions &opts) {
+  if (hasSymbolicDims(op)) {
+    auto lifted = lowerSymbolic(op, nullptr, opts);
+    if (lifted)
+      return lifted;
+    llvm::consumeError(lifted.takeError());
+  }
+  return lowerFunction(op, opts);
+}
+
+llvm::Expected<loop::LoopFunction> lowerWithSymbolicExtents(const Op &op,
+                                                            const LowerOptions &opts) {
+  return lowerFunction(op, opts);
 }
 
 } // namespace strata::lower

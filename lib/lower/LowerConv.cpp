@@ -31,13 +31,13 @@ template <typename View> Window window(const View &op, size_t rank) {
 
 // Input coordinates of a tap and the condition that all are inside `grid`.
 std::pair<Exprs, Expr> tapCoords(const Window &w, const Exprs &outPos, const Exprs &tap,
-                                 const Shape &grid) {
+                                 const Exprs &grid) {
   Exprs coords;
   Expr inside;
   for (size_t d = 0; d < grid.size(); ++d) {
     Expr x = outPos[d] * imm(w.strides[d]) + tap[d] * imm(w.dilations[d]) - imm(w.padsBegin[d]);
     coords.push_back(x);
-    Expr ok = bin(ExprKind::And, bin(ExprKind::GE, x, imm(0)), bin(ExprKind::LT, x, imm(grid[d])));
+    Expr ok = bin(ExprKind::And, bin(ExprKind::GE, x, imm(0)), bin(ExprKind::LT, x, grid[d]));
     inside = inside ? bin(ExprKind::And, inside, ok) : ok;
   }
   return {coords, inside ? inside : loop::boolImm(true)};
@@ -61,19 +61,24 @@ loop::Buffer localScalar(LowerCtx &c, const std::string &hint, DType t) {
 Stmt lowerConv(LowerCtx &c) {
   const ops::ConvOp conv(c.op);
   int64_t block = conv.layout();
-  if (canLowerBlockedConv(c)) // the register-tiled micro-kernel (LowerConvBlocked.cpp)
+  if (!c.symbolic && canLowerBlockedConv(c)) // the register-tiled micro-kernel (LowerConvBlocked.cpp)
     return lowerBlockedConv(c);
-  if (conv.plain_input())
+  // plain_input: plain x [N, C, S...] and w [O, I, K...], a blocked result.
+  const bool plainInput = conv.plain_input();
+  if (plainInput && !c.symbolic)
     notLowered(c.op, "plain_input outside the f32 micro-kernel's shapes");
   const Shape &xs = c.inShapes[0], &ws = c.inShapes[1], &outs = c.outShapes[0];
   DType t = c.inTypes[0];
   if (!isFloat(t) || xs.size() < 3) // integer conv is not defined by the interpreter either
     notLowered(c.op, !isFloat(t) ? std::string(dtypeName(t)) + " operands" : "rank < 3");
+  const int64_t inBlock = plainInput ? 0 : block; // the operands' block (0 when plain)
   int64_t wci = 1, wco = 1; // weight block sizes (1 when plain)
   Shape x = xs, w = ws;
-  if (block) {
-    if (xs.size() < 4 || xs.back() != block || ws.size() != xs.size() + 1 || ws.back() != block ||
-        outs.size() != xs.size() || outs.back() != block)
+  Exprs grid(c.inDims[0].begin() + 2, c.inDims[0].end() - (inBlock ? 1 : 0));
+  if (block && (outs.size() != xs.size() + (inBlock ? 0 : 1) || outs.back() != block))
+    throw LowerError("conv: the result is not blocked by " + std::to_string(block));
+  if (inBlock) {
+    if (xs.size() < 4 || xs.back() != block || ws.size() != xs.size() + 1 || ws.back() != block)
       throw LowerError("conv: operands are not blocked by " + std::to_string(block));
     wci = ws[ws.size() - 2];
     wco = ws.back();
@@ -83,12 +88,16 @@ Stmt lowerConv(LowerCtx &c) {
     w[0] *= wco;
     w[1] *= wci;
   }
+  if (w.size() != x.size())
+    throw LowerError("conv: the weight's rank does not match the input's");
   size_t rank = x.size() - 2;
   Window win = window(conv, rank);
   int64_t group = conv.group();
   int64_t outChannels = block ? outs[1] * block : outs[1];
+  if (group < 1 || x[1] % group != 0 || outChannels % group != 0)
+    throw LowerError("conv: group does not divide the channels");
   int64_t cg = x[1] / group, og = outChannels / group;
-  Shape grid(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
+  Shape kernel(w.begin() + 2, w.end());
   Shape reduceShape = {cg};
   reduceShape.insert(reduceShape.end(), kernel.begin(), kernel.end());
   auto split = [](const Expr &e, int64_t b) -> std::pair<Expr, Expr> {
@@ -97,20 +106,20 @@ Stmt lowerConv(LowerCtx &c) {
     return {bin(ExprKind::FloorDiv, e, imm(b)), bin(ExprKind::FloorMod, e, imm(b))};
   };
   auto loadX = [&](const Expr &n, const Expr &ch, const Exprs &coords) {
-    if (!block)
+    if (!inBlock)
       return loop::load(c.ins[0], concat({n, ch}, coords));
     auto [cb, ci] = split(ch, block);
     return loop::load(c.ins[0], concat(concat({n, cb}, coords), {ci}));
   };
   auto loadW = [&](const Expr &o, const Expr &i, const Exprs &tap) {
-    if (!block)
+    if (!inBlock)
       return loop::load(c.ins[1], concat({o, i}, tap));
     auto [ob, oi] = split(o, wco);
     auto [ib, ii] = split(i, wci);
     return loop::load(c.ins[1], concat(concat({ob, ib}, tap), {ii, oi}));
   };
   Expr zero = loop::floatImm(0, t);
-  return loopNest(c, outs, LoopRole::Parallel, [&](const Exprs &idx) {
+  return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &idx) {
     loop::Buffer acc = localScalar(c, "acc", t);
     Expr sum = loop::load(acc, {imm(0)});
     Exprs outPos(idx.begin() + 2, idx.begin() + 2 + static_cast<std::ptrdiff_t>(rank));
@@ -152,7 +161,7 @@ Stmt lowerPool(LowerCtx &c) {
   const std::vector<int64_t> &kernel = pool.kernel();
   if (kernel.size() != rank)
     throw LowerError("pool: kernel needs one entry per spatial dim");
-  Shape grid(x.begin() + 2, x.end());
+  Exprs grid(c.inDims[0].begin() + 2, c.inDims[0].end());
   // The kernel attribute is not bounded by any tensor's size: its product is checked.
   std::optional<int64_t> windowSize = shape::checkedProduct(kernel);
   if (!windowSize)
@@ -168,7 +177,7 @@ Stmt lowerPool(LowerCtx &c) {
     unsigned bits = static_cast<unsigned>(dtypeSize(t)) * 8;
     lowest = loop::intImm(!isSigned(t) ? 0 : bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1)), t);
   }
-  return loopNest(c, out, LoopRole::Parallel, [&](const Exprs &idx) {
+  return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &idx) {
     loop::Buffer acc = localScalar(c, "acc", at), count = localScalar(c, "count", DType::I64);
     Expr a = loop::load(acc, {imm(0)}), n = loop::load(count, {imm(0)});
     Exprs outPos(idx.begin() + 2, idx.end());
@@ -237,7 +246,8 @@ Stmt lowerBlockedPool(LowerCtx &c) {
   const std::vector<int64_t> &kernel = pool.kernel();
   if (kernel.size() != rank)
     throw LowerError("pool: kernel needs one entry per spatial dim");
-  const Shape grid(x.begin() + 2, x.end() - 1), positions(out.begin(), out.end() - 1);
+  const Exprs grid(c.inDims[0].begin() + 2, c.inDims[0].end() - 1);
+  const Exprs positions(c.outDims[0].begin(), c.outDims[0].end() - 1);
   std::optional<int64_t> windowSize = shape::checkedProduct(kernel);
   if (!windowSize)
     throw LowerError("pool: the kernel's window size overflows int64");
@@ -260,7 +270,7 @@ Stmt lowerBlockedPool(LowerCtx &c) {
           // (an `if` per tap made LLVM split the accumulator into scalar lanes).
           auto [coords, inside] = tapCoords(win, outPos, tap, grid);
           for (size_t d = 0; d < coords.size(); ++d)
-            coords[d] = bin(ExprKind::Max, bin(ExprKind::Min, coords[d], imm(grid[d] - 1)), imm(0));
+            coords[d] = bin(ExprKind::Max, bin(ExprKind::Min, coords[d], grid[d] - imm(1)), imm(0));
           Stmt read = loop::store(
               tapValue, {ramp}, loop::load(c.ins[0], concat(concat({idx[0], idx[1]}, coords), {ramp})));
           Expr v = loop::load(tapValue, {ramp});

@@ -5,6 +5,7 @@
 #include "strata/graph/Layout.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace strata::lower {
 namespace {
@@ -13,12 +14,12 @@ using loop::ExprKind;
 
 // Copies through `index`, which maps a result index to a source index of operand 0.
 Stmt copyVia(LowerCtx &c, const std::function<Exprs(const Exprs &)> &index) {
-  return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &idx) {
+  return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &idx) {
     return loop::store(c.outs[0], idx, loop::load(c.ins[0], index(idx)));
   });
 }
 
-Exprs transposeSource(const Op &op, const Shape &in, const Exprs &idx) {
+Exprs transposeSource(const Op &op, const Exprs &in, const Exprs &idx) {
   const std::vector<int64_t> &perm = ops::TransposeOp(op).perm();
   if (perm.size() != in.size())
     throw LowerError("transpose: perm length does not match the rank");
@@ -29,14 +30,22 @@ Exprs transposeSource(const Op &op, const Shape &in, const Exprs &idx) {
 }
 
 // ONNX Slice: result index i of each dim reads start + i * step (shape::sliceRange).
-Exprs sliceSource(const Op &op, const Shape &in, const Exprs &idx) {
+Exprs sliceSource(const Op &op, const Exprs &in, const Exprs &idx) {
   const ops::SliceOp slice(op);
   const std::vector<int64_t> &starts = slice.starts(), &ends = slice.ends(), &steps = slice.steps();
   if (starts.size() != in.size() || ends.size() != in.size() || steps.size() != in.size())
     throw LowerError("slice: starts, ends and steps must have one entry per dim");
   Exprs r;
   for (size_t d = 0; d < idx.size(); ++d) {
-    shape::SliceRange range = shape::sliceRange(in[d], starts[d], ends[d], steps[d]);
+    std::optional<int64_t> size = in[d].asInt();
+    if (!size) { // a symbolic dim: only a whole one (start 0, step 1, end past it) is kept
+      if (starts[d] != 0 || steps[d] != 1 || ends[d] < std::numeric_limits<int32_t>::max())
+        throw NotLowered("lowering of op 'slice' is not implemented yet (a slice of a symbolic "
+                         "dim other than the whole dim)");
+      r.push_back(idx[d]);
+      continue;
+    }
+    shape::SliceRange range = shape::sliceRange(*size, starts[d], ends[d], steps[d]);
     r.push_back(range.step == 1 && range.start == 0 ? idx[d]
                                                     : imm(range.start) + idx[d] * imm(range.step));
   }
@@ -46,8 +55,16 @@ Exprs sliceSource(const Op &op, const Shape &in, const Exprs &idx) {
 // relayout NCHW -> NCHW<c>c reads plain (n, cb*c + ci, s...) for blocked (n, cb, s..., ci), the
 // pad lanes of a last block past C reading channel C - 1 (finite, and in bounds); the inverse
 // reads blocked (n, ch / c, s..., ch % c).
-Exprs relayoutSource(const Op &op, const Shape &in, const Shape &out, const Exprs &idx) {
+Exprs relayoutSource(const Op &op, const Exprs &inDims, const Exprs &outDims, const Exprs &idx) {
   const ops::RelayoutOp relayout(op);
+  // Only the channel dim and the block are read: both are static.
+  auto sizes = [](const Exprs &dims) {
+    Shape r;
+    for (const Expr &d : dims)
+      r.push_back(d.asInt().value_or(-1));
+    return r;
+  };
+  const Shape in = sizes(inDims), out = sizes(outDims);
   const int64_t from = relayout.from(), to = relayout.to();
   if ((from == 0) == (to == 0))
     throw LowerError("relayout: expected one plain and one blocked layout");
@@ -75,15 +92,15 @@ Exprs relayoutSource(const Op &op, const Shape &in, const Shape &out, const Expr
 Stmt lowerConcat(LowerCtx &c) {
   size_t axis = static_cast<size_t>(ops::ConcatOp(c.op).axis());
   std::vector<Stmt> parts;
-  int64_t offset = 0;
+  Expr offset = imm(0);
   for (size_t i = 0; i < c.ins.size(); ++i) {
-    parts.push_back(loopNest(c, c.inShapes[i], LoopRole::Parallel, [&](const Exprs &idx) {
+    parts.push_back(loopNest(c, c.inDims[i], LoopRole::Parallel, [&](const Exprs &idx) {
       Exprs o = idx;
-      if (offset)
-        o[axis] = idx[axis] + imm(offset);
+      if (offset.asInt() != 0)
+        o[axis] = idx[axis] + offset;
       return loop::store(c.outs[0], o, loop::load(c.ins[i], idx));
     }));
-    offset += c.inShapes[i][axis];
+    offset = offset.asInt() == 0 ? c.inDims[i][axis] : offset + c.inDims[i][axis];
   }
   return loop::seq(parts);
 }
@@ -117,6 +134,8 @@ Stmt lowerPad(LowerCtx &c) {
   size_t rank = in.size();
   if (pads.size() != 2 * rank)
     throw LowerError("pad: pads must have 2 * rank entries");
+  if (mode != PadMode::Constant && c.symbolic)
+    notLowered(c.op, std::string(enumName(mode)) + " mode on symbolic dims");
   if (mode != PadMode::Constant)
     return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &idx) {
       Exprs src;
@@ -131,13 +150,13 @@ Stmt lowerPad(LowerCtx &c) {
       }
       return loop::store(c.outs[0], idx, loop::load(c.ins[0], src));
     });
-  return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &idx) {
+  return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &idx) {
     Exprs src;
     Expr inside;
     for (size_t d = 0; d < rank; ++d) {
       Expr s = pads[d] ? idx[d] - imm(pads[d]) : idx[d];
       src.push_back(s);
-      Expr ok = bin(ExprKind::And, bin(ExprKind::GE, s, imm(0)), bin(ExprKind::LT, s, imm(in[d])));
+      Expr ok = bin(ExprKind::And, bin(ExprKind::GE, s, imm(0)), bin(ExprKind::LT, s, c.inDims[0][d]));
       inside = inside ? bin(ExprKind::And, inside, ok) : ok;
     }
     Stmt fill = loop::store(c.outs[0], idx, loop::load(c.ins[1], {}));
@@ -175,7 +194,7 @@ static Stmt lowerGather(LowerCtx &c, bool elements) {
   });
 }
 
-Exprs indexMapSource(const Op &op, const Shape &in, const Shape &out, const Exprs &idx) {
+Exprs indexMapSource(const Op &op, const Exprs &in, const Exprs &out, const Exprs &idx) {
   switch (op.kind()) {
   case OpKind::Reshape: // row-major order is kept: result index -> linear -> source index
     return delinearize(linearIndex(idx, out), in);
@@ -189,7 +208,7 @@ Exprs indexMapSource(const Op &op, const Shape &in, const Shape &out, const Expr
 
 Stmt lowerIndexMap(LowerCtx &c) {
   return copyVia(c, [&](const Exprs &idx) {
-    return indexMapSource(c.op, c.inShapes[0], c.outShapes[0], idx);
+    return indexMapSource(c.op, c.inDims[0], c.outDims[0], idx);
   });
 }
 Stmt lowerGather(LowerCtx &c) { return lowerGather(c, false); }

@@ -257,11 +257,11 @@ Expr elementwiseExpr(const Op &op, const Exprs &args, const std::vector<DType> &
 Stmt lowerElementwise(LowerCtx &c) {
   if (c.op.kind() == OpKind::Pow && isInteger(c.inTypes[0]))
     return lowerIntPow(c);
-  const Shape &out = c.outShapes[0];
+  const Exprs &out = c.outDims[0];
   return loopNest(c, out, LoopRole::Parallel, [&](const Exprs &idx) {
     Exprs args;
     for (size_t i = 0; i < c.ins.size(); ++i)
-      args.push_back(loop::load(c.ins[i], broadcastIndex(idx, out, c.inShapes[i])));
+      args.push_back(loop::load(c.ins[i], broadcastIndex(idx, out, c.inDims[i])));
     return loop::store(c.outs[0], idx, elementwiseExpr(c.op, args, c.inTypes));
   });
 }

@@ -9,6 +9,7 @@
 #include "strata/support/ShapeMath.h"
 
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,6 +37,27 @@ struct LowerCtx {
   std::vector<loop::Buffer> ins, outs;
   std::vector<Shape> inShapes, outShapes;
   std::vector<DType> inTypes, outTypes;
+  // Symbolic extents: every dim of every operand and result as an i64 expression, a constant or
+  // arithmetic on the function's symbol parameters. inShapes/outShapes hold -1 for a symbolic
+  // dim, so only lowerings registered with `symbolicExtents` (which size loops by these) ever
+  // see an op with one (`symbolic`).
+  std::vector<Exprs> inDims, outDims;
+  bool symbolic = false;
+  // The function's symbol parameters by symbol name, shared with the contexts of a kernel's ops.
+  std::map<std::string, loop::Var> *symbolVars = nullptr;
+  // `d` as an i64 expression: its size, or its formula over the symbol parameters.
+  Expr dimExpr(const Dim &d);
+  Exprs dimsOf(const TensorType &t);
+  // Copies what a sub-context (a kernel's op) shares with this one.
+  void shareWith(LowerCtx &sub) const {
+    sub.opts = opts;
+    sub.notes = notes;
+    sub.symbolVars = symbolVars;
+    sub.varCounter = std::max(sub.varCounter, varCounter);
+  }
+  // Adds operand or result `v`'s buffer, sizes and dtype.
+  void addIn(const loop::Buffer &b, const TensorType &t);
+  void addOut(const loop::Buffer &b, const TensorType &t);
   int varCounter = 0;
   LowerOptions opts;
   // Micro-kernels (LowerConvBlocked.cpp, LowerMatMulTiled.cpp) store their result vector through
@@ -59,6 +81,7 @@ struct LowerCtx {
   }
   // A loop over [0, extent) with its role.
   Stmt loopOver(const loop::Var &v, int64_t extent, loop::LoopRole r, Stmt body);
+  Stmt loopOver(const loop::Var &v, const Expr &extent, loop::LoopRole r, Stmt body);
   // A fresh loop/index variable (names must be unique within a function).
   loop::Var newVar(const std::string &hint = "i");
   // A fresh local buffer name.
@@ -86,13 +109,23 @@ Exprs vars(const std::vector<loop::Var> &vs);
 // Parallel; dims summed over: Reduction); `body` gets the index of every dim.
 Stmt loopNest(LowerCtx &c, const Shape &shape, loop::LoopRole role,
               const std::function<Stmt(const Exprs &)> &body);
+Stmt loopNest(LowerCtx &c, const Exprs &extents, loop::LoopRole role,
+              const std::function<Stmt(const Exprs &)> &body);
+// Static sizes as constant extents.
+Exprs extentsOf(const Shape &shape);
+// The product of extents (a constant when all are).
+Expr product(const Exprs &extents);
 using loop::LoopRole;
 // Indices into an operand of shape `in` numpy-broadcast to `out` (right-aligned; dims of size 1
 // read index 0).
 Exprs broadcastIndex(const Exprs &outIdx, const Shape &out, const Shape &in);
+// The same on extents: a dim broadcasts when it is the constant 1 and the result's is not.
+Exprs broadcastIndex(const Exprs &outIdx, const Exprs &out, const Exprs &in);
 // Row-major linear index of `idx` in `shape`, and its inverse.
 Expr linearIndex(const Exprs &idx, const Shape &shape);
 Exprs delinearize(const Expr &linear, const Shape &shape);
+Expr linearIndex(const Exprs &idx, const Exprs &extents);
+Exprs delinearize(const Expr &linear, const Exprs &extents);
 // Rejects dtypes the loop IR computes differently from the graph interpreter: f16/bf16 outside
 // the ops that compute them in f32 and round on store (elementwise) or only copy them.
 void requireSupportedDType(const Op &op, DType t);
@@ -114,9 +147,12 @@ Expr checkedDataIndex(const LowerCtx &c, const Expr &raw, DType t, int64_t dim,
 // The lowering of each op (Registry.cpp: the groups of the op definitions, then one line per op):
 // the statement computing every result of c.op. `narrowFloats`: whether it computes f16/bf16
 // operands (through f32, rounding once on store) or only copies them; other lowerings refuse them.
+// `symbolicExtents`: whether it sizes every loop and index by c.inDims/c.outDims, so it also
+// lowers ops with symbolic dims (the others refuse them).
 struct Lowering {
   Stmt (*lower)(LowerCtx &c) = nullptr;
   bool narrowFloats = false;
+  bool symbolicExtents = false;
 };
 const Lowering &loweringOf(OpKind k);
 // Dispatches c.op (any lowered op, kernels included) through loweringOf.
@@ -161,7 +197,7 @@ bool canLowerVectorRows(const LowerCtx &c);
 Stmt lowerVectorSoftmax(LowerCtx &c, bool logarithm);
 Stmt lowerVectorLayerNorm(LowerCtx &c);
 // The source index (into operand 0) of result index `idx` of a T_INDEX_MAP op.
-Exprs indexMapSource(const Op &op, const Shape &in, const Shape &out, const Exprs &idx);
+Exprs indexMapSource(const Op &op, const Exprs &in, const Exprs &out, const Exprs &idx);
 
 // `e` with scalar operands of vector operations broadcast to the widest lanes among their
 // operands: an elementwise expression built from scalar constants and vector loads.

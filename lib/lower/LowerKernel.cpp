@@ -137,6 +137,7 @@ struct KernelLowering {
     }
   }
 
+  // A static value's shape (constants, micro-kernel checks).
   Shape shapeOf(const Value *v) {
     const TensorType &type = v->type();
     if (!type.isStatic())
@@ -144,12 +145,15 @@ struct KernelLowering {
     requireSupportedDType(c.op, type.dtype);
     return type.staticShape();
   }
+  // Any value's extents.
+  Exprs dimsOf(const Value *v) {
+    requireSupportedDType(c.op, v->type().dtype);
+    return c.dimsOf(v->type());
+  }
+  static bool sameDims(const Exprs &a, const Exprs &b) { return sameIndex(a, b); }
 
   loop::Buffer newTemp(const Value *v, const std::string &hint) {
-    Exprs shape;
-    for (int64_t d : shapeOf(v))
-      shape.push_back(imm(d));
-    loop::Buffer b = loop::makeBuffer(c.newName(hint), v->type().dtype, shape);
+    loop::Buffer b = loop::makeBuffer(c.newName(hint), v->type().dtype, dimsOf(v));
     temps.push_back(b);
     return b;
   }
@@ -209,7 +213,7 @@ struct KernelLowering {
     if (op.kind() == OpKind::Constant && ops::ConstantOp(op).value().numElements() != 1)
       return constantBuffer(v, ops::ConstantOp(op).value());
     loop::Buffer b = newTemp(v, "t");
-    stmts.push_back(loopNest(c, shapeOf(v), LoopRole::Parallel, [&](const Exprs &idx) {
+    stmts.push_back(loopNest(c, dimsOf(v), LoopRole::Parallel, [&](const Exprs &idx) {
       return withBindings([&] { return loop::store(b, idx, valueExpr(v, idx)); });
     }));
     return buffers[v] = b;
@@ -223,18 +227,16 @@ struct KernelLowering {
   // Lowers an anchor op by its family into buffers: kernel results where it produces one.
   void lowerAnchor(const Op &op) {
     LowerCtx sub(op, c.varCounter);
-    sub.opts = c.opts;
-    sub.notes = c.notes;
+    c.shareWith(sub);
     for (const Value *operand : op.operands()) {
-      sub.ins.push_back(materialize(operand));
-      sub.inShapes.push_back(shapeOf(operand));
-      sub.inTypes.push_back(operand->type().dtype);
+      requireSupportedDType(c.op, operand->type().dtype);
+      sub.addIn(materialize(operand), operand->type());
     }
     for (unsigned r = 0; r < op.numResults(); ++r) {
       const Value *v = op.result(r);
       loop::Buffer b;
       for (unsigned j = 0; j < region.numOutputs() && !b; ++j)
-        if (region.output(j) == v && !written[j] && c.outShapes[j] == shapeOf(v) &&
+        if (region.output(j) == v && !written[j] && sameDims(c.outDims[j], dimsOf(v)) &&
             c.outTypes[j] == v->type().dtype) {
           b = c.outs[j];
           written[j] = true;
@@ -242,9 +244,7 @@ struct KernelLowering {
       if (!b)
         b = newTemp(v, "t");
       buffers[v] = b;
-      sub.outs.push_back(b);
-      sub.outShapes.push_back(shapeOf(v));
-      sub.outTypes.push_back(v->type().dtype);
+      sub.addOut(b, v->type());
     }
     sub.varCounter = std::max(sub.varCounter, c.varCounter);
     stmts.push_back(lowerBody(sub));
@@ -259,7 +259,7 @@ struct KernelLowering {
     for (const auto &[index, e] : seen)
       if (sameIndex(index, idx))
         return e;
-    Shape shape = shapeOf(v);
+    const Exprs shape = dimsOf(v);
     Expr e;
     const Op *op = v->isGraphInput() ? nullptr : v->definingOp();
     if (!op || isAnchor(*op)) {
@@ -273,7 +273,7 @@ struct KernelLowering {
       Exprs args;
       std::vector<DType> types;
       for (const Value *operand : op->operands()) {
-        args.push_back(valueExpr(operand, broadcastIndex(idx, shape, shapeOf(operand))));
+        args.push_back(valueExpr(operand, broadcastIndex(idx, shape, dimsOf(operand))));
         types.push_back(operand->type().dtype);
       }
       e = elementwiseExpr(*op, args, types);
@@ -290,7 +290,7 @@ struct KernelLowering {
       e = bindLarge(e);
     } else { // index map
       const Value *src = op->operand(0);
-      e = valueExpr(src, indexMapSource(*op, shapeOf(src), shape, idx));
+      e = valueExpr(src, indexMapSource(*op, dimsOf(src), shape, idx));
     }
     cache[v].push_back({idx, e});
     cacheLog.push_back(v);
@@ -334,15 +334,15 @@ bool fuseEpilogue(KernelLowering &k, const KernelPlan &plan) {
       return false;
 
   LowerCtx sub(*anchor, k.c.varCounter);
-  sub.opts = k.c.opts;
-  sub.notes = k.c.notes;
+  k.c.shareWith(sub);
   for (const Value *operand : anchor->operands()) {
-    sub.ins.push_back(nullptr); // the micro-kernel checks below need the count only
-    sub.inShapes.push_back(k.shapeOf(operand));
-    sub.inTypes.push_back(operand->type().dtype);
+    if (!operand->type().isStatic())
+      return false;
+    // The micro-kernel checks below need the count only; the buffers are set after them.
+    sub.addIn(nullptr, operand->type());
   }
-  sub.outShapes.push_back(shape);
-  sub.outTypes.push_back(a->type().dtype);
+  sub.addOut(nullptr, a->type());
+  sub.outs.clear();
   bool micro = anchor->kind() == OpKind::Conv ? canLowerBlockedConv(sub) : canLowerTiledMatMul(sub);
   if (!micro)
     return false;
@@ -409,7 +409,7 @@ Stmt lowerKernelBody(LowerCtx &c) {
   auto plan = kernelPlan(c.op);
   if (!plan)
     throw LowerError("kernel: " + llvm::toString(plan.takeError()));
-  KernelLowering k{c, region, {}, {}, std::vector<bool>(c.outs.size(), false), {}, {}, {}, {}};
+  KernelLowering k{c, region, {}, {}, std::vector<bool>(c.outs.size(), false), {}, {}, {}, {}, {}};
   if (fuseEpilogue(k, *plan)) {
     Stmt body = loop::seq(k.stmts);
     for (size_t t = k.temps.size(); t-- > 0;)
@@ -424,10 +424,10 @@ Stmt lowerKernelBody(LowerCtx &c) {
   for (unsigned j = 0; j < c.outs.size(); ++j) {
     if (k.written[j])
       continue;
-    Shape shape = c.outShapes[j];
+    const Exprs shape = c.outDims[j];
     std::vector<unsigned> group;
     for (unsigned i = j; i < c.outs.size(); ++i)
-      if (!k.written[i] && c.outShapes[i] == shape)
+      if (!k.written[i] && KernelLowering::sameDims(c.outDims[i], shape))
         group.push_back(i);
     Stmt nest = loopNest(c, shape, LoopRole::Parallel, [&](const Exprs &idx) {
       return k.withBindings([&] {

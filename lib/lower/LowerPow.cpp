@@ -9,12 +9,12 @@ using loop::ExprKind;
 
 Stmt lowerIntPow(LowerCtx &c) {
   DType t = c.inTypes[0];
-  const Shape &out = c.outShapes[0];
+  const Exprs &out = c.outDims[0];
   auto k = [&](int64_t v) { return loop::intImm(v, t); };
   int64_t bits = static_cast<int64_t>(dtypeSize(t)) * 8;
   return loopNest(c, out, LoopRole::Parallel, [&](const Exprs &idx) {
-    Expr base = loop::load(c.ins[0], broadcastIndex(idx, out, c.inShapes[0]));
-    Expr e = loop::load(c.ins[1], broadcastIndex(idx, out, c.inShapes[1]));
+    Expr base = loop::load(c.ins[0], broadcastIndex(idx, out, c.inDims[0]));
+    Expr e = loop::load(c.ins[1], broadcastIndex(idx, out, c.inDims[1]));
     if (c.inTypes[1] != t)
       e = loop::cast(t, e);
     loop::Buffer acc = localArray(c, "acc", t), sq = localArray(c, "sq", t);

@@ -28,10 +28,10 @@ int64_t intMin(DType t) { return isSigned(t) ? -intMax(t) - 1 : 0; }
 // A one-element local accumulator: acc[0].
 
 // Splits the dims of `shape` into kept (false) and reduced (true) ones.
-Stmt reduceNest(LowerCtx &c, const Shape &shape, const std::vector<bool> &reduced,
+Stmt reduceNest(LowerCtx &c, const Exprs &shape, const std::vector<bool> &reduced,
                 const std::function<Stmt(const Exprs &kept, const std::function<Stmt(
                                              const std::function<Stmt(const Exprs &)> &)> &)> &body) {
-  Shape keptShape, redShape;
+  Exprs keptShape, redShape;
   for (size_t d = 0; d < shape.size(); ++d)
     (reduced[d] ? redShape : keptShape).push_back(shape[d]);
   return loopNest(c, keptShape, LoopRole::Parallel, [&](const Exprs &kept) {
@@ -52,7 +52,7 @@ Stmt reduceNest(LowerCtx &c, const Shape &shape, const std::vector<bool> &reduce
 } // namespace
 
 Stmt lowerReduce(LowerCtx &c) {
-  const Shape &in = c.inShapes[0];
+  const Exprs &in = c.inDims[0];
   DType t = c.inTypes[0];
   int64_t rank = static_cast<int64_t>(in.size());
   const ops::ReduceOp reduce(c.op);
@@ -61,10 +61,11 @@ Stmt lowerReduce(LowerCtx &c) {
   std::vector<bool> reduced(in.size(), false);
   for (int64_t a : reduce.axes())
     reduced[checkedAxis(c, a, static_cast<size_t>(rank))] = true;
-  int64_t group = 1;
+  Exprs reducedDims;
   for (size_t d = 0; d < in.size(); ++d)
     if (reduced[d])
-      group *= in[d];
+      reducedDims.push_back(in[d]);
+  const Expr groupSize = product(reducedDims); // a constant unless a reduced dim is symbolic
 
   bool fl = isFloat(t), isBool = t == DType::Bool;
   if (isBool && kind != ReduceKind::Max && kind != ReduceKind::Min)
@@ -107,12 +108,21 @@ Stmt lowerReduce(LowerCtx &c) {
     });
     Expr result = acc.get();
     if (kind == ReduceKind::Mean) {
-      if (fl)
-        result = group ? bin(ExprKind::Div, result, loop::floatImm(static_cast<double>(group), at))
-                       : loop::floatImm(NAN, at);
-      else // divide in i64 so that the group size never wraps in a narrow dtype
-        result = group ? loop::cast(at, bin(ExprKind::Div, loop::cast(DType::I64, result), imm(group)))
-                       : loop::intImm(0, at);
+      if (std::optional<int64_t> group = groupSize.asInt()) {
+        if (fl)
+          result = *group ? bin(ExprKind::Div, result, loop::floatImm(static_cast<double>(*group), at))
+                          : loop::floatImm(NAN, at);
+        else // divide in i64 so that the group size never wraps in a narrow dtype
+          result = *group ? loop::cast(at, bin(ExprKind::Div, loop::cast(DType::I64, result), imm(*group)))
+                          : loop::intImm(0, at);
+      } else if (fl) { // an empty group divides 0 by 0: NaN, as above
+        result = bin(ExprKind::Div, result, loop::cast(at, groupSize));
+      } else {
+        Expr empty = bin(ExprKind::EQ, groupSize, imm(0));
+        Expr quotient = bin(ExprKind::Div, loop::cast(DType::I64, result),
+                            loop::select(empty, imm(1), groupSize));
+        result = loop::cast(at, loop::select(empty, imm(0), quotient));
+      }
     }
     if (fl)
       result = loop::cast(t, result);
@@ -134,6 +144,7 @@ Stmt lowerReduce(LowerCtx &c) {
 //   m = max(x); s = sum(exp(x - m)); y = exp(x - m) / s  or  (x - m) - log(s).
 static Stmt lowerSoftmax(LowerCtx &c, bool logarithm) {
   const Shape &in = c.inShapes[0];
+  const Exprs &inDims = c.inDims[0];
   DType t = c.inTypes[0];
   if (!isFloat(t))
     notLowered(c.op, std::string(dtypeName(t)) + " operand");
@@ -144,7 +155,7 @@ static Stmt lowerSoftmax(LowerCtx &c, bool logarithm) {
   std::vector<bool> reduced(in.size(), false);
   reduced[axis] = true;
   const DType f64 = DType::F64;
-  return reduceNest(c, in, reduced, [&](const Exprs &, const auto &overAxis) {
+  return reduceNest(c, inDims, reduced, [&](const Exprs &, const auto &overAxis) {
     Acc mx = makeAcc(c, "max", f64), sum = makeAcc(c, "sum", f64);
     auto x = [&](const Exprs &full) { return loop::cast(f64, loop::load(c.ins[0], full)); };
     // std::max(m, v) == (m < v) ? v : m

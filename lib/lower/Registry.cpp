@@ -13,14 +13,14 @@ namespace {
 Lowering loweringFor(OpKind k) {
   // Elementwise ops widen f16/bf16 to f32 and round into the result; index maps only copy.
   if (hasTrait(k, T_ELEMENTWISE))
-    return {lowerElementwise, true};
+    return {lowerElementwise, true, true};
   if (hasTrait(k, T_INDEX_MAP))
-    return {lowerIndexMap, true};
+    return {lowerIndexMap, true, true};
   switch (k) {
   case OpKind::Concat:
-    return {lowerConcat};
+    return {lowerConcat, false, true};
   case OpKind::Pad:
-    return {lowerPad};
+    return {lowerPad, false, true};
   case OpKind::Gather:
     return {lowerGather};
   case OpKind::GatherElements:
@@ -34,13 +34,13 @@ Lowering loweringFor(OpKind k) {
   case OpKind::MatMul:
     return {lowerMatMul};
   case OpKind::Conv:
-    return {lowerConv};
+    return {lowerConv, false, true};
   case OpKind::ConvTranspose:
     return {lowerConvTranspose};
   case OpKind::Pool:
-    return {lowerPool};
+    return {lowerPool, false, true};
   case OpKind::Reduce:
-    return {lowerReduce};
+    return {lowerReduce, false, true};
   case OpKind::ArgReduce:
     return {lowerArgReduce};
   case OpKind::Softmax:
@@ -58,7 +58,7 @@ Lowering loweringFor(OpKind k) {
   case OpKind::Einsum:
     return {lowerEinsum};
   case OpKind::Kernel:
-    return {lowerKernelBody};
+    return {lowerKernelBody, false, true};
   default:
     return {};
   }
@@ -91,6 +91,8 @@ Stmt lowerBody(LowerCtx &c) {
   const Lowering &l = loweringOf(c.op.kind());
   if (!l.lower)
     notLowered(c.op);
+  if (c.symbolic && !l.symbolicExtents)
+    notLowered(c.op, "symbolic dims");
   Stmt s = l.lower(c);
   // Every nest records the op it computes (a micro-kernel has recorded more already).
   if (c.notes) {

@@ -52,6 +52,10 @@ Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weig
   own_ = std::make_unique<RunContext>(*this);
   for (const PlanStep &step : plan_.steps)
     runLabels_.push_back("running " + step.name);
+  for (size_t i = 0; i < plan_.symbols.size(); ++i) {
+    std::string why;
+    formulas_.push_back(plan_.isDerived(i) ? SymExpr::parse(plan_.formulas[i], why) : std::nullopt);
+  }
 }
 
 Executor::~Executor() = default;
@@ -113,8 +117,35 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
                            tooManyElements(n, maxTensorElements()));
   }
   for (size_t s = 0; s < values.size(); ++s)
-    if (values[s] < 0)
+    if (values[s] < 0 && !plan_.isDerived(s))
       return Status::error("symbol '" + plan_.symbols[s] + "' is not bound by any input");
+  // The shape program: every derived dim from the input symbols.
+  auto inputSymbol = [&](const std::string &name) -> std::optional<int64_t> {
+    for (size_t s = 0; s < values.size(); ++s)
+      if (!plan_.isDerived(s) && plan_.symbols[s] == name)
+        return values[s];
+    return std::nullopt;
+  };
+  for (size_t s = 0; s < values.size(); ++s) {
+    if (!plan_.isDerived(s))
+      continue;
+    if (!formulas_[s])
+      return Status::error("the plan's formula for dim '" + plan_.symbols[s] + "' is malformed");
+    std::optional<int64_t> v = formulas_[s]->evaluate(inputSymbol);
+    std::string bound;
+    for (size_t i = 0; i < values.size(); ++i)
+      if (!plan_.isDerived(i))
+        bound += (bound.empty() ? "" : ", ") + plan_.symbols[i] + " = " + std::to_string(values[i]);
+    if (!v)
+      return Status::error("at the input sizes " + bound + ", dim " + plan_.formulas[s] +
+                           " cannot be computed (it overflows int64)");
+    if (*v < 0)
+      return Status::error("at the input sizes " + bound + ", dim " + plan_.formulas[s] + " is " +
+                           std::to_string(*v) +
+                           ": the inputs are too small for the model (a window larger than "
+                           "its padded input)");
+    values[s] = *v;
+  }
 
   std::vector<std::vector<int64_t>> outShapes;
   for (const PlanTensor &o : plan_.outputs) {

@@ -2,7 +2,7 @@
 // spaces; names are percent-escaped so they hold no whitespace. Version line first:
 //   strata-plan 1
 //   kernels <n> weights <bytes>
-//   symbol <name>
+//   symbol <name> [<formula>]                      a formula: a derived symbol
 //   input|output <name> <dtype> <rank> <dim>...     dim: a size, or ?<symbol index>
 //   source <kind> <index>                           one per output, in order
 //   buffer <bytes> <first> <last> <nsym> <symbol>...
@@ -10,6 +10,9 @@
 //   step <kernel> <nargs> <kind> <index>... <name>
 #include "strata/runtime/Plan.h"
 
+#include "strata/support/SymExpr.h"
+
+#include <set>
 #include <sstream>
 
 namespace strata::runtime {
@@ -104,8 +107,12 @@ std::string printPlan(const Plan &p) {
   std::ostringstream os;
   os << kMagic << ' ' << kVersion << '\n';
   os << "kernels " << p.numKernels << " weights " << p.weightsBytes << '\n';
-  for (const std::string &s : p.symbols)
-    os << "symbol " << escape(s) << '\n';
+  for (size_t i = 0; i < p.symbols.size(); ++i) {
+    os << "symbol " << escape(p.symbols[i]);
+    if (p.isDerived(i))
+      os << ' ' << escape(p.formulas[i]);
+    os << '\n';
+  }
   for (const PlanTensor &t : p.inputs)
     printTensor(os, "input", t);
   for (const PlanTensor &t : p.outputs)
@@ -166,7 +173,27 @@ Status parsePlan(const std::string &text, Plan &p) {
       std::string raw, name;
       if (!(ls >> raw) || !unescape(raw, name))
         return fail("bad symbol");
+      std::string formula;
+      if (ls >> raw) {
+        if (!unescape(raw, formula) || formula.empty())
+          return fail("bad symbol formula");
+        std::string why;
+        std::optional<SymExpr> e = SymExpr::parse(formula, why);
+        if (!e)
+          return fail("bad symbol formula: " + why);
+        // Formulas read input symbols only (declared before them).
+        std::set<std::string> used;
+        e->collectSymbols(used);
+        for (const std::string &u : used) {
+          bool declared = false;
+          for (size_t i = 0; i < p.symbols.size(); ++i)
+            declared |= p.symbols[i] == u && !p.isDerived(i);
+          if (!declared)
+            return fail("symbol formula reads '" + u + "', no input symbol declared before it");
+        }
+      }
       p.symbols.push_back(name);
+      p.formulas.push_back(formula);
     } else if (tag == "input" || tag == "output") {
       PlanTensor t;
       std::string raw, dt;

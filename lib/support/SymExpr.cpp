@@ -211,6 +211,8 @@ SymExpr operator+(const SymExpr &a, const SymExpr &b) {
   return SymExprImpl::make(std::move(ts));
 }
 
+const std::vector<SymExpr::Term> &SymExpr::terms() const { return SymExprImpl::terms(*this); }
+
 SymExpr SymExpr::operator-() const { return SymExprImpl::scale(*this, -1); }
 SymExpr operator-(const SymExpr &a, const SymExpr &b) { return a + (-b); }
 

@@ -161,8 +161,22 @@ int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
                 std::chrono::steady_clock::time_point start, const GraphCounts &counts) {
   Clock::time_point phase = Clock::now();
   auto prog = buildFor(o, graph);
-  if (!prog)
-    return fail(kBadModel, llvm::toString(prog.takeError()));
+  if (!prog) {
+    std::string why = llvm::toString(prog.takeError());
+    if (!needsShapeSpecialization(graph))
+      return fail(kBadModel, why);
+    // Symbolic dims beyond a batch: the kernels take them as extents where their ops' lowerings
+    // can; name the inputs and the way out otherwise.
+    std::string which;
+    for (const Value *in : graph.inputs())
+      if (!in->type().isStatic())
+        which += (which.empty() ? "" : ", ") + ("'" + in->name() + "' " + in->type().str());
+    return fail(kBadModel, why + "\nnote: the inputs " + which +
+                               " have symbolic dims beyond a leading batch and not every kernel "
+                               "takes them as run-time extents yet; compile for one shape with "
+                               "--shape NAME=D0xD1x..., or run it with `strata run` (the jit "
+                               "compiles it per input shape)");
+  }
   printTime(o, "lowering + schedules", msSince(phase));
   if (o.stats)
     if (int code = printStats(o, emit, graph, counts, *prog))
@@ -250,17 +264,6 @@ int compileModel(const CompileOpts &o) {
   }
   if (!graph)
     return failedCode();
-  if (emit != "graph" && needsShapeSpecialization(*graph)) {
-    std::string which;
-    for (const Value *in : graph->inputs())
-      if (!in->type().isStatic())
-        which += (which.empty() ? "" : ", ") + ("'" + in->name() + "' " + in->type().str());
-    return fail(kBadModel,
-                o.model + ": symbolic dims other than a leading batch (inputs " + which +
-                    "): compiled kernels take a dynamic batch only so far; compile for one shape "
-                    "with --shape NAME=D0xD1x..., or run it with `strata run` (the jit compiles "
-                    "it per input shape)");
-  }
   printTime(o, "import", msSince(phase));
   size_t opsImported = graph->numOpsRecursive();
 

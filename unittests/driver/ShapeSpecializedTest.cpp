@@ -1,6 +1,7 @@
 // Symbolic dims beyond a leading batch: a conv net whose batch, height and width are all symbolic
 // is typed with window formulas, run by the interpreter at any size, and run by the JIT compiled
 // once per set of input shapes (driver/ShapeSpecializedModel.h), against the interpreter.
+#include "strata/driver/CompiledModel.h"
 #include "strata/driver/ShapeSpecializedModel.h"
 
 #include "strata/graph/Builder.h"
@@ -144,6 +145,27 @@ TEST(SymbolicDims, InterpreterAndJitAtThreeSizes) {
   auto bad = model.run({randomTensor({1, 4, 32, 32}, 5)});
   ASSERT_FALSE(static_cast<bool>(bad));
   EXPECT_NE(llvm::toString(bad.takeError()).find("input 'x'"), std::string::npos);
+}
+
+// Symbolic extents: the same net compiled once, its kernels taking n, h and w as run-time
+// extents (the pool's ceil-mode formula and the convs' strides computed by the plan's shape
+// program), runs at every size like the interpreter.
+TEST(SymbolicDims, OneCompiledModelRunsEverySize) {
+  auto ref = buildNet();
+  auto g = buildNet();
+  auto model = compileModel(*g, CompileOptions{});
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  unsigned seed = 20;
+  for (const Shape &s : std::vector<Shape>{{1, 3, 32, 32}, {2, 3, 45, 61}, {1, 3, 17, 9}, {3, 3, 1, 2}}) {
+    std::vector<Tensor> in = {randomTensor(s, seed++)};
+    auto want = interpret(*ref, in);
+    ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());
+    auto got = (*model)->run(in);
+    ASSERT_TRUE(static_cast<bool>(got)) << llvm::toString(got.takeError());
+    ASSERT_EQ(got->size(), 2u);
+    expectClose((*got)[0], (*want)[0]);
+    expectClose((*got)[1], (*want)[1]);
+  }
 }
 
 TEST(SymbolicDims, InterpreterChecksFormulaInputDims) {

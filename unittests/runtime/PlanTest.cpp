@@ -124,4 +124,31 @@ TEST(Executor, ChecksInputsBeforeRunning) {
   EXPECT_EQ(ex.arenaAllocations(), 0);
 }
 
+// The shape program: a derived symbol (a window's output size) computed from the input's when
+// bound, sizing an output; a negative one is an error naming it; the text keeps the formula.
+TEST(Executor, ComputesDerivedSymbols) {
+  Plan p;
+  p.symbols = {"h", "h-2"};
+  p.formulas = {"", "h-2"};
+  p.inputs = {{"x", DType::F32, {{0, 0}}}};
+  p.outputs = {{"y", DType::F32, {{0, 1}}}};
+  p.outputSources = {{PlanArg::Input, 0}};
+  p.numKernels = 0;
+  Plan q;
+  ASSERT_EQ(parsePlan(printPlan(p), q).message(), "");
+  EXPECT_EQ(q.formulas, p.formulas);
+  Executor ex(q, {}, reinterpret_cast<const uint8_t *>(kPlanWeights), 1);
+  ASSERT_EQ(ex.bind({DType::F32}, {{7}}).message(), "");
+  EXPECT_EQ(ex.outputShape(0), std::vector<int64_t>{5});
+  EXPECT_EQ(ex.symbolValue(1), 5);
+  EXPECT_EQ(ex.bind({DType::F32}, {{1}}).message(),
+            "at the input sizes h = 1, dim h-2 is -1: the inputs are too small for the model (a "
+            "window larger than its padded input)");
+  // A formula must read input symbols declared before it.
+  std::string text = printPlan(p);
+  text.replace(text.find("symbol h\n"), 9, "");
+  EXPECT_NE(parsePlan(text, q).message().find("no input symbol declared before it"),
+            std::string::npos);
+}
+
 } // namespace

@@ -22,8 +22,9 @@ struct LowerOptions {
 
 // Lowers one graph op. Ops (or dtypes, or attribute combinations) that have no lowering yet give
 // the error "lowering of op 'X' is not implemented yet". An op with a symbolic dim goes through
-// lowerSymbolic: the function then has one trailing scalar parameter, named
-// symbolParamName(symbol), carrying the symbol's run-time value.
+// lowerSymbolic when it can (a lifted batch), else lowerWithSymbolicExtents: the function then
+// has trailing scalar parameters, each named symbolParamName(symbol), carrying the symbols'
+// run-time values.
 llvm::Expected<loop::LoopFunction> lowerOp(const Op &op, const LowerOptions &opts = {});
 
 // Batch lifting (LowerSymbolic.cpp): an op whose only symbolic dim is dim 0 of its values, and
@@ -37,6 +38,13 @@ lowerSymbolic(const Op &op,
               const std::function<llvm::Error(loop::LoopFunction &)> &beforeLift = nullptr,
               const LowerOptions &opts = {});
 std::string symbolParamName(const std::string &symbol); // "batch" -> "sym_batch"
+// Symbolic extents: an op with symbolic dims lowered as it is, every loop extent, buffer dim and
+// stride an i64 expression over trailing scalar parameters, one per symbol its dims mention
+// (sorted by name, each named symbolParamName(symbol)); formula dims (fdiv(h+1,2)) are computed
+// from them. Ops whose lowering needs static sizes are refused ("symbolic dims"). lowerOp uses
+// this when batch lifting does not apply.
+llvm::Expected<loop::LoopFunction> lowerWithSymbolicExtents(const Op &op,
+                                                            const LowerOptions &opts = {});
 
 // Lowers a fused `kernel` op (also reached through lowerOp): elementwise ops, constants and index
 // maps of the region are inlined; other ops (conv, matmul, reduce, ...) are lowered by their

@@ -7,6 +7,7 @@
 #include "strata/runtime/Plan.h"
 #include "strata/support/Diagnostic.h"
 #include "strata/support/Limits.h"
+#include "strata/support/SymExpr.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -73,7 +74,8 @@ public:
   const Plan &plan() const { return plan_; }
 
   // Checks input count, dtypes, ranks and every dim (static ones must match, each symbol must
-  // take one value across all inputs), binds the symbols in `ctx` and computes the output
+  // take one value across all inputs), binds the symbols in `ctx`, computes the derived ones
+  // (a negative one, a window larger than its input, is an error naming it) and the output
   // shapes. On error `ctx` is unchanged.
   Status bind(RunContext &ctx, const std::vector<DType> &dtypes,
               const std::vector<std::vector<int64_t>> &shapes) const;
@@ -114,6 +116,9 @@ private:
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<RunContext> own_;
   std::vector<std::string> runLabels_; // per step, for the crash context
+  // Per symbol: its formula when derived (parsed once; nullopt for input symbols or a formula
+  // that does not parse, which bind() then refuses).
+  std::vector<std::optional<SymExpr>> formulas_;
   std::atomic<int64_t> maxArenaBytes_{processLimits().maxArenaBytes};
   std::atomic<int64_t> maxTensorElements_{processLimits().maxTensorElements};
 };

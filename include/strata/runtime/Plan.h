@@ -58,7 +58,15 @@ struct PlanStep {
 };
 
 struct Plan {
+  // Symbols are bound from the inputs' dims, or derived: `formulas[i]` (SymExpr text, empty for
+  // an input's symbol) computes a dim of an intermediate or output from the input symbols when
+  // they are bound, as the shape functions gave it (fdiv(height+1,2) after a stride-2 conv):
+  // the host-side shape program. Kernels take only input symbols; plan sizes may use any.
   std::vector<std::string> symbols;
+  std::vector<std::string> formulas; // one per symbol
+  bool isDerived(size_t symbol) const {
+    return symbol < formulas.size() && !formulas[symbol].empty();
+  }
   std::vector<PlanTensor> inputs, outputs;
   // Per output: Output with its own index when a kernel writes it directly, otherwise the place
   // it is copied from after the last step (an input, a constant, a buffer or another output).

@@ -80,6 +80,9 @@ public:
     int64_t coeff = 0;
     std::vector<AtomRef> factors; // sorted by key; empty for the constant term
   };
+  // The canonical terms (for translating an expression into another IR: lowering builds loop
+  // IR index arithmetic from them).
+  const std::vector<Term> &terms() const;
 
 private:
   friend struct SymExprImpl;
