@@ -4,6 +4,8 @@
 #include "strata/support/CrashContext.h"
 #include "strata/support/Error.h"
 
+#include "strata/graph/Ops.h"
+#include "strata/graph/Walk.h"
 #include "strata/graph/passes/MemoryPlan.h"
 #include "strata/graph/passes/PassManager.h"
 #include "strata/loop/Verifier.h"
@@ -88,6 +90,8 @@ public:
     // Which intermediates share a buffer (in place): the graph memory planner's first step.
     sharing_ = planBufferSharing(g_);
     if (auto err = collectInterface())
+      return err;
+    if (auto err = collectChecks())
       return err;
     for (Op &op : g_.ops()) {
       ++prog_.graphOps;
@@ -196,6 +200,70 @@ private:
         slots_[out] = {PlanArg::Output, i};
     }
     return llvm::Error::success();
+  }
+
+  // The equalities of symbolic dims that ops' shape functions assumed (an operand's symbolic dim
+  // broadcast against another size, a matmul's contracted dims, concat's other dims): checked
+  // when the inputs are bound, since the kernels index by the result's extents.
+  llvm::Error collectChecks() {
+    std::set<std::pair<std::string, std::string>> seen;
+    llvm::Error err = llvm::Error::success();
+    auto require = [&](const Op &op, const Dim &got, const Dim &want, const std::string &what) {
+      if (err || got == want || got.isStatic())
+        return;
+      std::set<std::string> used;
+      got.expr.collectSymbols(used);
+      want.asExpr().collectSymbols(used);
+      for (const std::string &u : used)
+        if (!isInputSymbol(u)) {
+          err = makeError(diagnose(op, what + " is " + got.str() + ": '" + u +
+                                           "' is bound by no input"));
+          return;
+        }
+      std::string lhs = got.expr.str(), rhs = want.asExpr().str();
+      if (seen.insert({lhs, rhs}).second)
+        plan().checks.push_back(
+            {lhs, rhs,
+             what + " of op '" + std::string(op.opName()) + "' (node \"" + nodeName(op) + "\")"});
+    };
+    // `dims` right-aligned against `out` (numpy broadcasting): a dim that is not 1 must equal.
+    auto broadcastInto = [&](const Op &op, unsigned i, const std::vector<Dim> &dims,
+                             const std::vector<Dim> &out) {
+      for (size_t d = 0; d < dims.size() && d < out.size(); ++d) {
+        const Dim &got = dims[dims.size() - 1 - d], &want = out[out.size() - 1 - d];
+        if (!(got.isStatic() && got.size == 1))
+          require(op, got, want,
+                  "operand " + std::to_string(i) + " dim " + std::to_string(dims.size() - 1 - d));
+      }
+    };
+    forEachOp(g_, [&](const Op &op) {
+      if (op.numResults() == 0)
+        return;
+      const std::vector<Dim> &out = op.result(0)->type().dims;
+      if (op.hasTrait(T_ELEMENTWISE) || op.kind() == OpKind::Expand) {
+        for (unsigned i = 0; i < op.numOperands(); ++i)
+          broadcastInto(op, i, op.operand(i)->type().dims, out);
+      } else if (op.kind() == OpKind::MatMul && op.numOperands() == 2) {
+        const auto &a = op.operand(0)->type().dims, &b = op.operand(1)->type().dims;
+        if (a.size() >= 2 && b.size() >= 2) {
+          require(op, a.back(), b[b.size() - 2], "operand 0's contracted dim");
+          require(op, b[b.size() - 2], a.back(), "operand 1's contracted dim");
+          broadcastInto(op, 0, std::vector<Dim>(a.begin(), a.end() - 2),
+                        std::vector<Dim>(out.begin(), out.end() - 2));
+          broadcastInto(op, 1, std::vector<Dim>(b.begin(), b.end() - 2),
+                        std::vector<Dim>(out.begin(), out.end() - 2));
+        }
+      } else if (op.kind() == OpKind::Concat) {
+        size_t axis = static_cast<size_t>(ops::ConcatOp(op).axis());
+        for (unsigned i = 0; i < op.numOperands(); ++i) {
+          const auto &dims = op.operand(i)->type().dims;
+          for (size_t d = 0; d < dims.size() && d < out.size(); ++d)
+            if (d != axis)
+              require(op, dims[d], out[d], "operand " + std::to_string(i) + " dim " + std::to_string(d));
+        }
+      }
+    });
+    return err;
   }
 
   // A constant's data stays shared until packWeights copies it into the blob.

@@ -56,6 +56,10 @@ Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weig
     std::string why;
     formulas_.push_back(plan_.isDerived(i) ? SymExpr::parse(plan_.formulas[i], why) : std::nullopt);
   }
+  for (const PlanCheck &c : plan_.checks) {
+    std::string why;
+    checks_.push_back({SymExpr::parse(c.lhs, why), SymExpr::parse(c.rhs, why)});
+  }
 }
 
 Executor::~Executor() = default;
@@ -119,7 +123,14 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
   for (size_t s = 0; s < values.size(); ++s)
     if (values[s] < 0 && !plan_.isDerived(s))
       return Status::error("symbol '" + plan_.symbols[s] + "' is not bound by any input");
-  // The shape program: every derived dim from the input symbols.
+  auto boundText = [&] {
+    std::string r;
+    for (size_t i = 0; i < values.size(); ++i)
+      if (!plan_.isDerived(i))
+        r += (r.empty() ? "" : ", ") + plan_.symbols[i] + " = " + std::to_string(values[i]);
+    return r;
+  };
+  // The shape program: every derived dim from the input symbols, then the checks.
   auto inputSymbol = [&](const std::string &name) -> std::optional<int64_t> {
     for (size_t s = 0; s < values.size(); ++s)
       if (!plan_.isDerived(s) && plan_.symbols[s] == name)
@@ -132,10 +143,7 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
     if (!formulas_[s])
       return Status::error("the plan's formula for dim '" + plan_.symbols[s] + "' is malformed");
     std::optional<int64_t> v = formulas_[s]->evaluate(inputSymbol);
-    std::string bound;
-    for (size_t i = 0; i < values.size(); ++i)
-      if (!plan_.isDerived(i))
-        bound += (bound.empty() ? "" : ", ") + plan_.symbols[i] + " = " + std::to_string(values[i]);
+    const std::string bound = boundText();
     if (!v)
       return Status::error("at the input sizes " + bound + ", dim " + plan_.formulas[s] +
                            " cannot be computed (it overflows int64)");
@@ -145,6 +153,17 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
                            ": the inputs are too small for the model (a window larger than "
                            "its padded input)");
     values[s] = *v;
+  }
+  for (size_t i = 0; i < checks_.size(); ++i) {
+    const PlanCheck &c = plan_.checks[i];
+    if (!checks_[i].first || !checks_[i].second)
+      return Status::error("the plan's check of " + c.where + " is malformed");
+    std::optional<int64_t> a = checks_[i].first->evaluate(inputSymbol);
+    std::optional<int64_t> b = checks_[i].second->evaluate(inputSymbol);
+    if (!a || !b || *a != *b)
+      return Status::error("at the input sizes " + boundText() + ", " + c.where + " is " +
+                           (a ? std::to_string(*a) : c.lhs) + " but must equal " + c.rhs +
+                           (b && c.rhs != std::to_string(*b) ? " = " + std::to_string(*b) : ""));
   }
 
   std::vector<std::vector<int64_t>> outShapes;

@@ -8,6 +8,7 @@
 //   buffer <bytes> <first> <last> <nsym> <symbol>...
 //   constant <offset> <bytes>
 //   step <kernel> <nargs> <kind> <index>... <name>
+//   check <lhs> <rhs> <where>                        formulas that must be equal when bound
 #include "strata/runtime/Plan.h"
 
 #include "strata/support/SymExpr.h"
@@ -101,6 +102,24 @@ void printTensor(std::ostringstream &os, const char *what, const PlanTensor &t) 
   os << '\n';
 }
 
+// Why `formula` is not a formula over the input symbols `p` declares so far ("" when it is).
+std::string formulaError(const Plan &p, const std::string &formula) {
+  std::string why;
+  std::optional<SymExpr> e = SymExpr::parse(formula, why);
+  if (!e)
+    return why;
+  std::set<std::string> used;
+  e->collectSymbols(used);
+  for (const std::string &u : used) {
+    bool declared = false;
+    for (size_t i = 0; i < p.symbols.size(); ++i)
+      declared |= p.symbols[i] == u && !p.isDerived(i);
+    if (!declared)
+      return "it reads '" + u + "', no input symbol declared before it";
+  }
+  return "";
+}
+
 } // namespace
 
 std::string printPlan(const Plan &p) {
@@ -134,6 +153,8 @@ std::string printPlan(const Plan &p) {
       os << ' ' << kindName(a.kind) << ' ' << a.index;
     os << ' ' << escape(s.name) << '\n';
   }
+  for (const PlanCheck &c : p.checks)
+    os << "check " << escape(c.lhs) << ' ' << escape(c.rhs) << ' ' << escape(c.where) << '\n';
   return os.str();
 }
 
@@ -177,23 +198,21 @@ Status parsePlan(const std::string &text, Plan &p) {
       if (ls >> raw) {
         if (!unescape(raw, formula) || formula.empty())
           return fail("bad symbol formula");
-        std::string why;
-        std::optional<SymExpr> e = SymExpr::parse(formula, why);
-        if (!e)
+        if (std::string why = formulaError(p, formula); !why.empty())
           return fail("bad symbol formula: " + why);
-        // Formulas read input symbols only (declared before them).
-        std::set<std::string> used;
-        e->collectSymbols(used);
-        for (const std::string &u : used) {
-          bool declared = false;
-          for (size_t i = 0; i < p.symbols.size(); ++i)
-            declared |= p.symbols[i] == u && !p.isDerived(i);
-          if (!declared)
-            return fail("symbol formula reads '" + u + "', no input symbol declared before it");
-        }
       }
       p.symbols.push_back(name);
       p.formulas.push_back(formula);
+    } else if (tag == "check") {
+      PlanCheck c;
+      std::string a, b, w;
+      if (!(ls >> a >> b >> w) || !unescape(a, c.lhs) || !unescape(b, c.rhs) ||
+          !unescape(w, c.where))
+        return fail("bad check");
+      for (const std::string *f : {&c.lhs, &c.rhs})
+        if (std::string why = formulaError(p, *f); !why.empty())
+          return fail("bad check: " + why);
+      p.checks.push_back(std::move(c));
     } else if (tag == "input" || tag == "output") {
       PlanTensor t;
       std::string raw, dt;

@@ -447,6 +447,26 @@ TEST(JitEngine, ReducesOverTheBatchWithSymbolicExtents) {
   }
 }
 
+TEST(JitEngine, ChecksTheSizesABroadcastAssumed) {
+  // [?n, 4] + [3, 4] is typed [3, 4]: n must be 3 when bound (the kernel reads 3 rows of x).
+  Graph g;
+  Builder b(g);
+  b.setLocation("Add_3");
+  Value *x = g.addInput(TensorType(DType::F32, {Dim::sym("n"), Dim(4)}), "x");
+  Value *y = g.addInput(TensorType(DType::F32, {Dim(3), Dim(4)}), "y");
+  g.addOutput(b.value(OpKind::Add, {x, y}), "z");
+  CompileOptions opts;
+  opts.pipeline = "";
+  auto m = compileModel(g, opts);
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  Tensor three(DType::F32, {3, 4}), one(DType::F32, {1, 4});
+  auto out = (*m)->run({three, three});
+  ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+  EXPECT_EQ(runError(**m, {one, three}),
+            "jit: at the input sizes n = 1, operand 0 dim 0 of op 'add' (node \"Add_3\") is 1 but "
+            "must equal 3");
+}
+
 TEST(JitEngine, RefusedOpNamesOpAndNode) {
   // Two symbols: no batch lifting, and cumsum has no lowering with symbolic extents yet.
   Graph g;

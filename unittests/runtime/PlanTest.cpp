@@ -133,14 +133,19 @@ TEST(Executor, ComputesDerivedSymbols) {
   p.inputs = {{"x", DType::F32, {{0, 0}}}};
   p.outputs = {{"y", DType::F32, {{0, 1}}}};
   p.outputSources = {{PlanArg::Input, 0}};
+  p.checks = {{"h-2", "5", "operand 1 dim 0 of op 'add'"}};
   p.numKernels = 0;
   Plan q;
   ASSERT_EQ(parsePlan(printPlan(p), q).message(), "");
   EXPECT_EQ(q.formulas, p.formulas);
+  ASSERT_EQ(q.checks.size(), 1u);
+  EXPECT_EQ(q.checks[0].where, p.checks[0].where);
   Executor ex(q, {}, reinterpret_cast<const uint8_t *>(kPlanWeights), 1);
   ASSERT_EQ(ex.bind({DType::F32}, {{7}}).message(), "");
   EXPECT_EQ(ex.outputShape(0), std::vector<int64_t>{5});
   EXPECT_EQ(ex.symbolValue(1), 5);
+  EXPECT_EQ(ex.bind({DType::F32}, {{8}}).message(),
+            "at the input sizes h = 8, operand 1 dim 0 of op 'add' is 6 but must equal 5");
   EXPECT_EQ(ex.bind({DType::F32}, {{1}}).message(),
             "at the input sizes h = 1, dim h-2 is -1: the inputs are too small for the model (a "
             "window larger than its padded input)");

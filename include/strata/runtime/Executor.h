@@ -119,6 +119,7 @@ private:
   // Per symbol: its formula when derived (parsed once; nullopt for input symbols or a formula
   // that does not parse, which bind() then refuses).
   std::vector<std::optional<SymExpr>> formulas_;
+  std::vector<std::pair<std::optional<SymExpr>, std::optional<SymExpr>>> checks_; // plan_.checks
   std::atomic<int64_t> maxArenaBytes_{processLimits().maxArenaBytes};
   std::atomic<int64_t> maxTensorElements_{processLimits().maxTensorElements};
 };

@@ -57,6 +57,15 @@ struct PlanStep {
   std::vector<PlanArg> args;
 };
 
+// A condition on the bound sizes that the shape functions assumed: two dims equal (a symbolic
+// dim broadcast against a size, a matmul's contracted dims), as formulas over input symbols.
+// bind() refuses sizes that break one, naming `where`, before any kernel could read past a
+// buffer.
+struct PlanCheck {
+  std::string lhs, rhs;
+  std::string where; // "operand 0 dim 1 of op 'add' (node Add_3)"
+};
+
 struct Plan {
   // Symbols are bound from the inputs' dims, or derived: `formulas[i]` (SymExpr text, empty for
   // an input's symbol) computes a dim of an intermediate or output from the input symbols when
@@ -74,6 +83,7 @@ struct Plan {
   std::vector<PlanBuffer> buffers;
   std::vector<PlanConstant> constants;
   std::vector<PlanStep> steps;
+  std::vector<PlanCheck> checks;
   int64_t numKernels = 0;
   int64_t weightsBytes = 0;
 };
