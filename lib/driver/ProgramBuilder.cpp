@@ -253,6 +253,21 @@ private:
           broadcastInto(op, 1, std::vector<Dim>(b.begin(), b.end() - 2),
                         std::vector<Dim>(out.begin(), out.end() - 2));
         }
+      } else if (op.kind() == OpKind::Conv || op.kind() == OpKind::Pool) {
+        // A window must fit its padded input once: each symbolic spatial output size >= 1.
+        const bool blocked = op.kind() == OpKind::Conv ? ops::ConvOp(op).layout() != 0
+                                                       : ops::PoolOp(op).layout() != 0;
+        for (size_t d = 2; d + (blocked ? 1 : 0) < out.size(); ++d) {
+          if (out[d].isStatic() || err)
+            continue;
+          std::string lhs = out[d].expr.str();
+          if (seen.insert({lhs, ">=1"}).second)
+            plan().checks.push_back({lhs, "1",
+                                     "the output size in spatial dim " + std::to_string(d - 2) +
+                                         " of op '" + std::string(op.opName()) + "' (node \"" +
+                                         nodeName(op) + "\"), whose window must fit its padded input,",
+                                     true});
+        }
       } else if (op.kind() == OpKind::Concat) {
         size_t axis = static_cast<size_t>(ops::ConcatOp(op).axis());
         for (unsigned i = 0; i < op.numOperands(); ++i) {

@@ -61,7 +61,7 @@ loop::Buffer localScalar(LowerCtx &c, const std::string &hint, DType t) {
 Stmt lowerConv(LowerCtx &c) {
   const ops::ConvOp conv(c.op);
   int64_t block = conv.layout();
-  if (!c.symbolic && canLowerBlockedConv(c)) // the register-tiled micro-kernel (LowerConvBlocked.cpp)
+  if (canLowerBlockedConv(c)) // the register-tiled micro-kernel (LowerConvBlocked.cpp)
     return lowerBlockedConv(c);
   // plain_input: plain x [N, C, S...] and w [O, I, K...], a blocked result.
   const bool plainInput = conv.plain_input();

@@ -30,6 +30,7 @@
 #include "strata/graph/Layout.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace strata::lower {
 
@@ -137,20 +138,37 @@ Stmt lowerBlockedConv(LowerCtx &c) {
           : kPlainLanes;
   // A plain input with a blocked result (plain_input): vectors are the result's blocks.
   const bool blockedOut = os.size() == 5;
-  const int64_t B = blockedOut ? os[4] : plain ? plainLanes : xs[4], N = xs[0], IH = xs[2],
-                IW = xs[3];
+  const int64_t B = blockedOut ? os[4] : plain ? plainLanes : xs[4];
   const int64_t ICB = depthwise ? 1 : plain ? xs[1] : ws[1], BI = plain || depthwise ? 1 : B;
-  const int64_t OCB = plain && !blockedOut ? os[1] / B : os[1], OH = os[2], OW = os[3],
-                KH = ws[2], KW = ws[3];
+  const int64_t OCB = plain && !blockedOut ? os[1] / B : os[1], KH = ws[2], KW = ws[3];
+  // Batch and spatial extents: constants, or run-time extents (symbolic dims) for which every
+  // decision below takes the general path (guards on, tiles chosen for a wide row).
+  const Expr N = c.inDims[0][0], IH = c.inDims[0][2], IW = c.inDims[0][3];
+  const Expr OH = c.outDims[0][2], OW = c.outDims[0][3];
+  const std::optional<int64_t> ihStatic = IH.asInt(), iwStatic = IW.asInt();
+  const std::optional<int64_t> ohStatic = OH.asInt(), owStatic = OW.asInt();
+  const bool staticExtents = ihStatic && iwStatic && ohStatic && owStatic && N.asInt();
+  // a * b, folded when both are constants (static convs keep the loop IR they always had).
+  auto times = [](const Expr &a, const Expr &b) {
+    return a.asInt() && b.asInt() ? imm(*a.asInt() * *b.asInt()) : a * b;
+  };
+  // The work of one conv (for the schedule's parallel decision): symbolic dims counted as 32.
+  auto nominal = [](const Expr &e) { return e.asInt().value_or(32); };
   const int64_t sh = conv.strides()[0], sw = conv.strides()[1];
   const int64_t dh = conv.dilations()[0], dw = conv.dilations()[1];
   const int64_t ph = conv.pads()[0], pw = conv.pads()[1];
-  const ConvTile tileShape = convTile(OW, OCB / convGroups, c.opts.vectorRegisters, depthwise);
-  const int64_t O = tileShape.blocks, T = tileShape.columns, tiles = (OW + T - 1) / T;
-  const bool tail = OW % T != 0;
+  const ConvTile tileShape =
+      convTile(owStatic.value_or(1 << 20), OCB / convGroups, c.opts.vectorRegisters, depthwise);
+  const int64_t O = tileShape.blocks;
+  int64_t T = tileShape.columns; // the columns of the tile being built (see below)
+  const Expr tiles = owStatic ? imm((*owStatic + T - 1) / T)
+                              : bin(ExprKind::FloorDiv, OW + imm(T - 1), imm(T));
+  bool tail = !owStatic || *owStatic % T != 0;
   // Guards only where a tap can leave the input.
-  const bool rowGuard = ph > 0 || (OH - 1) * sh - ph + (KH - 1) * dh >= IH;
-  const bool colGuard = pw > 0 || tail || (OW - 1) * sw - pw + (KW - 1) * dw >= IW;
+  const bool rowGuard =
+      ph > 0 || !ohStatic || !ihStatic || (*ohStatic - 1) * sh - ph + (KH - 1) * dh >= *ihStatic;
+  const bool colGuard =
+      pw > 0 || tail || !iwStatic || (*owStatic - 1) * sw - pw + (KW - 1) * dw >= *iwStatic;
 
   loop::Var q = c.newVar("q"), owo = c.newVar("owo");
   Expr qv = loop::var(q);
@@ -160,18 +178,19 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   // tiles load them from there. Bounded so the buffer stays on the stack (32 KiB).
   const int64_t taps = ICB * KH * KW;
   const bool stageWeights = plain && O * taps * B * 4 <= 32 * 1024;
-  const int64_t chunkRows = stageWeights ? std::min<int64_t>(OH, 8) : 1;
-  const int64_t chunks = (OH + chunkRows - 1) / chunkRows;
+  const int64_t chunkRows = stageWeights ? std::min<int64_t>(ohStatic.value_or(8), 8) : 1;
+  const Expr chunks = ohStatic ? imm((*ohStatic + chunkRows - 1) / chunkRows)
+                               : bin(ExprKind::FloorDiv, OH + imm(chunkRows - 1), imm(chunkRows));
   loop::Var row = c.newVar("r");
   Expr n, group, oh;
   if (stageWeights) {
-    n = bin(ExprKind::FloorDiv, qv, imm(groups * chunks));
-    group = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, qv, imm(chunks)), imm(groups));
-    oh = bin(ExprKind::FloorMod, qv, imm(chunks)) * imm(chunkRows) + loop::var(row);
+    n = bin(ExprKind::FloorDiv, qv, times(imm(groups), chunks));
+    group = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, qv, chunks), imm(groups));
+    oh = bin(ExprKind::FloorMod, qv, chunks) * imm(chunkRows) + loop::var(row);
   } else {
-    n = bin(ExprKind::FloorDiv, qv, imm(groups * OH));
-    group = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, qv, imm(OH)), imm(groups));
-    oh = bin(ExprKind::FloorMod, qv, imm(OH));
+    n = bin(ExprKind::FloorDiv, qv, times(imm(groups), OH));
+    group = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, qv, OH), imm(groups));
+    oh = bin(ExprKind::FloorMod, qv, OH);
   }
   loop::Buffer staged = loop::makeBuffer(c.newName("wstage"), DType::F32,
                                          {imm(O), imm(taps), imm(B)}, {}, loop::MemoryScope::Local);
@@ -183,14 +202,27 @@ Stmt lowerBlockedConv(LowerCtx &c) {
                                  loop::var(icb);
   };
   Expr lanes = loop::ramp(imm(0), imm(1), static_cast<int>(B));
-  loop::Buffer acc = loop::makeBuffer(c.newName("acc"), DType::F32, {imm(O), imm(T), imm(B)}, {},
-                                      loop::MemoryScope::Local);
+  loop::Buffer acc;
   auto accAt = [&](int64_t o, int64_t t) { return Exprs{imm(o), imm(t), lanes}; };
-  auto column = [&](int64_t t) { return loop::var(owo) * imm(T) + imm(t); };
+  // Output column of the tile's column t: tile owo of T columns, from column `firstColumn`.
+  Expr firstColumn = imm(0);
+  std::function<Expr(const Expr &)> columnOfTile = [&](const Expr &tile) {
+    return tile * imm(T);
+  };
+  auto column = [&](int64_t t) {
+    Expr at = columnOfTile(loop::var(owo)) + imm(t);
+    return firstColumn.asInt() == 0 ? at : firstColumn + at;
+  };
   auto outChannels = [&](int64_t o) {
     return loop::ramp(ocbOf(o) * imm(B), imm(1), static_cast<int>(B));
   };
 
+  // One tile of T columns: accumulators, their reduction and the stores; `interiorOnly`: every
+  // tap inside the input, no guard (symbolic extents' interior tiles), `guardedOnly`: every tap
+  // guarded (symbolic extents' remaining columns).
+  auto buildTile = [&](bool interiorOnly, bool guardedOnly) -> Stmt {
+  acc = loop::makeBuffer(c.newName("acc"), DType::F32, {imm(O), imm(T), imm(B)}, {},
+                         loop::MemoryScope::Local);
   std::vector<Stmt> init;
   for (int64_t o = 0; o < O; ++o) {
     Expr start = c.ins.size() > 2
@@ -236,7 +268,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   auto overRows = [&](const loop::Var &icb, const loop::Var &kh, const Expr &ih, Stmt taps) {
     if (rowGuard)
       taps = loop::ifThenElse(bin(ExprKind::And, bin(ExprKind::GE, ih, imm(0)),
-                                  bin(ExprKind::LT, ih, imm(IH))),
+                                  bin(ExprKind::LT, ih, IH)),
                               taps);
     return ICB == 1 && depthwise ? summed(kh, KH, taps) : summed(icb, ICB, summed(kh, KH, taps));
   };
@@ -250,15 +282,16 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     std::vector<Stmt> update;
     for (int64_t t = 0; t < T; ++t) {
       Expr iw = column(t) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
-      Expr at = guarded ? bin(ExprKind::Max, bin(ExprKind::Min, iw, imm(IW - 1)), imm(0)) : iw;
+      Expr last = iwStatic ? imm(*iwStatic - 1) : IW - imm(1);
+      Expr at = guarded ? bin(ExprKind::Max, bin(ExprKind::Min, iw, last), imm(0)) : iw;
       Expr xv = inputAt(icb, ih, at, loop::var(bi));
       if (guarded) {
         Expr zero = loop::floatImm(0, DType::F32);
         if (depthwise)
           zero = loop::broadcast(zero, static_cast<int>(B));
-        Expr ok = bin(ExprKind::And, bin(ExprKind::GE, iw, imm(0)), bin(ExprKind::LT, iw, imm(IW)));
+        Expr ok = bin(ExprKind::And, bin(ExprKind::GE, iw, imm(0)), bin(ExprKind::LT, iw, IW));
         if (tail)
-          ok = bin(ExprKind::And, ok, bin(ExprKind::LT, column(t), imm(OW)));
+          ok = bin(ExprKind::And, ok, bin(ExprKind::LT, column(t), OW));
         xv = loop::select(ok, xv, zero);
       }
       accumulate(t, xv, wv, update);
@@ -279,7 +312,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       std::vector<Stmt> update;
       for (int64_t t = 0; t < T; ++t) {
         const int64_t col = k * T + t, iw = col * sw - pw + kw * dw;
-        if (col < OW && iw >= 0 && iw < IW)
+        if (col < *owStatic && iw >= 0 && iw < *iwStatic)
           accumulate(t, inputAt(icb, ih, imm(iw), loop::var(bi)), wv, update);
       }
       if (!update.empty())
@@ -291,19 +324,23 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   // (the first and last, usually; every tile when a row is one tile, as at 7x7 and 14x14) get
   // unrolled reductions of their own; with many of them (strided, wide padding) one guarded
   // reduction serves them all.
+  // (Border tiles are known only for static extents; symbolic ones take the guarded path.)
   auto tileInside = [&](int64_t k) {
-    return k * T * sw - pw >= 0 && (k * T + T - 1) * sw - pw + (KW - 1) * dw < IW &&
-           (!tail || k * T + T - 1 < OW);
+    return k * T * sw - pw >= 0 && (k * T + T - 1) * sw - pw + (KW - 1) * dw < *iwStatic &&
+           (!tail || k * T + T - 1 < *owStatic);
   };
   std::vector<int64_t> borderTiles;
-  for (int64_t k = 0; colGuard && k < tiles; ++k)
+  const int64_t staticTiles = tiles.asInt().value_or(0);
+  for (int64_t k = 0; colGuard && staticExtents && k < staticTiles; ++k)
     if (!tileInside(k))
       borderTiles.push_back(k);
   Stmt reduce;
-  if (!colGuard) {
+  if (interiorOnly || guardedOnly) {
+    reduce = reduction(guardedOnly);
+  } else if (!colGuard) {
     reduce = reduction(false);
-  } else if (borderTiles.size() <= 4) {
-    reduce = borderTiles.size() == static_cast<size_t>(tiles) ? Stmt() : reduction(false);
+  } else if (staticExtents && borderTiles.size() <= 4) {
+    reduce = borderTiles.size() == static_cast<size_t>(staticTiles) ? Stmt() : reduction(false);
     for (auto it = borderTiles.rbegin(); it != borderTiles.rend(); ++it)
       reduce = reduce ? loop::ifThenElse(bin(ExprKind::EQ, loop::var(owo), imm(*it)),
                                          borderReduction(*it), reduce)
@@ -311,9 +348,9 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   } else {
     Expr first = column(0) * imm(sw) - imm(pw);
     Expr last = column(T - 1) * imm(sw) - imm(pw) + imm((KW - 1) * dw);
-    Expr inside = bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, imm(IW)));
+    Expr inside = bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, IW));
     if (tail)
-      inside = bin(ExprKind::And, inside, bin(ExprKind::LT, column(T - 1), imm(OW)));
+      inside = bin(ExprKind::And, inside, bin(ExprKind::LT, column(T - 1), OW));
     reduce = loop::ifThenElse(inside, reduction(false), reduction(true));
   }
 
@@ -326,15 +363,45 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       stores.push_back(c.storeOut(where, loop::load(acc, accAt(o, t))));
     }
     Stmt st = loop::seq(stores);
-    finish.push_back(tail ? loop::ifThenElse(bin(ExprKind::LT, column(t), imm(OW)), st) : st);
+    finish.push_back(tail ? loop::ifThenElse(bin(ExprKind::LT, column(t), OW), st) : st);
   }
-  Stmt tile = loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
+  return loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
+  };
+  Stmt columns;
+  if (staticExtents) {
+    columns = c.loopOver(owo, tiles, LoopRole::Parallel, buildTile(false, false));
+  } else {
+    // Symbolic extents: the columns whose taps all lie inside the input, [left, right), in
+    // tiles of T without any guard; the rest (the left padding's columns, the right border
+    // and what is left of a row past the last whole tile) one column at a time, guarded.
+    const int64_t left = (pw + sw - 1) / sw; // columns reading left of the input
+    // The first column whose last tap is past the input: (IW + pw - (KW - 1) * dw - 1) / sw + 1.
+    Expr right = bin(ExprKind::FloorDiv, IW + imm(pw - (KW - 1) * dw - 1), imm(sw)) + imm(1);
+    right = loop::min(loop::max(right, imm(left)), loop::max(OW, imm(left)));
+    Expr interiorTiles = bin(ExprKind::FloorDiv, right - imm(left), imm(T));
+    tail = false;
+    firstColumn = imm(left);
+    Stmt interior = c.loopOver(owo, interiorTiles, LoopRole::Parallel, buildTile(true, false));
+    // Column r of the rest: r < left is column r, else the columns after the interior tiles.
+    const int64_t interiorT = T;
+    T = 1;
+    firstColumn = imm(0);
+    Expr covered = imm(left) + interiorTiles * imm(interiorT);
+    columnOfTile = [&](const Expr &r) {
+      return loop::select(bin(ExprKind::LT, r, imm(left)), r, r - imm(left) + covered);
+    };
+    Expr rest = OW - loop::min(covered, OW) + loop::min(imm(left), OW);
+    owo = c.newVar("owr");
+    Stmt remaining = c.loopOver(owo, rest, LoopRole::Parallel, buildTile(false, true));
+    columns = loop::seq({interior, remaining});
+    T = interiorT;
+  }
   // The structure is final (unrolled columns, constant accumulator indices); whether q runs in
   // parallel is the schedule's choice, from the work recorded here.
-  c.nest(q, {std::string(c.op.opName()), N * OCB * B * OH * OW * ICB * BI * KH * KW, true});
-  Stmt columns = c.loopOver(owo, tiles, LoopRole::Parallel, tile);
+  c.nest(q, {std::string(c.op.opName()),
+             nominal(N) * OCB * B * nominal(OH) * nominal(OW) * ICB * BI * KH * KW, true});
   if (!stageWeights)
-    return c.loopOver(q, N * groups * OH, LoopRole::Parallel, columns);
+    return c.loopOver(q, times(times(N, imm(groups)), OH), LoopRole::Parallel, columns);
   loop::Var f = c.newVar("f");
   Exprs tap = delinearize(loop::var(f), Shape{ICB, KH, KW});
   std::vector<Stmt> copies;
@@ -344,9 +411,10 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   Stmt fill = c.loopOver(f, taps, LoopRole::Parallel, loop::seq(copies));
   // The last chunk's rows past OH are skipped.
   Stmt rows = c.loopOver(row, chunkRows, LoopRole::Parallel,
-                         OH % chunkRows ? loop::ifThenElse(bin(ExprKind::LT, oh, imm(OH)), columns)
-                                        : columns);
-  return c.loopOver(q, N * groups * chunks, LoopRole::Parallel,
+                         !ohStatic || *ohStatic % chunkRows
+                             ? loop::ifThenElse(bin(ExprKind::LT, oh, OH), columns)
+                             : columns);
+  return c.loopOver(q, times(times(N, imm(groups)), chunks), LoopRole::Parallel,
                     loop::allocate(staged, loop::seq({fill, rows})));
 }
 

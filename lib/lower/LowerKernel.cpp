@@ -315,32 +315,26 @@ bool fuseEpilogue(KernelLowering &k, const KernelPlan &plan) {
     if (!op->hasTrait(T_ELEMENTWISE))
       return false;
   const Value *a = anchor->result(0);
-  if (!a->type().isStatic())
-    return false;
-  const Shape shape = a->type().staticShape();
+  const Exprs shape = k.dimsOf(a);
   // The epilogue keeps the anchor's shape, so it reads the anchor only at the index the
   // micro-kernel stores.
   std::set<const Value *> fromAnchor{a};
   for (const Op *op : plan.epilogue) {
     for (const Value *v : op->operands())
-      if (fromAnchor.count(v) && (!v->type().isStatic() || v->type().staticShape() != shape))
+      if (fromAnchor.count(v) && !KernelLowering::sameDims(k.dimsOf(v), shape))
         return false;
-    if (!op->result(0)->type().isStatic() || op->result(0)->type().staticShape() != shape)
+    if (!KernelLowering::sameDims(k.dimsOf(op->result(0)), shape))
       return false;
     fromAnchor.insert(op->result(0));
   }
   for (unsigned j = 0; j < region.numOutputs(); ++j)
-    if (!fromAnchor.count(region.output(j)) || k.c.outShapes[j] != shape)
+    if (!fromAnchor.count(region.output(j)) || !KernelLowering::sameDims(k.c.outDims[j], shape))
       return false;
 
   LowerCtx sub(*anchor, k.c.varCounter);
   k.c.shareWith(sub);
-  for (const Value *operand : anchor->operands()) {
-    if (!operand->type().isStatic())
-      return false;
-    // The micro-kernel checks below need the count only; the buffers are set after them.
-    sub.addIn(nullptr, operand->type());
-  }
+  for (const Value *operand : anchor->operands()) // the micro-kernel checks below need the
+    sub.addIn(nullptr, operand->type());            // types only; buffers are set after them
   sub.addOut(nullptr, a->type());
   sub.outs.clear();
   bool micro = anchor->kind() == OpKind::Conv ? canLowerBlockedConv(sub) : canLowerTiledMatMul(sub);

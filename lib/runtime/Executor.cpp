@@ -160,9 +160,10 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
       return Status::error("the plan's check of " + c.where + " is malformed");
     std::optional<int64_t> a = checks_[i].first->evaluate(inputSymbol);
     std::optional<int64_t> b = checks_[i].second->evaluate(inputSymbol);
-    if (!a || !b || *a != *b)
+    if (!a || !b || (c.atLeast ? *a < *b : *a != *b))
       return Status::error("at the input sizes " + boundText() + ", " + c.where + " is " +
-                           (a ? std::to_string(*a) : c.lhs) + " but must equal " + c.rhs +
+                           (a ? std::to_string(*a) : c.lhs) +
+                           (c.atLeast ? " but must be at least " : " but must equal ") + c.rhs +
                            (b && c.rhs != std::to_string(*b) ? " = " + std::to_string(*b) : ""));
   }
 

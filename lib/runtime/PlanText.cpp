@@ -9,6 +9,7 @@
 //   constant <offset> <bytes>
 //   step <kernel> <nargs> <kind> <index>... <name>
 //   check <lhs> <rhs> <where>                        formulas that must be equal when bound
+//   atleast <lhs> <rhs> <where>                      lhs >= rhs when bound
 #include "strata/runtime/Plan.h"
 
 #include "strata/support/SymExpr.h"
@@ -154,7 +155,7 @@ std::string printPlan(const Plan &p) {
     os << ' ' << escape(s.name) << '\n';
   }
   for (const PlanCheck &c : p.checks)
-    os << "check " << escape(c.lhs) << ' ' << escape(c.rhs) << ' ' << escape(c.where) << '\n';
+    os << (c.atLeast ? "atleast " : "check ") << escape(c.lhs) << ' ' << escape(c.rhs) << ' ' << escape(c.where) << '\n';
   return os.str();
 }
 
@@ -203,8 +204,9 @@ Status parsePlan(const std::string &text, Plan &p) {
       }
       p.symbols.push_back(name);
       p.formulas.push_back(formula);
-    } else if (tag == "check") {
+    } else if (tag == "check" || tag == "atleast") {
       PlanCheck c;
+      c.atLeast = tag == "atleast";
       std::string a, b, w;
       if (!(ls >> a >> b >> w) || !unescape(a, c.lhs) || !unescape(b, c.rhs) ||
           !unescape(w, c.where))

@@ -24,7 +24,7 @@ struct BenchOpts {
   std::string model, engine = "jit", target = "host";
   unsigned threads = 0, iters = 20, warmup = 3;
   std::vector<std::string> inputs, dims;
-  bool json = false;
+  bool json = false, anyShape = false;
   unsigned profile = 0; // print the N slowest kernels
 };
 
@@ -64,6 +64,7 @@ int benchModel(const BenchOpts &o) {
   eo.threads = o.threads;
   eo.target = o.target;
   eo.keepGraph = o.profile > 0;
+  eo.anyShape = o.anyShape;
   std::unique_ptr<Engine> engine = openEngine(o.model, eo);
   if (!engine)
     return failedCode();
@@ -162,6 +163,7 @@ Action addBenchCommand(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand("bench", "Time a model's runs: compile time and latency");
   addLimitOption(cmd);
   addModelOptions(cmd, o->model, o->engine);
+  addAnyShapeOption(cmd, o->anyShape);
   cmd->add_option("--threads", o->threads,
                   "Threads for parallel loops of the jit and aot engines (0: one per core)")
       ->capture_default_str();

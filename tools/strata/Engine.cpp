@@ -374,7 +374,7 @@ CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts
     }
     if (!graph)
       return CachedEngine::failedModel();
-    if (needsShapeSpecialization(*graph)) // compiled per input shapes, in memory
+    if (needsShapeSpecialization(*graph) && !opts.anyShape) // per input shape, in memory
       return CachedEngine::inMemory(std::move(graph));
     if (llvm::Error err = driver::compileLibrary(*graph, co, lib, /*withHeader=*/false)) {
       fail(kBadModel, model + ": " + llvm::toString(std::move(err)));
@@ -595,6 +595,12 @@ bool isSharedLibrary(const std::string &path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
 }
 
+void addAnyShapeOption(CLI::App *cmd, bool &anyShape) {
+  cmd->add_flag("--any-shape", anyShape,
+                "jit: compile a model with symbolic dims once for every input shape (its kernels "
+                "take them as run-time extents) instead of once per input shape");
+}
+
 void addModelOptions(CLI::App *cmd, std::string &model, std::string &engine) {
   cmd->add_option("model", model,
                   "Model file: .onnx, .sg graph IR, or a library from `strata compile -o m.so`")
@@ -727,7 +733,7 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
     return nullptr;
   }
   start = std::chrono::steady_clock::now();
-  if (needsShapeSpecialization(*graph)) {
+  if (needsShapeSpecialization(*graph) && !opts.anyShape) {
     std::vector<std::pair<std::string, TensorType>> inputs = namedInputs(*graph);
     std::shared_ptr<const Graph> shared(std::move(graph));
     auto e = perShapeJitEngine(model, inputs, driver::specializingSource(shared), opts, co);

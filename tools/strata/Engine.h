@@ -25,6 +25,9 @@ struct EngineOptions {
   // jit: keep the optimized graph, so kernelCosts() can read the kernels' ops (strata bench
   // --profile); otherwise it is freed once the model is compiled.
   bool keepGraph = false;
+  // jit: compile a model with symbolic dims once, its kernels taking them as run-time extents,
+  // instead of once per input shape (the default, whose kernels are specialized and faster).
+  bool anyShape = false;
 };
 
 class Engine {
@@ -67,6 +70,7 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
 bool isSharedLibrary(const std::string &path);
 
 // The `model` positional and `--engine` option shared by `strata run` and `strata bench`.
+void addAnyShapeOption(CLI::App *cmd, bool &anyShape);
 void addModelOptions(CLI::App *cmd, std::string &model, std::string &engine);
 
 // --input/-i NAME=FILE, --dim NAME=SIZE and --seed N: what modelInputs takes.

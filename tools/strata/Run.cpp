@@ -18,6 +18,7 @@ namespace {
 struct RunOpts {
   std::string model, engine = "jit", outputDir, labels, target = "host";
   unsigned threads = 0;
+  bool anyShape = false;
   std::vector<std::string> inputs, dims;
   unsigned seed = 0;
   bool noCache = false;
@@ -36,6 +37,7 @@ int runModel(const RunOpts &o) {
   eo.threads = o.threads;
   eo.cache = !o.noCache;
   eo.target = o.target;
+  eo.anyShape = o.anyShape;
   std::unique_ptr<Engine> engine = openEngine(o.model, eo);
   if (!engine)
     return failedCode();
@@ -127,6 +129,7 @@ Action addRunCommand(CLI::App &app) {
   addModelOptions(cmd, o->model, o->engine);
   addInputOptions(cmd, o->inputs, o->dims, o->seed);
   cmd->add_option("--output-dir", o->outputDir, "Write <output name>.npy files here");
+  addAnyShapeOption(cmd, o->anyShape);
   cmd->add_option("--threads", o->threads,
                   "Threads for parallel loops of the jit and aot engines (0: one per core)")
       ->capture_default_str();

@@ -156,7 +156,8 @@ TEST(SymbolicDims, OneCompiledModelRunsEverySize) {
   auto model = compileModel(*g, CompileOptions{});
   ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
   unsigned seed = 20;
-  for (const Shape &s : std::vector<Shape>{{1, 3, 32, 32}, {2, 3, 45, 61}, {1, 3, 17, 9}, {3, 3, 1, 2}}) {
+  for (const Shape &s :
+       std::vector<Shape>{{1, 3, 32, 32}, {2, 3, 45, 61}, {1, 3, 17, 9}, {3, 3, 1, 2}, {1, 3, 9, 150}}) {
     std::vector<Tensor> in = {randomTensor(s, seed++)};
     auto want = interpret(*ref, in);
     ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());

@@ -58,12 +58,14 @@ struct PlanStep {
 };
 
 // A condition on the bound sizes that the shape functions assumed: two dims equal (a symbolic
-// dim broadcast against a size, a matmul's contracted dims), as formulas over input symbols.
+// dim broadcast against a size, a matmul's contracted dims) or a window's output size at least
+// 1, as formulas over input symbols.
 // bind() refuses sizes that break one, naming `where`, before any kernel could read past a
 // buffer.
 struct PlanCheck {
   std::string lhs, rhs;
   std::string where; // "operand 0 dim 1 of op 'add' (node Add_3)"
+  bool atLeast = false; // lhs >= rhs instead of lhs == rhs (a window that must fit once)
 };
 
 struct Plan {
