@@ -43,7 +43,7 @@ struct ConvTile {
   int64_t columns = 1; // T: output columns per tile
 };
 
-// The tile of O output channel blocks (O divides `channelBlocks`, at most 4, 1 when `single`)
+// The tile of O output channel blocks (O divides `channelBlocks`, at most 4 and `maxBlocks`)
 // by T columns that keeps the most multiply-adds busy: each candidate fits O * T accumulators,
 // O weight vectors and a broadcast into the registers (T at most 14, 12 with 16 registers) and
 // is scored by the share of its columns that are real, squared (a clamped last tile computes
@@ -52,11 +52,11 @@ struct ConvTile {
 // fewer than two FMAs' operands per cycle), and by whether O * T accumulators are enough
 // independent chains to hide the FMA latency (20 with 32 registers, 10 with 16). Ties keep the
 // larger O * T.
-ConvTile convTile(int64_t ow, int64_t channelBlocks, int64_t registers, bool single) {
+ConvTile convTile(int64_t ow, int64_t channelBlocks, int64_t registers, int64_t maxBlocks) {
   const int64_t maxColumns = registers >= 32 ? 14 : 12, chains = registers >= 32 ? 20 : 10;
   ConvTile best;
   double bestScore = -1;
-  for (int64_t o = 1; o <= (single ? 1 : 4); ++o) {
+  for (int64_t o = 1; o <= std::min<int64_t>(maxBlocks, 4); ++o) {
     if (channelBlocks % o != 0)
       continue;
     int64_t widest = std::min(maxColumns, (registers - 1 - o) / o);
@@ -78,6 +78,8 @@ ConvTile convTile(int64_t ow, int64_t channelBlocks, int64_t registers, bool sin
 } // namespace
 
 constexpr int64_t kPlainLanes = 8;
+// The stem's staged weight vectors stay on the stack (see lowerBlockedConv).
+constexpr int64_t kMaxStagedBytes = 32 * 1024;
 
 namespace {
 // Depthwise in a blocked layout: every output channel reads its own input channel.
@@ -157,8 +159,14 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   const int64_t sh = conv.strides()[0], sw = conv.strides()[1];
   const int64_t dh = conv.dilations()[0], dw = conv.dilations()[1];
   const int64_t ph = conv.pads()[0], pw = conv.pads()[1];
+  // A plain weight's vectors are gathers: the stem stages a tile's O blocks of them on the stack
+  // (below), so O is bounded by what fits there.
+  const int64_t stagedBytesPerBlock = ICB * KH * KW * B * 4;
+  const int64_t maxBlocks = depthwise ? 1
+                            : plain   ? std::max<int64_t>(1, kMaxStagedBytes / stagedBytesPerBlock)
+                                      : 4;
   const ConvTile tileShape =
-      convTile(owStatic.value_or(1 << 20), OCB / convGroups, c.opts.vectorRegisters, depthwise);
+      convTile(owStatic.value_or(1 << 20), OCB / convGroups, c.opts.vectorRegisters, maxBlocks);
   const int64_t O = tileShape.blocks;
   int64_t T = tileShape.columns; // the columns of the tile being built (see below)
   const Expr tiles = owStatic ? imm((*owStatic + T - 1) / T)
@@ -177,7 +185,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   // copies its O x ICB*KH*KW vectors into a local buffer once per chunk of output rows, and the
   // tiles load them from there. Bounded so the buffer stays on the stack (32 KiB).
   const int64_t taps = ICB * KH * KW;
-  const bool stageWeights = plain && O * taps * B * 4 <= 32 * 1024;
+  const bool stageWeights = plain && O * taps * B * 4 <= kMaxStagedBytes;
   const int64_t chunkRows = stageWeights ? std::min<int64_t>(ohStatic.value_or(8), 8) : 1;
   const Expr chunks = ohStatic ? imm((*ohStatic + chunkRows - 1) / chunkRows)
                                : bin(ExprKind::FloorDiv, OH + imm(chunkRows - 1), imm(chunkRows));
@@ -204,14 +212,9 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   Expr lanes = loop::ramp(imm(0), imm(1), static_cast<int>(B));
   loop::Buffer acc;
   auto accAt = [&](int64_t o, int64_t t) { return Exprs{imm(o), imm(t), lanes}; };
-  // Output column of the tile's column t: tile owo of T columns, from column `firstColumn`.
-  Expr firstColumn = imm(0);
-  std::function<Expr(const Expr &)> columnOfTile = [&](const Expr &tile) {
-    return tile * imm(T);
-  };
-  auto column = [&](int64_t t) {
-    Expr at = columnOfTile(loop::var(owo)) + imm(t);
-    return firstColumn.asInt() == 0 ? at : firstColumn + at;
+  // Output column of the tile's column t (tile owo of T columns).
+  std::function<Expr(int64_t)> column = [&](int64_t t) {
+    return loop::var(owo) * imm(T) + imm(t);
   };
   auto outChannels = [&](int64_t o) {
     return loop::ramp(ocbOf(o) * imm(B), imm(1), static_cast<int>(B));
@@ -220,7 +223,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   // One tile of T columns: accumulators, their reduction and the stores; `interiorOnly`: every
   // tap inside the input, no guard (symbolic extents' interior tiles), `guardedOnly`: every tap
   // guarded (symbolic extents' remaining columns).
-  auto buildTile = [&](bool interiorOnly, bool guardedOnly) -> Stmt {
+  auto buildTile = [&](bool interiorOnly, bool guardedOnly, bool perTap = false) -> Stmt {
   acc = loop::makeBuffer(c.newName("acc"), DType::F32, {imm(O), imm(T), imm(B)}, {},
                          loop::MemoryScope::Local);
   std::vector<Stmt> init;
@@ -274,9 +277,10 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   };
   // The reduction over (icb, kh, kw, bi) into the accumulators; `guarded` handles taps left or
   // right of the input and a column tail with a clamped address and a select per tap.
-  auto reduction = [&](bool guarded) {
-    loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw"), bi = c.newVar("bi");
-    Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
+  // The updates of the tile's columns at tap (icb, ih, kw, bi); `guarded`: a tap left or right
+  // of the input (or a column past OW with `tail`) reads a clamped address and adds 0.
+  auto tapUpdates = [&](const loop::Var &icb, const loop::Var &kh, const Expr &ih,
+                        const loop::Var &kw, const loop::Var &bi, bool guarded) {
     std::vector<Expr> wv =
         weightVectors(loop::var(icb), loop::var(kh), loop::var(kw), loop::var(bi));
     std::vector<Stmt> update;
@@ -296,8 +300,27 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       }
       accumulate(t, xv, wv, update);
     }
-    Stmt taps = summed(kw, KW, BI == 1 ? loop::seq(update) : summed(bi, BI, loop::seq(update)));
+    return BI == 1 ? loop::seq(update) : summed(bi, BI, loop::seq(update));
+  };
+  auto reduction = [&](bool guarded) {
+    loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw"), bi = c.newVar("bi");
+    Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
+    Stmt taps = summed(kw, KW, tapUpdates(icb, kh, ih, kw, bi, guarded));
     return overRows(icb, kh, ih, taps);
+  };
+  // Symbolic extents: per tap column kw, the tile's columns all read inside the input (one
+  // branch per kw, the unguarded updates) or some do not (the guarded ones): a tile at a row's
+  // border guards only the taps that reach past it.
+  auto reductionPerTap = [&]() {
+    loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw");
+    loop::Var bi = c.newVar("bi"), biGuarded = c.newVar("bi");
+    Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
+    Expr first = column(0) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
+    Expr last = column(T - 1) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
+    Expr inside = bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, IW));
+    Stmt tap = loop::ifThenElse(inside, tapUpdates(icb, kh, ih, kw, bi, false),
+                                tapUpdates(icb, kh, ih, kw, biGuarded, true));
+    return overRows(icb, kh, ih, summed(kw, KW, tap));
   };
   // The reduction of border tile `k` (known at compile time): taps are unrolled over kw and
   // those left or right of the input, or past OW, are left out instead of being clamped and
@@ -335,7 +358,9 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     if (!tileInside(k))
       borderTiles.push_back(k);
   Stmt reduce;
-  if (interiorOnly || guardedOnly) {
+  if (perTap) {
+    reduce = reductionPerTap();
+  } else if (interiorOnly || guardedOnly) {
     reduce = reduction(guardedOnly);
   } else if (!colGuard) {
     reduce = reduction(false);
@@ -371,30 +396,27 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   if (staticExtents) {
     columns = c.loopOver(owo, tiles, LoopRole::Parallel, buildTile(false, false));
   } else {
-    // Symbolic extents: the columns whose taps all lie inside the input, [left, right), in
-    // tiles of T without any guard; the rest (the left padding's columns, the right border
-    // and what is left of a row past the last whole tile) one column at a time, guarded.
-    const int64_t left = (pw + sw - 1) / sw; // columns reading left of the input
-    // The first column whose last tap is past the input: (IW + pw - (KW - 1) * dw - 1) / sw + 1.
-    Expr right = bin(ExprKind::FloorDiv, IW + imm(pw - (KW - 1) * dw - 1), imm(sw)) + imm(1);
-    right = loop::min(loop::max(right, imm(left)), loop::max(OW, imm(left)));
-    Expr interiorTiles = bin(ExprKind::FloorDiv, right - imm(left), imm(T));
+    // Symbolic extents: the row in tiles of T, then of T/2, T/4, ... 1 for what it leaves (a
+    // 7-wide row is not one masked 14-wide tile), each tile guarding only the tap columns that
+    // reach past the input (reductionPerTap).
+    const int64_t widest = T;
     tail = false;
-    firstColumn = imm(left);
-    Stmt interior = c.loopOver(owo, interiorTiles, LoopRole::Parallel, buildTile(true, false));
-    // Column r of the rest: r < left is column r, else the columns after the interior tiles.
-    const int64_t interiorT = T;
-    T = 1;
-    firstColumn = imm(0);
-    Expr covered = imm(left) + interiorTiles * imm(interiorT);
-    columnOfTile = [&](const Expr &r) {
-      return loop::select(bin(ExprKind::LT, r, imm(left)), r, r - imm(left) + covered);
-    };
-    Expr rest = OW - loop::min(covered, OW) + loop::min(imm(left), OW);
-    owo = c.newVar("owr");
-    Stmt remaining = c.loopOver(owo, rest, LoopRole::Parallel, buildTile(false, true));
-    columns = loop::seq({interior, remaining});
-    T = interiorT;
+    std::vector<Stmt> parts;
+    Expr done = imm(0); // the first column not yet covered
+    for (int64_t width = widest; width >= 1; width = width == 1 ? 0 : std::max<int64_t>(1, width / 2)) {
+      T = width;
+      const Expr start = done;
+      Expr count = bin(ExprKind::FloorDiv, OW - start, imm(T));
+      column = [&, start](int64_t t) {
+        Expr at = loop::var(owo) * imm(T) + imm(t);
+        return start.asInt() == 0 ? at : start + at;
+      };
+      owo = c.newVar("owo");
+      parts.push_back(c.loopOver(owo, count, LoopRole::Parallel, buildTile(false, false, true)));
+      done = start.asInt() == 0 ? count * imm(T) : start + count * imm(T);
+    }
+    T = widest;
+    columns = loop::seq(parts);
   }
   // The structure is final (unrolled columns, constant accumulator indices); whether q runs in
   // parallel is the schedule's choice, from the work recorded here.
