@@ -201,12 +201,18 @@ size_t checkedAxis(const LowerCtx &c, int64_t axis, size_t rank) {
 
 Expr checkedDataIndex(const LowerCtx &c, const Expr &raw, DType t, int64_t dim,
                       const std::string &what, bool used) {
+  return checkedDataIndex(c, raw, t, imm(dim), what, used);
+}
+
+Expr checkedDataIndex(const LowerCtx &c, const Expr &raw, DType t, const Expr &dim,
+                      const std::string &what, bool used) {
   // Named as every diagnostic names an op, so the run's error reads like the interpreter's.
   std::string site = diagnose(c.op, what).str();
-  if (dim == 0 && used)
+  if (dim.asInt() == 0 && used)
     throw LowerError(site + " indexes an axis of size 0");
   Expr i = t == DType::I64 ? raw : loop::cast(DType::I64, raw);
-  return loop::checkIndex(i, imm(dim), std::move(site));
+  // (A run-time axis of size 0 fails every index: check_index's range is empty.)
+  return loop::checkIndex(i, dim, std::move(site));
 }
 
 llvm::Expected<loop::LoopFunction> lowerKernel(const Op &kernelOp) {

@@ -175,8 +175,9 @@ static Stmt lowerGather(LowerCtx &c, bool elements) {
                                              : ops::GatherOp(c.op).axis());
   if (axis >= data.size())
     throw LowerError(std::string(c.op.opName()) + ": axis out of range");
-  int64_t dim = data[axis];
-  const bool used = numElements(c.outShapes[0]) > 0;
+  const Expr dim = c.inDims[0][axis]; // a run-time extent when symbolic
+  // Whether any element is read (unknown for symbolic dims: assumed).
+  const bool used = c.symbolic || numElements(c.outShapes[0]) > 0;
   const std::string what = "indices into axis " + std::to_string(axis);
   return copyVia(c, [&](const Exprs &idx) {
     if (elements) { // result index == indices index; the axis coordinate is read from indices

@@ -92,6 +92,19 @@ inline Expr imm(int64_t v) { return loop::intImm(v); }
 inline Expr bin(loop::ExprKind k, Expr a, Expr b) {
   return loop::binary(k, std::move(a), std::move(b));
 }
+// a * b and a + b, folded when both are constants (static shapes keep the loop IR they had
+// before extents could be symbolic).
+inline Expr mulExtents(const Expr &a, const Expr &b) {
+  if (a.asInt() && b.asInt())
+    return loop::intImm(*a.asInt() * *b.asInt());
+  return a.asInt() == 1 ? b : b.asInt() == 1 ? a : a * b;
+}
+// ceil(a / b) for an extent a and a positive constant b.
+inline Expr ceilDivExtent(const Expr &a, int64_t b) {
+  if (a.asInt())
+    return loop::intImm((*a.asInt() + b - 1) / b);
+  return loop::binary(loop::ExprKind::FloorDiv, a + loop::intImm(b - 1), loop::intImm(b));
+}
 // True where `x` is NaN (x != x).
 inline Expr isNaN(const Expr &x) { return bin(loop::ExprKind::NE, x, x); }
 // A one-element local accumulator.
@@ -142,6 +155,8 @@ size_t checkedAxis(const LowerCtx &c, int64_t axis, size_t rank);
 // buffer). `used`: whether any iteration reads it; an axis of size 0 that is read can never be
 // indexed, a LowerError.
 Expr checkedDataIndex(const LowerCtx &c, const Expr &raw, DType t, int64_t dim,
+                      const std::string &what, bool used = true);
+Expr checkedDataIndex(const LowerCtx &c, const Expr &raw, DType t, const Expr &dim,
                       const std::string &what, bool used = true);
 
 // The lowering of each op (Registry.cpp: the groups of the op definitions, then one line per op):

@@ -9,25 +9,24 @@
 namespace strata::lower {
 
 Stmt lowerMatMul(LowerCtx &c) {
-  const Shape &a = c.inShapes[0], &out = c.outShapes[0];
   DType t = c.inTypes[0];
   if (canLowerTiledMatMul(c))
     return lowerTiledMatMul(c);
   // b in panels [N/p, K, p] is read as the [K, N] it holds: b[k, j] = panels[j / p, k, j % p].
   const int64_t panel = ops::MatMulOp(c.op).b_panel();
-  const Shape &bIn = c.inShapes[1];
-  const Shape b = panel ? Shape{bIn.at(1), bIn.at(0) * panel} : bIn;
+  const Exprs &a = c.inDims[0], &out = c.outDims[0], &bIn = c.inDims[1];
+  const Exprs b = panel ? Exprs{bIn.at(1), mulExtents(bIn.at(0), imm(panel))} : bIn;
   if (t == DType::Bool)
     notLowered(c.op, "bool operands");
   if (a.empty() || b.empty())
     throw LowerError("matmul: operands must have rank >= 1");
   bool aVec = a.size() == 1, bVec = b.size() == 1;
-  int64_t k = a.back();
+  const Expr k = a.back();
   size_t aBatch = aVec ? 0 : a.size() - 2, bBatch = bVec ? 0 : b.size() - 2;
   size_t nb = out.size() - (aVec ? 0 : 1) - (bVec ? 0 : 1);
-  Shape batch(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(nb));
-  Shape aBatchShape(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(aBatch));
-  Shape bBatchShape(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(bBatch));
+  Exprs batch(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(nb));
+  Exprs aBatchShape(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(aBatch));
+  Exprs bBatchShape(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(bBatch));
   Expr zero = isFloat(t) ? loop::floatImm(0, t) : loop::intImm(0, t);
   return loopNest(c, out, LoopRole::Parallel, [&](const Exprs &idx) {
     Exprs bi(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(nb));
@@ -50,7 +49,7 @@ Stmt lowerMatMul(LowerCtx &c) {
     Stmt step = loop::store(acc, {imm(0)}, sum + loop::load(c.ins[0], ai) * loop::load(c.ins[1], bIdx));
     Expr result = sum;
     if (c.ins.size() > 2)
-      result = result + loop::load(c.ins[2], broadcastIndex(idx, out, c.inShapes[2]));
+      result = result + loop::load(c.ins[2], broadcastIndex(idx, out, c.inDims[2]));
     return loop::allocate(acc, loop::seq({loop::store(acc, {imm(0)}, zero),
                                           c.loopOver(kv, k, LoopRole::Reduction, step),
                                           loop::store(c.outs[0], idx, result)}));

@@ -63,11 +63,23 @@ bool canLowerTiledMatMul(const LowerCtx &c) {
   // N past its last whole vector (196 = 12 x 16 + 4) gets scalar tail columns; panels hold whole
   // vectors.
   int64_t n = columnsOf(c), panel = panelOf(c);
-  if (n < 8 || (panel && n % 8 != 0) || a.back() == 0 || a[a.size() - 2] == 0 || panel % 8 != 0)
+  // K and N static (symbolic dims: -1); rows and batch dims may be symbolic.
+  if (n < 8 || (panel && n % 8 != 0) || a.back() <= 0 || a[a.size() - 2] == 0 || panel % 8 != 0)
+    return false;
+  if (c.symbolic && (b[b.size() - 2] < 0 || c.inDims[1].size() != b.size()))
     return false;
   // A bias per column ([N]) or, for an unbatched a, per row ([M, 1]: conv1x1-to-matmul's).
+  auto sameDims = [](const Exprs &x, const Exprs &y) {
+    if (x.size() != y.size())
+      return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!loop::equal(x[i], y[i]))
+        return false;
+    return true;
+  };
   return c.ins.size() < 3 || c.inShapes[2] == Shape{n} ||
-         (a.size() == 2 && c.inShapes[2] == Shape{a[0], 1});
+         (a.size() == 2 && c.inShapes[2].size() == 2 && c.inShapes[2][1] == 1 &&
+          sameDims({c.inDims[2][0]}, {c.inDims[0][0]}));
 }
 
 Stmt lowerTiledMatMul(LowerCtx &c) {
@@ -76,34 +88,43 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
   // ([S, 1, K] x [K, N] is one S x K by K x N product, not S products of one row).
   const int64_t panel = panelOf(c);
   const bool flat = bs.size() == 2 || panel != 0;
-  int64_t M = as[as.size() - 2];
+  const Exprs &ad = c.inDims[0], &od = c.outDims[0];
+  // Rows (with an unbatched b, the left operand's batch dims too) and batch dims may be run-time
+  // extents; K and N are static.
+  Expr Mx = ad[ad.size() - 2];
   if (flat)
-    for (size_t d = 0; d + 2 < as.size(); ++d)
-      M *= as[d];
+    for (size_t d = 0; d + 2 < ad.size(); ++d)
+      Mx = mulExtents(Mx, ad[d]);
+  const std::optional<int64_t> Ms = Mx.asInt();
   const int64_t K = as.back(), N = columnsOf(c), kLanes = tileLanes(c, N);
-  const int64_t R = std::min<int64_t>(M, 4);
+  const int64_t R = Ms ? std::min<int64_t>(*Ms, 4) : 4;
   const int64_t vectors = N / kLanes;
   // In panels, a column tile is one panel: its K x C vectors are contiguous.
   const int64_t C =
       panel ? panel / kLanes : matMulColumnVectors(vectors, R, c.opts.vectorRegisters);
-  const int64_t rowTiles = (M + R - 1) / R, colTiles = (vectors + C - 1) / C;
-  const bool rowTail = M % R != 0, colTail = vectors % C != 0;
-  Shape batch = flat ? Shape{} : Shape(os.begin(), os.end() - 2);
-  Shape aBatch = flat ? Shape{} : Shape(as.begin(), as.end() - 2);
-  Shape bBatch = flat ? Shape{} : Shape(bs.begin(), bs.end() - 2);
-  const Shape aRows(as.begin(), as.end() - 1), outRows(os.begin(), os.end() - 1);
-  int64_t batches = 1;
-  for (int64_t d : batch)
-    batches *= d;
+  const int64_t colTiles = (vectors + C - 1) / C;
+  const Expr rowTiles = ceilDivExtent(Mx, R);
+  const bool rowTail = !Ms || *Ms % R != 0, colTail = vectors % C != 0;
+  const Expr lastRow = Ms ? imm(*Ms - 1) : Mx - imm(1);
+  Exprs batch = flat ? Exprs{} : Exprs(od.begin(), od.end() - 2);
+  Exprs aBatch = flat ? Exprs{} : Exprs(ad.begin(), ad.end() - 2);
+  Exprs bBatch = flat ? Exprs{} : Exprs(c.inDims[1].begin(), c.inDims[1].end() - 2);
+  const Exprs aRows(ad.begin(), ad.end() - 1), outRows(od.begin(), od.end() - 1);
+  Expr batches = imm(1);
+  for (const Expr &d : batch)
+    batches = mulExtents(batches, d);
+  (void)bs;
+  (void)os;
+  auto nominal = [](const Expr &e) { return e.asInt().value_or(64); };
 
   loop::Var p = c.newVar("p"), k = c.newVar("k");
   Expr pv = loop::var(p);
   // Row tiles fastest: consecutive tiles (one thread's share of p) reuse one panel of b (K x C
   // vectors) from cache while the rows of a stream past, instead of every row tile reading all
   // of b again.
-  Expr mt = bin(ExprKind::FloorMod, pv, imm(rowTiles));
-  Expr nt = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, pv, imm(rowTiles)), imm(colTiles));
-  Expr bt = bin(ExprKind::FloorDiv, pv, imm(colTiles * rowTiles));
+  Expr mt = bin(ExprKind::FloorMod, pv, rowTiles);
+  Expr nt = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, pv, rowTiles), imm(colTiles));
+  Expr bt = bin(ExprKind::FloorDiv, pv, mulExtents(imm(colTiles), rowTiles));
   Exprs bIdx = delinearize(bt, batch);
   Exprs aPre = broadcastIndex(bIdx, batch, aBatch), bPre = broadcastIndex(bIdx, batch, bBatch);
   auto with = [](Exprs v, std::initializer_list<Expr> more) {
@@ -129,7 +150,7 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
       return loop::broadcast(loop::floatImm(0, DType::F32), static_cast<int>(kLanes));
     if (!rowBias)
       return loop::load(c.ins[2], {cols(ci)});
-    Expr i = rowTail ? bin(ExprKind::Min, row(r), imm(M - 1)) : row(r);
+    Expr i = rowTail ? bin(ExprKind::Min, row(r), lastRow) : row(r);
     return loop::broadcast(loop::load(c.ins[2], {i, imm(0)}), static_cast<int>(kLanes));
   };
   for (int64_t r = 0; r < R; ++r)
@@ -142,7 +163,7 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
                                                           static_cast<int>(kLanes))})
                        : loop::load(c.ins[1], with(bPre, {loop::var(k), cols(ci)})));
   for (int64_t r = 0; r < R; ++r) {
-    Expr i = rowTail ? bin(ExprKind::Min, row(r), imm(M - 1)) : row(r);
+    Expr i = rowTail ? bin(ExprKind::Min, row(r), lastRow) : row(r);
     Exprs aIdx = flat ? with(delinearize(i, aRows), {loop::var(k)}) : with(aPre, {i, loop::var(k)});
     Expr av = loop::broadcast(loop::load(c.ins[0], aIdx), static_cast<int>(kLanes));
     for (int64_t ci = 0; ci < C; ++ci)
@@ -161,7 +182,7 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
     }
     Stmt st = loop::seq(stores);
     // A clamped tail row computed row M-1 again: store only the real rows.
-    finish.push_back(rowTail ? loop::ifThenElse(bin(ExprKind::LT, row(r), imm(M)), st) : st);
+    finish.push_back(rowTail ? loop::ifThenElse(bin(ExprKind::LT, row(r), Mx), st) : st);
   }
   Stmt reduce = c.loopOver(k, K, LoopRole::Reduction, loop::seq(update));
   Stmt tile = loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
@@ -173,7 +194,7 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
     loop::Var kt = c.newVar("k");
     std::vector<Stmt> tInit, tUpdate, tFinish;
     for (int64_t r = 0; r < R; ++r) {
-      Expr i = rowTail ? bin(ExprKind::Min, row(r), imm(M - 1)) : row(r);
+      Expr i = rowTail ? bin(ExprKind::Min, row(r), lastRow) : row(r);
       Exprs aIdx =
           flat ? with(delinearize(i, aRows), {loop::var(kt)}) : with(aPre, {i, loop::var(kt)});
       std::vector<Stmt> rowStores;
@@ -194,7 +215,7 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
                        loop::load(accT, {imm(r), imm(t)})));
       }
       Stmt st = loop::seq(rowStores);
-      tFinish.push_back(rowTail ? loop::ifThenElse(bin(ExprKind::LT, row(r), imm(M)), st) : st);
+      tFinish.push_back(rowTail ? loop::ifThenElse(bin(ExprKind::LT, row(r), Mx), st) : st);
     }
     Stmt tReduce = c.loopOver(kt, K, LoopRole::Reduction, loop::seq(tUpdate));
     Stmt tailTile =
@@ -202,8 +223,9 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
     tile = loop::seq({tile, loop::ifThenElse(bin(ExprKind::EQ, nt, imm(colTiles - 1)), tailTile)});
   }
   // The structure is final; whether p runs in parallel is the schedule's choice.
-  c.nest(p, {std::string(c.op.opName()), batches * M * N * K, true});
-  return c.loopOver(p, batches * rowTiles * colTiles, LoopRole::Parallel, tile);
+  c.nest(p, {std::string(c.op.opName()), nominal(batches) * nominal(Mx) * N * K, true});
+  return c.loopOver(p, mulExtents(mulExtents(batches, rowTiles), imm(colTiles)),
+                    LoopRole::Parallel, tile);
 }
 
 } // namespace strata::lower

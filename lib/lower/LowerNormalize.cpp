@@ -88,6 +88,8 @@ Stmt lowerLayerNorm(LowerCtx &c) {
     throw LowerError("layer_norm: operand must have rank >= 1");
   if (canLowerVectorRows(c))
     return lowerVectorLayerNorm(c);
+  if (c.symbolic)
+    notLowered(c.op, "symbolic dims outside vectorized rows of a static length");
   const ops::LayerNormOp layerNorm(c.op);
   size_t axis = checkedAxis(c, layerNorm.axis(), in.size());
   double eps = layerNorm.epsilon();

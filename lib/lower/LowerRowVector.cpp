@@ -27,15 +27,19 @@ Expr f32(double v) { return loop::floatImm(v, DType::F32); }
 // The row geometry: `rows` rows of `n` contiguous f32 elements, `lanes` per vector, `whole`
 // elements covered by whole vectors (the rest is the scalar tail).
 struct Rows {
-  Shape outer; // the dims above the row (the input's shape without its last dim)
-  int64_t rows = 1, n = 0, lanes = 8, whole = 0;
+  Exprs outer; // the dims above the row (the input's shape without its last dim): may be symbolic
+  Expr rows;   // their product
+  int64_t n = 0, lanes = 8, whole = 0;
 };
 
-Rows rowsOf(const LowerCtx &c, const Shape &in) {
+Rows rowsOf(const LowerCtx &c) {
+  const Exprs &in = c.inDims[0];
   Rows r;
   r.outer.assign(in.begin(), in.end() - 1);
-  r.rows = numElements(r.outer);
-  r.n = in.back();
+  r.rows = imm(1);
+  for (const Expr &d : r.outer)
+    r.rows = mulExtents(r.rows, d);
+  r.n = c.inShapes[0].back();
   int64_t w = c.opts.vectorLanesF32;
   r.lanes = w > 8 && r.n >= w ? w : 8;
   r.whole = r.n / r.lanes * r.lanes;
@@ -129,13 +133,14 @@ Stmt overRows(LowerCtx &c, const Rows &g, int64_t workPerElement,
   loop::Var p = c.newVar("row");
   RowBuilder rb{c, g, delinearize(loop::var(p), g.outer)};
   Stmt body = perRow(rb);
-  c.nest(p, {std::string(c.op.opName()), g.rows * g.n * workPerElement, true});
+  c.nest(p, {std::string(c.op.opName()), g.rows.asInt().value_or(64) * g.n * workPerElement, true});
   return c.loopOver(p, g.rows, LoopRole::Parallel, body);
 }
 
 } // namespace
 
 bool canLowerVectorRows(const LowerCtx &c) {
+  // Rows of a static length (>= 8); the dims above them may be symbolic.
   const Shape &in = c.inShapes[0];
   if (in.empty() || in.back() < 8)
     return false;
@@ -154,12 +159,16 @@ bool canLowerVectorRows(const LowerCtx &c) {
     for (size_t d = static_cast<size_t>(axis); d + 1 < in.size(); ++d)
       if (in[d] != 1)
         return false;
-    // Scale and bias index the row by its last dim (or broadcast one value along it).
-    for (size_t i = 1; i < c.inShapes.size(); ++i)
+    // Scale and bias index the row by its last dim (or broadcast one value along it); static.
+    for (size_t i = 1; i < c.inShapes.size(); ++i) {
       if (c.inShapes[i].size() > in.size() ||
           (!c.inShapes[i].empty() && c.inShapes[i].back() != in.back() &&
            c.inShapes[i].back() != 1))
         return false;
+      for (int64_t d : c.inShapes[i])
+        if (d < 0)
+          return false;
+    }
     return true;
   }
   default:
@@ -168,7 +177,7 @@ bool canLowerVectorRows(const LowerCtx &c) {
 }
 
 Stmt lowerVectorSoftmax(LowerCtx &c, bool logarithm) {
-  const Rows g = rowsOf(c, c.inShapes[0]);
+  const Rows g = rowsOf(c);
   // exp dominates: about a dozen operations per element in the vector math.
   return overRows(c, g, 16, [&](RowBuilder &rb) {
     loop::Buffer mx = localArray(c, "max", DType::F32), sum = localArray(c, "sum", DType::F32);
@@ -215,8 +224,8 @@ Stmt lowerVectorSoftmax(LowerCtx &c, bool logarithm) {
 }
 
 Stmt lowerVectorLayerNorm(LowerCtx &c) {
-  const Shape &in = c.inShapes[0];
-  const Rows g = rowsOf(c, in);
+  const Exprs &in = c.inDims[0];
+  const Rows g = rowsOf(c);
   const double eps = ops::LayerNormOp(c.op).epsilon();
   return overRows(c, g, 6, [&](RowBuilder &rb) {
     loop::Buffer mean = localArray(c, "mean", DType::F32), rstd = localArray(c, "rstd", DType::F32);
@@ -225,7 +234,7 @@ Stmt lowerVectorLayerNorm(LowerCtx &c) {
     // Scale or bias at the row's elements: by the last index, or one value broadcast.
     auto operand = [&](size_t i, const Expr &base, int lanes) {
       const Shape &s = c.inShapes[i];
-      Exprs idx = broadcastIndex(rb.at(base, lanes), in, s);
+      Exprs idx = broadcastIndex(rb.at(base, lanes), in, c.inDims[i]);
       bool along = !s.empty() && s.back() == g.n;
       return along ? loop::load(c.ins[i], idx) : splat(loop::load(c.ins[i], idx), lanes);
     };

@@ -22,9 +22,9 @@ Lowering loweringFor(OpKind k) {
   case OpKind::Pad:
     return {lowerPad, false, true};
   case OpKind::Gather:
-    return {lowerGather};
+    return {lowerGather, false, true};
   case OpKind::GatherElements:
-    return {lowerGatherElements};
+    return {lowerGatherElements, false, true};
   case OpKind::GatherND:
     return {lowerGatherNd};
   case OpKind::ScatterElements:
@@ -32,7 +32,7 @@ Lowering loweringFor(OpKind k) {
   case OpKind::ScatterND:
     return {lowerScatterNd};
   case OpKind::MatMul:
-    return {lowerMatMul};
+    return {lowerMatMul, false, true};
   case OpKind::Conv:
     return {lowerConv, false, true};
   case OpKind::ConvTranspose:
@@ -44,11 +44,11 @@ Lowering loweringFor(OpKind k) {
   case OpKind::ArgReduce:
     return {lowerArgReduce};
   case OpKind::Softmax:
-    return {lowerSoftmax};
+    return {lowerSoftmax, false, true};
   case OpKind::LogSoftmax:
-    return {lowerLogSoftmax};
+    return {lowerLogSoftmax, false, true};
   case OpKind::LayerNorm:
-    return {lowerLayerNorm};
+    return {lowerLayerNorm, false, true};
   case OpKind::CumSum:
     return {lowerCumSum};
   case OpKind::TopK:
