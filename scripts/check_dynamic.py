@@ -53,6 +53,28 @@ class ConvNet(nn.Module):
         return self.fc(y.mean(dim=(2, 3)))
 
 
+class ConvNetAnySize(nn.Module):
+    """A conv net that never reads its own shape: compiled once, its kernels take batch, height
+    and width as run-time extents (a stem, a residual block, a strided branch concatenated with
+    a 1x1 side path, average pooling, a global mean and a classifier)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU())
+        self.pool = nn.MaxPool2d(3, 2, 1)
+        self.block = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1), nn.ReLU(), nn.Conv2d(16, 16, 3, 1, 1))
+        self.down = nn.Conv2d(16, 32, 3, 2, 1)
+        self.side = nn.Conv2d(16, 16, 1, 2)
+        self.fuse = nn.Conv2d(48, 32, 1)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.pool(self.stem(x))
+        x = F.relu(x + self.block(x))
+        y = F.relu(self.fuse(torch.cat([self.down(x), self.side(x)], dim=1)))
+        return self.fc(F.avg_pool2d(y, 2, 1).mean(dim=(2, 3)))
+
+
 VOCAB, HIDDEN, HEADS, LAYERS, MAXLEN = 256, 64, 4, 2, 256
 
 
@@ -230,6 +252,48 @@ def main():
         else:
             lines = [l for l in r.stdout.splitlines() if l.startswith(("compile", "latency"))]
             print(f"bench convnet_dyn case {i}: " + "; ".join(lines))
+    # One library for every size: compiled once, run at three image sizes against torch, and
+    # through the jit compiled once (--any-shape); a too small image is an input error.
+    net = calibrate(ConvNetAnySize(), torch.randn(4, 3, 64, 64))
+    path = os.path.join(args.work, "convnet_any.onnx")
+    with torch.no_grad():
+        torch.onnx.export(net, torch.randn(1, 3, 64, 64), path, input_names=["input"],
+                          output_names=["output"], opset_version=17,
+                          dynamic_axes={"input": {0: "batch", 2: "height", 3: "width"},
+                                        "output": {0: "batch"}})
+    lib = os.path.join(args.work, "convnet_any.so")
+    r = subprocess.run([strata, "compile", path, "-o", lib], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        failures.append(f"compile convnet_any once: exit {r.returncode}: {r.stderr.strip()}")
+    else:
+        print(r.stdout.strip())
+        for i, shape in enumerate([(1, 3, 64, 64), (2, 3, 45, 77), (1, 3, 224, 160)]):
+            x = torch.randn(*shape)
+            with torch.no_grad():
+                want = net(x).numpy()
+            inp = os.path.join(args.work, f"convnet_any.{i}.input.npy")
+            np.save(inp, x.numpy())
+            for model, extra in [(lib, []), (path, ["--any-shape"])]:
+                out = os.path.join(args.work, f"convnet_any.{i}.{'aot' if model == lib else 'jit'}")
+                r = subprocess.run([strata, "run", model, *extra, "--input", inp, "--output-dir",
+                                    out], capture_output=True, text=True, env=env)
+                label = f"convnet_any {list(shape)} {'one .so' if model == lib else 'jit --any-shape'}"
+                if r.returncode != 0:
+                    failures.append(f"{label}: exit {r.returncode}: {r.stderr.strip()}")
+                    continue
+                err = rel_error(np.load(os.path.join(out, "output.npy")), want)
+                print(f"{label}: max rel error {err:.2e}")
+                if not err <= TOL:
+                    failures.append(f"{label}: max rel error {err:.2e} > {TOL}")
+        tiny = os.path.join(args.work, "tiny.npy")
+        np.save(tiny, np.zeros((1, 3, 4, 4), np.float32))
+        r = subprocess.run([strata, "run", lib, "--input", tiny], capture_output=True, text=True,
+                           env=env)
+        if r.returncode != 4 or "too small" not in r.stderr and "must be at least" not in r.stderr:
+            failures.append(f"4x4 image through the library: expected exit 4 naming the size, got "
+                            f"exit {r.returncode}: {r.stderr.strip()}")
+        else:
+            print(f"4x4 image refused by the library (exit 4): {r.stderr.strip()}")
     # A shape that breaks the model's own constraints is an input error, not a crash.
     bad = os.path.join(args.work, "bad.npy")
     np.save(bad, np.zeros((1, 4, 32, 32), np.float32))

@@ -369,6 +369,15 @@ std::vector<TensorType> inferTranspose(const InferContext &c) { return {transpos
 std::vector<TensorType> inferExpand(const InferContext &c) { return {expandType(c)}; }
 std::vector<TensorType> inferSlice(const InferContext &c) { return {sliceType(c)}; }
 std::vector<TensorType> inferConcat(const InferContext &c) { return {concatType(c)}; }
+std::vector<TensorType> inferShape(const InferContext &c) {
+  const TensorType &x = c.operand(0);
+  const auto attrs = c.view<ops::ShapeOp>();
+  const int64_t start = attrs.start(), end = attrs.end();
+  if (start < 0 || end < start || end > x.rank())
+    fail("dims [" + std::to_string(start) + ", " + std::to_string(end) + ") are not within rank " +
+         std::to_string(x.rank()));
+  return {TensorType(DType::I64, {Dim(end - start)})};
+}
 std::vector<TensorType> inferPad(const InferContext &c) { return {padType(c)}; }
 std::vector<TensorType> inferGather(const InferContext &c) { return {gatherType(c)}; }
 std::vector<TensorType> inferGatherElements(const InferContext &c) {

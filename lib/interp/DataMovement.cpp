@@ -284,6 +284,18 @@ Tensors padKernel(const Op &op, const Tensors &xs) {
 
 } // namespace
 
+// shape: the operand's dims [start, end) (its type was checked against them).
+static Tensors shapeKernel(const Op &op, const Tensors &operands) {
+  const ops::ShapeOp attrs(op);
+  const Shape &dims = operands[0].shape();
+  const int64_t start = attrs.start(), end = attrs.end();
+  if (start < 0 || end < start || end > static_cast<int64_t>(dims.size()))
+    structured::fail(op, "dims [" + std::to_string(start) + ", " + std::to_string(end) +
+                             ") are not within " + shapeToString(dims));
+  std::vector<int64_t> v(dims.begin() + start, dims.begin() + end);
+  return {Tensor::fromVector(DType::I64, {end - start}, v)};
+}
+
 void registerDataMovementKernels(KernelFn *table) {
   auto set = [&](OpKind k, KernelFn fn) { table[static_cast<size_t>(k)] = fn; };
   set(OpKind::Reshape, reshapeKernel);
@@ -292,6 +304,7 @@ void registerDataMovementKernels(KernelFn *table) {
   set(OpKind::Slice, sliceKernel);
   set(OpKind::Concat, concatKernel);
   set(OpKind::Pad, padKernel);
+  set(OpKind::Shape, shapeKernel);
   registerGatherScatterKernels(table);
 }
 

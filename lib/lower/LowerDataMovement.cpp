@@ -212,6 +212,18 @@ Stmt lowerIndexMap(LowerCtx &c) {
     return indexMapSource(c.op, c.inDims[0], c.outDims[0], idx);
   });
 }
+// shape: one store per dim, its size or its run-time extent.
+Stmt lowerShape(LowerCtx &c) {
+  const ops::ShapeOp attrs(c.op);
+  const int64_t start = attrs.start(), end = attrs.end();
+  if (start < 0 || end < start || end > static_cast<int64_t>(c.inDims[0].size()))
+    throw LowerError("shape: dims out of range");
+  std::vector<Stmt> stores;
+  for (int64_t i = start; i < end; ++i)
+    stores.push_back(loop::store(c.outs[0], {imm(i - start)}, c.inDims[0][static_cast<size_t>(i)]));
+  return loop::seq(stores);
+}
+
 Stmt lowerGather(LowerCtx &c) { return lowerGather(c, false); }
 Stmt lowerGatherElements(LowerCtx &c) { return lowerGather(c, true); }
 

@@ -177,6 +177,7 @@ Stmt lowerBody(LowerCtx &c);
 Stmt lowerElementwise(LowerCtx &c); // LowerElementwise.cpp: every T_ELEMENTWISE op
 Stmt lowerIndexMap(LowerCtx &c);    // LowerDataMovement.cpp: every T_INDEX_MAP op
 Stmt lowerConcat(LowerCtx &c);
+Stmt lowerShape(LowerCtx &c);
 Stmt lowerPad(LowerCtx &c);
 Stmt lowerGather(LowerCtx &c);
 Stmt lowerGatherElements(LowerCtx &c);

@@ -51,6 +51,11 @@ public:
   // subgraph, or a specializable graph input); nullopt otherwise. Use this for every input that
   // must be static (shapes, axes, pads, scales, k, ...).
   virtual std::optional<Tensor> constantInput(const onnx::NodeProto &node, int i) = 0;
+  // The value of input i as formulas of the symbolic dims, per element, for an integer tensor of
+  // rank 0 or 1 that shape arithmetic computes from symbolic dims (Shape, then Gather, Concat,
+  // Unsqueeze, Cast, Slice, + - * / on it) or a small integer constant; nullopt otherwise.
+  // Consumers that need a shape (Reshape, Expand) read it when constantInput has none.
+  virtual std::optional<std::vector<SymExpr>> symbolicInput(const onnx::NodeProto &node, int i) = 0;
   // Same, but throws ConvertError naming the input when it is not a known constant.
   Tensor requireConstantInput(const onnx::NodeProto &node, int i, const char *what) {
     auto t = constantInput(node, i);

@@ -36,9 +36,44 @@ std::optional<std::vector<int64_t>> axesAttrOrInput(ImportContext &ctx, const No
 
 // --- Reshaping -----------------------------------------------------------------------------------
 
+// A shape given as formulas of the symbolic dims (ImportContext::symbolicInput) as the ints of a
+// reshape: a constant entry as it is (0 copies, -1 infers), a symbolic one copied (0) where x
+// has it at the same position, otherwise inferred (-1, at most one). Nullopt when not expressible.
+std::optional<std::vector<int64_t>> symbolicReshape(const TensorType &x,
+                                                    const std::vector<SymExpr> &target) {
+  std::vector<int64_t> shape;
+  bool inferred = false;
+  for (const SymExpr &e : target)
+    inferred |= e.constant() == -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (std::optional<int64_t> c = target[i].constant()) {
+      shape.push_back(*c);
+    } else if (i < x.dims.size() && x.dims[i].asExpr() == target[i]) {
+      shape.push_back(0);
+    } else if (!inferred) {
+      shape.push_back(-1);
+      inferred = true;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return shape;
+}
+
 Values convertReshape(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "data");
-  std::vector<int64_t> shape = ints(ctx.requireConstantInput(n, 1, "shape"));
+  std::vector<int64_t> shape;
+  if (std::optional<Tensor> t = ctx.constantInput(n, 1)) {
+    shape = ints(*t);
+  } else if (auto target = ctx.symbolicInput(n, 1)) {
+    auto encoded = symbolicReshape(x->type(), *target);
+    if (!encoded || attrInt(n, "allowzero", 0))
+      throw ConvertError("shape (input 1 '" + n.input(1) + "') computed from symbolic dims "
+                         "moves more than one of them");
+    shape = *encoded;
+  } else {
+    shape = ints(ctx.requireConstantInput(n, 1, "shape"));
+  }
   AttrMap attrs{{"shape", Attribute(shape)}};
   if (int64_t allowZero = attrInt(n, "allowzero", 0))
     attrs["allowzero"] = Attribute(allowZero);
@@ -348,7 +383,27 @@ Values convertTile(ImportContext &ctx, const Node &n) {
 
 Values convertExpand(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "input");
-  std::vector<int64_t> shape = ints(ctx.requireConstantInput(n, 1, "shape"));
+  std::vector<int64_t> shape;
+  if (std::optional<Tensor> t = ctx.constantInput(n, 1)) {
+    shape = ints(*t);
+  } else if (auto target = ctx.symbolicInput(n, 1)) {
+    // A symbolic target dim is expressible where x already has it (broadcast keeps it: 1).
+    const auto &dims = x->type().dims;
+    for (size_t i = 0; i < target->size(); ++i) {
+      const SymExpr &e = (*target)[i];
+      const size_t lead = target->size() - std::min(target->size(), dims.size());
+      if (std::optional<int64_t> c = e.constant()) {
+        shape.push_back(*c);
+      } else if (i >= lead && dims[i - lead].asExpr() == e) {
+        shape.push_back(1);
+      } else {
+        throw ConvertError("shape (input 1 '" + n.input(1) + "') has symbolic dim " + e.str() +
+                           " that input 0 " + x->type().str() + " does not have there");
+      }
+    }
+  } else {
+    shape = ints(ctx.requireConstantInput(n, 1, "shape"));
+  }
   return {ctx.builder().value(OpKind::Expand, {x}, {{"shape", Attribute(shape)}})};
 }
 
@@ -521,13 +576,16 @@ Values convertShape(ImportContext &ctx, const Node &n) {
   start = clampAxis(start);
   end = clampAxis(end);
   std::vector<int64_t> dims;
+  bool symbolic = false;
   for (int64_t i = start; i < end; ++i) {
     const Dim &d = x->type().dims[i];
-    if (!d.isStatic())
-      throw ConvertError("the shape of a dynamic dim (" + d.str() + " of " + x->type().str() +
-                         ") is unsupported");
+    symbolic |= !d.isStatic();
     dims.push_back(d.size);
   }
+  // Symbolic dims: a run-time value (the importer also knows it as formulas: symbolicInput).
+  if (symbolic)
+    return {ctx.builder().value(OpKind::Shape, {x},
+                                {{"start", Attribute(start)}, {"end", Attribute(std::max(start, end))}})};
   return {ctx.builder().constant(
       Tensor::fromVector(DType::I64, {static_cast<int64_t>(dims.size())}, dims))};
 }

@@ -115,6 +115,9 @@ std::string typeCategory(const onnx::TypeProto &t) {
 }
 
 class Importer final : public ImportContext {
+  // Shape values known as formulas: at most this many elements (shapes are short).
+  static constexpr int64_t kMaxSymbolicElements = 16;
+
 public:
   Importer(std::string path, const ImportOptions &opts)
       : path_(std::move(path)), opts_(opts), graph_(std::make_unique<Graph>("main")),
@@ -217,7 +220,137 @@ public:
     return std::nullopt;
   }
 
+  std::optional<std::vector<SymExpr>> symbolicInput(const onnx::NodeProto &node, int i) override {
+    if (i < 0 || i >= node.input_size() || node.input(i).empty())
+      return std::nullopt;
+    Value *v = lookup(node.input(i));
+    if (auto it = symbolic_.find(v); it != symbolic_.end())
+      return it->second;
+    std::optional<Tensor> t = constantInput(node, i);
+    if (!t || !isInteger(t->dtype()) || t->rank() > 1 || t->numElements() > kMaxSymbolicElements)
+      return std::nullopt;
+    std::vector<SymExpr> r;
+    for (int64_t e = 0; e < t->numElements(); ++e)
+      r.push_back(SymExpr(t->getInt(e)));
+    return r;
+  }
+
 private:
+  // Shape arithmetic on symbolic dims, element by element, for integer tensors of rank 0 or 1:
+  // records the formulas of `results` when `node` computes them from shape values (Shape of a
+  // tensor with symbolic dims, then Gather, Concat, Unsqueeze, Squeeze, Cast, Identity, Slice,
+  // Reshape of such vectors, ReduceProd/ReduceSum of all of one, + - * / and Min/Max). Reshape
+  // and Expand then read their shape from
+  // it (symbolicInput), so `x.view(x.size(0), -1)` imports with symbolic dims.
+  void propagateSymbolic(const onnx::NodeProto &node, const std::vector<Value *> &results) {
+    if (results.empty() || !results[0] || results[0]->type().rank() > 1 ||
+        !isInteger(results[0]->type().dtype))
+      return;
+    Value *out = results[0];
+    if (Op *def = out->definingOp(); def && def->kind() == OpKind::Constant)
+      return; // folded: constantInput knows it
+    const std::string &type = node.op_type();
+    auto in = [&](int i) { return symbolicInput(node, i); };
+    auto anySymbolic = [&] {
+      for (int i = 0; i < node.input_size(); ++i)
+        if (!node.input(i).empty() && symbolic_.count(lookup(node.input(i))))
+          return true;
+      return false;
+    };
+    std::optional<std::vector<SymExpr>> r;
+    try {
+      if (type == "Shape") {
+        Value *x = input(node, 0);
+        const int64_t rank = x->type().rank();
+        auto clampAxis = [rank](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank); };
+        int64_t start = clampAxis(attrInt(node, "start", 0)), end = clampAxis(attrInt(node, "end", rank));
+        r.emplace();
+        for (int64_t d = start; d < end; ++d)
+          r->push_back(x->type().dims[d].asExpr());
+      } else if (!anySymbolic()) {
+        return;
+      } else if (type == "Identity" || type == "Cast" || type == "Unsqueeze" || type == "Squeeze" ||
+                 type == "Reshape" || type == "Flatten") {
+        r = in(0);
+      } else if (type == "Gather") {
+        auto data = in(0), idx = in(1);
+        if (data && idx && attrInt(node, "axis", 0) == 0) {
+          r.emplace();
+          const int64_t n = static_cast<int64_t>(data->size());
+          for (const SymExpr &e : *idx) {
+            std::optional<int64_t> k = e.constant();
+            if (!k || *k < -n || *k >= n)
+              return;
+            r->push_back((*data)[static_cast<size_t>(*k < 0 ? *k + n : *k)]);
+          }
+        }
+      } else if (type == "Concat") {
+        r.emplace();
+        for (int i = 0; i < node.input_size(); ++i) {
+          auto part = in(i);
+          if (!part)
+            return;
+          r->insert(r->end(), part->begin(), part->end());
+        }
+      } else if (type == "Slice") {
+        auto data = in(0), starts = in(1), ends = in(2);
+        std::optional<std::vector<SymExpr>> steps = node.input_size() > 4 ? in(4) : std::nullopt;
+        if (!data || !starts || !ends || starts->size() != 1 || ends->size() != 1)
+          return;
+        auto constant = [](const std::optional<std::vector<SymExpr>> &v) -> std::optional<int64_t> {
+          return v && v->size() == 1 ? (*v)[0].constant() : std::nullopt;
+        };
+        std::optional<int64_t> b = constant(starts), e = constant(ends);
+        int64_t step = steps ? constant(steps).value_or(0) : 1;
+        if (!b || !e || step == 0)
+          return;
+        shape::SliceRange range =
+            shape::sliceRange(static_cast<int64_t>(data->size()), *b, *e, step);
+        r.emplace();
+        for (int64_t k = 0; k < range.length; ++k)
+          r->push_back((*data)[static_cast<size_t>(range.start + k * range.step)]);
+      } else if ((type == "ReduceProd" || type == "ReduceSum") && node.input_size() <= 1 &&
+                 !hasAttr(node, "axes")) { // every element (a 1-D vector's only axis)
+        auto v = in(0);
+        if (!v)
+          return;
+        SymExpr acc(type == "ReduceProd" ? 1 : 0);
+        for (const SymExpr &e : *v)
+          acc = type == "ReduceProd" ? acc * e : acc + e;
+        r = std::vector<SymExpr>{acc};
+      } else if (type == "Add" || type == "Sub" || type == "Mul" || type == "Div" ||
+                 type == "Min" || type == "Max") {
+        auto a = in(0), b = in(1);
+        if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1))
+          return;
+        r.emplace();
+        for (size_t k = 0; k < std::max(a->size(), b->size()); ++k) {
+          const SymExpr &x = (*a)[a->size() == 1 ? 0 : k], &y = (*b)[b->size() == 1 ? 0 : k];
+          if (type == "Add")
+            r->push_back(x + y);
+          else if (type == "Sub")
+            r->push_back(x - y);
+          else if (type == "Mul")
+            r->push_back(x * y);
+          else if (type == "Min")
+            r->push_back(SymExpr::min(x, y));
+          else if (type == "Max")
+            r->push_back(SymExpr::max(x, y));
+          else if (std::optional<int64_t> d = y.constant(); d && *d > 0 && x.provablyNonNegative())
+            r->push_back(SymExpr::floorDiv(x, y)); // truncation = floor for sizes
+          else
+            return;
+        }
+      }
+    } catch (const SymExprError &) {
+      return; // formulas past what SymExpr keeps: the value stays run-time data only
+    }
+    if (r && static_cast<int64_t>(r->size()) <= kMaxSymbolicElements &&
+        (out->type().rank() == 0 ? r->size() == 1
+                                 : out->type().dims[0] == Dim(static_cast<int64_t>(r->size()))))
+      symbolic_[out] = std::move(*r);
+  }
+
   void loadModel() {
     auto buf = readWholeFile(path_, "ONNX model");
     if (buf->getBufferSize() == 0)
@@ -755,6 +888,7 @@ private:
         v->setName(namePrefix_ + out); // names in an unrolled body carry its iteration
       values_[out] = v;
     }
+    propagateSymbolic(node, results);
   }
 
   // Replaces each new op whose operands are all constants by constants of its results, so
@@ -845,6 +979,7 @@ private:
   std::unordered_map<std::string, onnx::TensorProto *> initializers_;
   std::unordered_map<std::string, Tensor> tensors_;  // decoded initializers, specialized inputs
   std::unordered_map<std::string, Value *> values_;  // ONNX name -> value (null: not produced)
+  std::unordered_map<const Value *, std::vector<SymExpr>> symbolic_; // see propagateSymbolic
   // Marks a name a subgraph shadowed that had no binding before it (restored by erasing it).
   inline static Value *const kUnbound = reinterpret_cast<Value *>(uintptr_t{1});
   int64_t inlineDepth_ = 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""`make_shape_reader.py OUT`: an ONNX model with input x [n, 3, h, w] (all but the channels
-dynamic) that flattens it to [n, 3*h*w] through its own shape: Shape -> Gather -> ReduceProd ->
-Concat -> Reshape, as exporters write view(n, -1) with a computed size."""
+"""`make_shape_reader.py OUT [--range]`: an ONNX model with input x [n, 3, h, w] (all but the
+channels dynamic) that flattens it to [n, 3*h*w] through its own shape: Shape -> Gather ->
+ReduceProd -> Concat -> Reshape, as exporters write view(n, -1) with a computed size. With
+--range it also outputs Range(0, n, 1), a length computed from a symbolic dim."""
 import sys
 
 import onnx
@@ -17,10 +18,16 @@ nodes = [
 ]
 inits = [helper.make_tensor("i0", TensorProto.INT64, [1], [0]),
          helper.make_tensor("rest", TensorProto.INT64, [3], [1, 2, 3])]
+outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", None])]
+if "--range" in sys.argv:
+    nodes += [helper.make_node("Squeeze", ["n", "i0"], ["count"]),
+              helper.make_node("Range", ["zero", "count", "one"], ["steps"], name="range")]
+    inits += [helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+              helper.make_tensor("one", TensorProto.INT64, [], [1])]
+    outputs.append(helper.make_tensor_value_info("steps", TensorProto.INT64, ["n"]))
 g = helper.make_graph(nodes, "reader",
                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"])],
-                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", None])],
-                      initializer=inits)
+                      outputs, initializer=inits)
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 m.ir_version = 8
 onnx.save(m, sys.argv[1])
