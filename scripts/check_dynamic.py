@@ -53,20 +53,14 @@ class ConvNet(nn.Module):
         return self.fc(y.mean(dim=(2, 3)))
 
 
-class ConvNetAnySize(nn.Module):
-    """A conv net that never reads its own shape: compiled once, its kernels take batch, height
-    and width as run-time extents (a stem, a residual block, a strided branch concatenated with
-    a 1x1 side path, average pooling, a global mean and a classifier)."""
+class ConvNetAnySize(ConvNet):
+    """ConvNet's layers without reading its own shape: compiled once, its kernels take batch,
+    height and width as run-time extents (the strided branch is concatenated with a 1x1 side
+    path instead of an upsampled one, then average pooling, a global mean and a classifier)."""
 
     def __init__(self):
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU())
-        self.pool = nn.MaxPool2d(3, 2, 1)
-        self.block = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1), nn.ReLU(), nn.Conv2d(16, 16, 3, 1, 1))
-        self.down = nn.Conv2d(16, 32, 3, 2, 1)
         self.side = nn.Conv2d(16, 16, 1, 2)
-        self.fuse = nn.Conv2d(48, 32, 1)
-        self.fc = nn.Linear(32, 10)
 
     def forward(self, x):
         x = self.pool(self.stem(x))
