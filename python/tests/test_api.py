@@ -269,6 +269,27 @@ def test_dynamic_height_and_width_with_cache(tmp_path, monkeypatch):
         assert_close(model(x), net(x).numpy())
 
 
+def test_dynamic_height_and_width_one_cached_library(tmp_path, monkeypatch):
+    # A conv net that never reads its own shape: cache=True compiles one library whose kernels
+    # take batch, height and width at run time; it serves every size, and the next compile loads it.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("STRATA_CACHE", raising=False)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, 2, 1), torch.nn.ReLU(),
+                              torch.nn.MaxPool2d(3, 2, 1), torch.nn.AdaptiveAvgPool2d(1),
+                              torch.nn.Flatten(), torch.nn.Linear(8, 5)).eval()
+    options = dict(example_inputs=(torch.randn(1, 3, 32, 32),), cache=True,
+                   dynamic_axes={"input": {0: "n", 2: "h", 3: "w"}})
+    model = strata.compile(net, **options)
+    assert model.cache == "miss"
+    assert model.inputs[0].shape == ["n", 3, "h", "w"]
+    for shape in [(1, 3, 32, 32), (2, 3, 41, 23), (3, 3, 7, 90)]:
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            assert_close(model(x), net(x).numpy())
+    assert strata.compile(net, **options).cache == "hit"
+
+
 def test_inputs_whose_values_decide_shapes(tmp_path):
     # A Reshape's shape and TopK's k given as inputs: compiled per binding of their values.
     path = str(tmp_path / "v.onnx")
