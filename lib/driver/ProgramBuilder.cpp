@@ -504,6 +504,17 @@ private:
       for (size_t s = 0; s < plan().symbols.size(); ++s)
         if (!plan().isDerived(s) && lower::symbolParamName(plan().symbols[s]) == name)
           found = static_cast<int>(s);
+      // A formula dim: the plan's derived symbol for it (added when no buffer had it yet).
+      if (std::optional<std::string> formula = lower::formulaOfParamName(name); found < 0 && formula) {
+        std::string why;
+        std::optional<SymExpr> e = SymExpr::parse(*formula, why);
+        if (!e)
+          return fail("scalar parameter %" + name + " names no formula: " + why);
+        auto index = dimSymbol(Dim::of(*e), "a dim of " + where);
+        if (!index)
+          return index.takeError();
+        found = *index;
+      }
       if (found < 0)
         return fail("scalar parameter %" + name + " is no input's symbol");
       step.args.push_back({PlanArg::Symbol, found});

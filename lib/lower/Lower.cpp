@@ -44,35 +44,14 @@ Expr LowerCtx::dimExpr(const Dim &d) {
     return imm(d.size);
   if (!symbolVars)
     notLowered(op, "symbolic dims");
-  // The canonical terms, each a coefficient times a product of atoms.
-  std::function<Expr(const SymExpr &)> build = [&](const SymExpr &e) -> Expr {
-    Expr sum;
-    for (const SymExpr::Term &t : e.terms()) {
-      Expr product;
-      for (const SymExpr::AtomRef &a : t.factors) {
-        Expr x;
-        switch (a->kind) {
-        case SymExpr::Atom::Symbol: {
-          auto [it, fresh] = symbolVars->try_emplace(a->name);
-          if (fresh)
-            it->second = loop::makeVar(symbolParamName(a->name), DType::I64);
-          x = loop::var(it->second);
-          break;
-        }
-        case SymExpr::Atom::FloorDiv:
-          x = bin(loop::ExprKind::FloorDiv, build(a->a), build(a->b));
-          break;
-        case SymExpr::Atom::Min: x = loop::min(build(a->a), build(a->b)); break;
-        case SymExpr::Atom::Max: x = loop::max(build(a->a), build(a->b)); break;
-        }
-        product = product ? product * x : x;
-      }
-      Expr term = !product ? imm(t.coeff) : t.coeff == 1 ? product : product * imm(t.coeff);
-      sum = sum ? sum + term : term;
-    }
-    return sum ? sum : imm(0);
-  };
-  return build(d.expr);
+  // One parameter per symbol and per formula dim: the plan computes formulas once per binding
+  // (its derived symbols), so kernels index with plain variables.
+  const std::string name = d.symbolName() ? symbolParamName(*d.symbolName())
+                                          : formulaParamName(d.expr.str());
+  auto [it, fresh] = symbolVars->try_emplace(name);
+  if (fresh)
+    it->second = loop::makeVar(name, DType::I64);
+  return loop::var(it->second);
 }
 
 Exprs LowerCtx::dimsOf(const TensorType &t) {

@@ -23,6 +23,60 @@ std::string symbolParamName(const std::string &symbol) {
   return r;
 }
 
+// Escapes the formula's punctuation with '_' pairs (an injective encoding: '_' itself doubles).
+std::string formulaParamName(const std::string &formula) {
+  std::string r = "dim_";
+  for (char c : formula) {
+    switch (c) {
+    case '_': r += "__"; break;
+    case '+': r += "_P"; break;
+    case '-': r += "_M"; break;
+    case '*': r += "_X"; break;
+    case '(': r += "_L"; break;
+    case ')': r += "_R"; break;
+    case ',': r += "_C"; break;
+    default:
+      if (std::isalnum(static_cast<unsigned char>(c)))
+        r += c;
+      else
+        r += "_" + std::to_string(static_cast<unsigned char>(c)) + "_";
+    }
+  }
+  return r;
+}
+
+std::optional<std::string> formulaOfParamName(const std::string &param) {
+  if (param.rfind("dim_", 0) != 0)
+    return std::nullopt;
+  std::string r;
+  for (size_t i = 4; i < param.size(); ++i) {
+    char c = param[i];
+    if (c != '_') {
+      r += c;
+      continue;
+    }
+    if (++i >= param.size())
+      return std::nullopt;
+    switch (param[i]) {
+    case '_': r += '_'; break;
+    case 'P': r += '+'; break;
+    case 'M': r += '-'; break;
+    case 'X': r += '*'; break;
+    case 'L': r += '('; break;
+    case 'R': r += ')'; break;
+    case 'C': r += ','; break;
+    default: {
+      size_t end = param.find('_', i);
+      if (end == std::string::npos)
+        return std::nullopt;
+      r += static_cast<char>(std::stoi(param.substr(i, end - i)));
+      i = end;
+    }
+    }
+  }
+  return r;
+}
+
 namespace {
 
 void collectSymbols(const Value &v, std::set<std::string> &out) {

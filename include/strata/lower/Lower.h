@@ -8,6 +8,7 @@
 #include "llvm/Support/Error.h"
 
 #include <functional>
+#include <optional>
 
 namespace strata::lower {
 
@@ -38,10 +39,14 @@ lowerSymbolic(const Op &op,
               const std::function<llvm::Error(loop::LoopFunction &)> &beforeLift = nullptr,
               const LowerOptions &opts = {});
 std::string symbolParamName(const std::string &symbol); // "batch" -> "sym_batch"
+// The parameter carrying a formula dim's value (computed by the plan): "fdiv(h+1,2)" ->
+// "dim_fdiv_Lh_P1_C2_R", and back (nullopt for a name of another form).
+std::string formulaParamName(const std::string &formula);
+std::optional<std::string> formulaOfParamName(const std::string &param);
 // Symbolic extents: an op with symbolic dims lowered as it is, every loop extent, buffer dim and
-// stride an i64 expression over trailing scalar parameters, one per symbol its dims mention
-// (sorted by name, each named symbolParamName(symbol)); formula dims (fdiv(h+1,2)) are computed
-// from them. Ops whose lowering needs static sizes are refused ("symbolic dims"). lowerOp uses
+// stride an i64 expression over trailing scalar parameters, one per symbol its dims are
+// (symbolParamName(symbol)) and one per formula dim (formulaParamName: fdiv(h+1,2), which the
+// plan computes when the inputs are bound), sorted by name. Ops whose lowering needs static sizes are refused ("symbolic dims"). lowerOp uses
 // this when batch lifting does not apply.
 llvm::Expected<loop::LoopFunction> lowerWithSymbolicExtents(const Op &op,
                                                             const LowerOptions &opts = {});
