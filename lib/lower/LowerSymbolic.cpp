@@ -65,11 +65,19 @@ std::optional<std::string> formulaOfParamName(const std::string &param) {
     case 'L': r += '('; break;
     case 'R': r += ')'; break;
     case 'C': r += ','; break;
-    default: {
+    default: { // _<decimal code>_
       size_t end = param.find('_', i);
-      if (end == std::string::npos)
+      if (end == std::string::npos || end == i || end - i > 3)
         return std::nullopt;
-      r += static_cast<char>(std::stoi(param.substr(i, end - i)));
+      int code = 0;
+      for (size_t k = i; k < end; ++k) {
+        if (!std::isdigit(static_cast<unsigned char>(param[k])))
+          return std::nullopt;
+        code = code * 10 + (param[k] - '0');
+      }
+      if (code > 255)
+        return std::nullopt;
+      r += static_cast<char>(code);
       i = end;
     }
     }

@@ -58,3 +58,21 @@ TEST(LowerKernel, UnloweredRegionOpIsReported) {
 }
 
 } // namespace
+
+// A formula dim's kernel parameter name encodes the formula injectively and decodes back (the
+// program builder finds the plan's derived symbol for it by that name).
+TEST(SymbolicExtents, FormulaParamNamesRoundTrip) {
+  for (std::string f : {"fdiv(h+1,2)", "fdiv(h-1,2)+1", "3*h*w", "min(s,256)", "a_b-c", "h+-1"}) {
+    std::string name = lower::formulaParamName(f);
+    for (char c : name)
+      EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '_') << name;
+    EXPECT_EQ(lower::formulaOfParamName(name), std::optional<std::string>(f)) << name;
+  }
+  EXPECT_NE(lower::formulaParamName("h+1"), lower::formulaParamName("hP1"));
+  EXPECT_NE(lower::formulaParamName("a_P"), lower::formulaParamName("a+"));
+  EXPECT_EQ(lower::formulaOfParamName("sym_h"), std::nullopt);
+  EXPECT_EQ(lower::formulaOfParamName("dim_h_"), std::nullopt);
+  EXPECT_EQ(lower::formulaOfParamName("dim_h_Z_"), std::nullopt);
+  EXPECT_EQ(lower::formulaOfParamName("dim_h_999_"), std::nullopt);
+  EXPECT_EQ(lower::formulaOfParamName("dim_h_32_"), std::optional<std::string>("h "));
+}
