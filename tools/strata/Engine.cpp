@@ -343,9 +343,12 @@ CachedEngine cachedJitEngine(const std::string &model, const EngineOptions &opts
     llvm::consumeError(entry.takeError()); // the import reports an unreadable model
     return {};
   }
-  const std::string &lib = *entry;
-  if (lib.empty())
+  if (entry->empty())
     return {};
+  // A model compiled once for every shape (--any-shape) is an entry of its own: runs without
+  // the flag keep their per-shape kernels.
+  const std::string lib =
+      opts.anyShape ? entry->substr(0, entry->size() - 3) + "-any-shape.so" : *entry;
   auto start = std::chrono::steady_clock::now();
   std::string status = "hit";
   if (!llvm::sys::fs::exists(lib)) {
