@@ -268,6 +268,19 @@ private:
                                          nodeName(op) + "\"), whose window must fit its padded input,",
                                      true});
         }
+      } else if (op.kind() == OpKind::ArgReduce && op.numOperands() == 1) {
+        // An arg along an empty axis has no answer: a symbolic axis length must be >= 1.
+        const auto &dims = op.operand(0)->type().dims;
+        const size_t axis = static_cast<size_t>(ops::ArgReduceOp(op).axis());
+        if (axis < dims.size() && !dims[axis].isStatic() && !err) {
+          std::string lhs = dims[axis].expr.str();
+          if (seen.insert({lhs, ">=1"}).second)
+            plan().checks.push_back({lhs, "1",
+                                     "the length of axis " + std::to_string(axis) + " of op '" +
+                                         std::string(op.opName()) + "' (node \"" + nodeName(op) +
+                                         "\")",
+                                     true});
+        }
       } else if (op.kind() == OpKind::Concat) {
         size_t axis = static_cast<size_t>(ops::ConcatOp(op).axis());
         for (unsigned i = 0; i < op.numOperands(); ++i) {

@@ -12,9 +12,9 @@ using loop::ExprKind;
 
 // A nest over every dim of `shape` except `axis`; `body` gets the full index with a placeholder
 // at `axis` (to be replaced by the caller's axis index) via `at(a)`.
-Stmt rowNest(LowerCtx &c, const Shape &shape, size_t axis,
+Stmt rowNest(LowerCtx &c, const Exprs &shape, size_t axis,
              const std::function<Stmt(const std::function<Exprs(const Expr &)> &)> &body) {
-  Shape rows = shape;
+  Exprs rows = shape;
   rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(axis));
   return loopNest(c, rows, LoopRole::Parallel, [&](const Exprs &r) {
     return body([&, r](const Expr &a) {
@@ -42,14 +42,17 @@ Stmt lowerArgReduce(LowerCtx &c) {
   if (in.empty())
     throw LowerError("arg_reduce: operand must have rank >= 1");
   size_t axis = checkedAxis(c, argReduce.axis(), in.size());
-  int64_t n = in[axis];
-  if (n == 0) {
-    if (numElements(c.outShapes[0]) > 0)
+  // A run-time axis length is at least 1: the plan checks it when the inputs are bound.
+  const Expr n = c.inDims[0][axis];
+  if (n.asInt() == 0) {
+    if (!c.symbolic && numElements(c.outShapes[0]) > 0)
       throw LowerError(std::string("arg_reduce: cannot take arg ") + (isMax ? "max" : "min") +
                        " along an empty axis");
-    return loop::seq({});
+    if (!c.symbolic)
+      return loop::seq({});
+    throw LowerError("arg_reduce: cannot take an arg along an empty axis");
   }
-  return rowNest(c, in, axis, [&](const auto &at) {
+  return rowNest(c, c.inDims[0], axis, [&](const auto &at) {
     Acc best = makeAcc(c, "best", t), idx = makeAcc(c, "idx", DType::I64);
     loop::Var a = c.newVar("a");
     Expr v = loop::load(c.ins[0], at(loop::var(a))), b = best.get();
@@ -62,7 +65,8 @@ Stmt lowerArgReduce(LowerCtx &c) {
       better = loop::select(isNaN(b), whenBestNaN, bin(ExprKind::Or, isNaN(v), better));
     }
     c.role(a, LoopRole::Reduction);
-    Stmt scan = loop::forLoop(a, imm(1), imm(n - 1), loop::ForKind::Serial,
+    Expr rest = n.asInt() ? imm(*n.asInt() - 1) : n - imm(1);
+    Stmt scan = loop::forLoop(a, imm(1), rest, loop::ForKind::Serial,
                               loop::ifThenElse(better, loop::seq({best.set(v), idx.set(loop::var(a))})));
     Exprs outIdx = at(imm(0));
     if (!keep)
@@ -148,12 +152,13 @@ Stmt lowerCumSum(LowerCtx &c) {
   size_t axis = checkedAxis(c, cumSum.axis(), in.size());
   bool exclusive = cumSum.exclusive();
   bool reverse = cumSum.reverse();
-  int64_t n = in[axis];
+  const Expr n = c.inDims[0][axis];
   DType at = isFloat(t) ? DType::F64 : t;
-  return rowNest(c, in, axis, [&](const auto &idxAt) {
+  return rowNest(c, c.inDims[0], axis, [&](const auto &idxAt) {
     Acc run = makeAcc(c, "run", at);
     loop::Var step = c.newVar("s");
-    Expr a = reverse ? imm(n - 1) - loop::var(step) : loop::var(step);
+    Expr last = n.asInt() ? imm(*n.asInt() - 1) : n - imm(1);
+    Expr a = reverse ? last - loop::var(step) : loop::var(step);
     Exprs idx = idxAt(a);
     Expr v = loop::load(c.ins[0], idx);
     if (at != t)

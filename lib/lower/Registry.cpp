@@ -44,7 +44,7 @@ Lowering loweringFor(OpKind k) {
   case OpKind::Reduce:
     return {lowerReduce, false, true};
   case OpKind::ArgReduce:
-    return {lowerArgReduce};
+    return {lowerArgReduce, false, true};
   case OpKind::Softmax:
     return {lowerSoftmax, false, true};
   case OpKind::LogSoftmax:
@@ -52,7 +52,7 @@ Lowering loweringFor(OpKind k) {
   case OpKind::LayerNorm:
     return {lowerLayerNorm, false, true};
   case OpKind::CumSum:
-    return {lowerCumSum};
+    return {lowerCumSum, false, true};
   case OpKind::TopK:
     return {lowerTopK, true}; // compares elements: exact in any width
   case OpKind::Resize:

@@ -467,19 +467,51 @@ TEST(JitEngine, ChecksTheSizesABroadcastAssumed) {
             "must equal 3");
 }
 
-TEST(JitEngine, RefusedOpNamesOpAndNode) {
-  // Two symbols: no batch lifting, and cumsum has no lowering with symbolic extents yet.
+TEST(JitEngine, ScansWithSymbolicExtents) {
+  // arg max and cumsum along a run-time axis of a [?n, ?m] input; an empty axis has no arg max.
   Graph g;
   Builder b(g);
-  b.setLocation("CumSum_7");
+  b.setLocation("ArgMax_2");
+  Value *x = g.addInput(TensorType(DType::F32, {Dim::sym("n"), Dim::sym("m")}), "x");
+  g.addOutput(b.value(OpKind::ArgReduce, {x},
+                      {{"kind", "max"}, {"axis", 1}, {"keepdims", 0}, {"select_last_index", 0}}),
+              "arg");
+  g.addOutput(b.value(OpKind::CumSum, {x}, {{"axis", 1}, {"exclusive", 0}, {"reverse", 1}}),
+              "sum");
+  CompileOptions opts;
+  opts.pipeline = "";
+  auto m = compileModel(g, opts);
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  Tensor in(DType::F32, {2, 5});
+  const double values[] = {1, 7, 3, 7, -2, 0, -1, 4, 9, 2};
+  for (int64_t i = 0; i < 10; ++i)
+    in.setDouble(i, values[i]);
+  auto out = (*m)->run({in});
+  ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+  EXPECT_EQ((*out)[0].getInt(0), 1);
+  EXPECT_EQ((*out)[0].getInt(1), 3);
+  EXPECT_EQ((*out)[1].getDouble(0), 16); // reverse cumsum of row 0 at column 0
+  EXPECT_EQ((*out)[1].getDouble(9), 2);
+  EXPECT_EQ(runError(**m, {Tensor(DType::F32, {2, 0})}),
+            "jit: at the input sizes n = 2, m = 0, the length of axis 1 of op 'arg_reduce' (node "
+            "\"ArgMax_2\") is 0 but must be at least 1");
+}
+
+TEST(JitEngine, RefusedOpNamesOpAndNode) {
+  // Two symbols: no batch lifting, and topk has no lowering with symbolic extents yet.
+  Graph g;
+  Builder b(g);
+  b.setLocation("TopK_7");
   Value *x = g.addInput(TensorType(DType::F32, {Dim::sym("batch"), Dim::sym("n")}), "x");
-  g.addOutput(b.value(OpKind::CumSum, {x}, {{"axis", 1}, {"exclusive", 0}, {"reverse", 0}}), "y");
+  Op *topk = b.create(OpKind::TopK, {x},
+                      {{"axis", 1}, {"k", 1}, {"largest", 1}, {"sorted", 1}});
+  g.addOutput(topk->result(0), "y");
   CompileOptions opts;
   opts.pipeline = "";
   auto m = compileModel(g, opts);
   ASSERT_FALSE(static_cast<bool>(m));
   EXPECT_EQ(llvm::toString(m.takeError()),
-            "jit: op 'cumsum' (node \"CumSum_7\"): lowering of op 'cumsum' is not implemented "
+            "jit: op 'topk' (node \"TopK_7\"): lowering of op 'topk' is not implemented "
             "yet (symbolic dims)");
 }
 
