@@ -41,6 +41,23 @@ double resizeSourceCoordinate(CoordinateMode mode, double x, double scale, int64
       "coordinate_transformation_mode tf_crop_and_resize (crop boxes) is not supported");
 }
 
+int64_t resizedSize(int64_t inSize, double scale) {
+  return static_cast<int64_t>(std::floor(static_cast<double>(inSize) * scale));
+}
+
+std::optional<SymExpr> resizedSize(const SymExpr &inSize, double scale) {
+  if (!(scale > 0) || scale > double(int64_t(1) << 20))
+    return std::nullopt;
+  if (scale == std::floor(scale)) // floor(in * k) = k * in
+    return inSize * SymExpr(static_cast<int64_t>(scale));
+  double inverse = 1 / scale;
+  // 1 / 2^j is exact in binary: floor(in * 2^-j) = floor(in / 2^j).
+  if (inverse == std::floor(inverse) && inverse <= double(int64_t(1) << 20) &&
+      (static_cast<int64_t>(inverse) & (static_cast<int64_t>(inverse) - 1)) == 0)
+    return SymExpr::floorDiv(inSize, SymExpr(static_cast<int64_t>(inverse)));
+  return std::nullopt;
+}
+
 double resizeScale(const std::vector<double> &scales, int64_t d, int64_t inSize, int64_t outSize) {
   return scales.empty() ? static_cast<double>(outSize) / static_cast<double>(inSize)
                         : scales[static_cast<size_t>(d)];

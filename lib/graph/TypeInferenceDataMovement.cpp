@@ -209,11 +209,19 @@ TensorType concatType(const InferContext &c) {
     if (t.rank() != first.rank())
       fail("operand " + std::to_string(i) + " has rank " + std::to_string(t.rank()) +
            " but operand 0 has rank " + std::to_string(first.rank()));
-    for (int64_t d = 0; d < t.rank(); ++d)
-      if (d != axis && !(t.dims[d] == first.dims[d]))
+    for (int64_t d = 0; d < t.rank(); ++d) {
+      if (d == axis || t.dims[d] == first.dims[d])
+        continue;
+      // Two different formulas (h and 2*fdiv(h+1,2) after a stride-2 conv and a 2x upsample)
+      // may be equal at run time: the result takes a static one if any, else operand 0's, and
+      // the sizes are checked when bound (the interpreter's concat, the plan's checks).
+      if (t.dims[d].isStatic() && first.dims[d].isStatic())
         fail("operand " + std::to_string(i) + " dim " + std::to_string(d) + " is " +
              t.dims[d].str() + " but operand 0 has " + first.dims[d].str() +
              " (only the concat axis may differ)");
+      if (t.dims[d].isStatic())
+        out[d] = t.dims[d];
+    }
     symbolic |= !t.dims[axis].isStatic();
     std::optional<int64_t> sum =
         shape::checkedAdd(total, t.dims[axis].isStatic() ? t.dims[axis].size : 0);

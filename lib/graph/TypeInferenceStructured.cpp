@@ -2,6 +2,8 @@
 // softmax, layer_norm, cumsum, topk and resize. (einsum has its own file.)
 #include "TypeInferenceImpl.h"
 
+#include "strata/graph/ResizeMath.h"
+
 #include "strata/support/ShapeMath.h"
 
 #include <algorithm>
@@ -305,9 +307,6 @@ TensorType resizeType(const InferContext &c) {
   if (static_cast<int64_t>(sizes.size()) != x.rank())
     fail("attribute 'sizes' " + intsToString(sizes) + " must have one entry per dim (rank " +
          std::to_string(x.rank()) + ")");
-  for (int64_t s : sizes)
-    if (s < 0)
-      fail("attribute 'sizes' " + intsToString(sizes) + " has a negative size");
   if (!scales.empty() && static_cast<int64_t>(scales.size()) != x.rank())
     fail("attribute 'scales' has " + std::to_string(scales.size()) +
          " entries; expected none or one per dim (rank " + std::to_string(x.rank()) + ")");
@@ -317,7 +316,28 @@ TensorType resizeType(const InferContext &c) {
     if (std::isinf(s)) // would map output coordinates to NaN (ResizeMath.h)
       fail("attribute 'scales' has an infinite scale");
   }
-  return x.withDims(std::vector<Dim>(sizes.begin(), sizes.end()));
+  // -1: the size follows from the scale, floor(in * scale) (a symbolic dim's formula).
+  std::vector<Dim> out;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] >= 0) {
+      out.push_back(Dim(sizes[d]));
+      continue;
+    }
+    if (sizes[d] != -1 || scales.empty())
+      fail("attribute 'sizes' " + intsToString(sizes) + " has a negative size" +
+           (sizes[d] == -1 ? " and no scales to compute it from" : ""));
+    const Dim &in = x.dims[d];
+    if (in.isStatic()) {
+      out.push_back(Dim(resizedSize(in.size, scales[d])));
+      continue;
+    }
+    std::optional<SymExpr> size = resizedSize(in.expr, scales[d]);
+    if (!size)
+      fail("scale " + std::to_string(scales[d]) + " of symbolic dim " + in.str() +
+           " gives no exact size formula (an integral scale or 1/2^j does)");
+    out.push_back(Dim::of(*size));
+  }
+  return x.withDims(out);
 }
 
 } // namespace

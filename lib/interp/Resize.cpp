@@ -71,7 +71,8 @@ Tensors resizeKernel(const Op &op, const Tensors &operands) {
   Shape shape = x.shape();
   std::vector<double> data = x.toDoubleVector();
   for (int64_t d = rank - 1; d >= 0; --d) {
-    int64_t inSize = shape[d], outSize = sizes[d];
+    int64_t inSize = shape[d];
+    int64_t outSize = sizes[d] == -1 && !scales.empty() ? resizedSize(inSize, scales[d]) : sizes[d];
     if (outSize < 0)
       fail(op, "negative output size " + std::to_string(outSize) + " for dim " + std::to_string(d));
     if (inSize == 0 && outSize > 0)

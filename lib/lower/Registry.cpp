@@ -56,7 +56,7 @@ Lowering loweringFor(OpKind k) {
   case OpKind::TopK:
     return {lowerTopK, true}; // compares elements: exact in any width
   case OpKind::Resize:
-    return {lowerResize};
+    return {lowerResize, false, true};
   case OpKind::Einsum:
     return {lowerEinsum};
   case OpKind::Kernel:

@@ -5,6 +5,7 @@
 #include "strata/graph/Ops.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace strata {
@@ -21,6 +22,12 @@ struct ResizeParams {
 // The input coordinate (fractional) that output coordinate `x` maps to, for an axis of `inSize`
 // elements resized by `scale`. tf_crop_and_resize (crop boxes) has no mapping here: an error.
 double resizeSourceCoordinate(CoordinateMode mode, double x, double scale, int64_t inSize);
+
+// The output size of an axis of `inSize` resized by `scale` (ONNX: floor(in * scale)); for a
+// symbolic size, the formula when it is exact (an integral scale k: k * in; 1 / 2^j: in / 2^j
+// rounded down), nullopt otherwise. The `sizes` attribute holds -1 for such an axis.
+int64_t resizedSize(int64_t inSize, double scale);
+std::optional<SymExpr> resizedSize(const SymExpr &inSize, double scale);
 
 // The scale of axis `d`: scales[d] when given, else out / in.
 double resizeScale(const std::vector<double> &scales, int64_t d, int64_t inSize, int64_t outSize);

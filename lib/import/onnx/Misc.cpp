@@ -4,6 +4,7 @@
 // NonZero, Compress and Unique have data-dependent output shapes, so they are deliberately not
 // registered: the driver reports them as unsupported.
 #include "Decompose.h"
+#include "strata/graph/ResizeMath.h"
 
 #include "strata/support/ShapeMath.h"
 
@@ -310,9 +311,14 @@ struct ResizeParams {
 Values buildResize(Builder &b, Value *x, const ResizeParams &p, std::vector<int64_t> axes,
                    std::vector<double> scales, std::vector<int64_t> sizes,
                    const std::string &aspectPolicy) {
-  if (!x->type().isStatic())
-    throw ConvertError("Resize needs a static input shape, got " + x->type().str());
-  Shape in = x->type().staticShape();
+  // Symbolic input dims: only with scales, each output size floor(in * scale) kept as a formula
+  // (sizes -1; an integral scale or 1/2^j). Sizes given for them would be values read from data.
+  const TensorType &xt = x->type();
+  if (!xt.isStatic() && (scales.empty() || !sizes.empty()))
+    throw ConvertError("Resize of symbolic dims " + xt.str() + " needs scales, not sizes");
+  Shape in;
+  for (const Dim &d : xt.dims)
+    in.push_back(d.isStatic() ? d.size : 0);
   int64_t rank = static_cast<int64_t>(in.size());
   if (rank < 1) // normalizeAxis lets a scalar keep axis 0 / -1, which would index in[] below
     throw ConvertError("Resize needs an input of rank >= 1, got a scalar");
@@ -373,6 +379,15 @@ Values buildResize(Builder &b, Value *x, const ResizeParams &p, std::vector<int6
     }
   } else {
     throw ConvertError("Resize needs scales or sizes");
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    if (xt.dims[d].isStatic())
+      continue;
+    if (!resizedSize(xt.dims[d].expr, allScales[d]))
+      throw ConvertError("scale " + std::to_string(allScales[d]) + " of symbolic dim " +
+                         xt.dims[d].str() + " gives no exact size formula (an integral scale or "
+                         "1/2^j does)");
+    outSizes[d] = -1; // floor(in * scale), computed by the shape function
   }
   if (p.coordMode == "tf_crop_and_resize")
     throw ConvertError("coordinate_transformation_mode 'tf_crop_and_resize' is unsupported");
