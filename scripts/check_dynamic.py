@@ -204,6 +204,30 @@ def rel_error(got, want):
     return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
 
 
+def compile_once(strata, env, failures, work, name, path):
+    """`strata compile PATH -o WORK/NAME.so`: the library's path, or None (a failure noted)."""
+    lib = os.path.join(work, name + ".so")
+    r = subprocess.run([strata, "compile", path, "-o", lib], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        failures.append(f"compile {name} once: exit {r.returncode}: {r.stderr.strip()}")
+        return None
+    print(r.stdout.strip())
+    return lib
+
+
+def run_against(strata, env, failures, label, model, extra, inp, out, output_name, want):
+    """`strata run MODEL EXTRA --input INP`, its output OUTPUT_NAME compared with `want`."""
+    r = subprocess.run([strata, "run", model, *extra, "--input", inp, "--output-dir", out],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        failures.append(f"{label}: exit {r.returncode}: {r.stderr.strip()}")
+        return
+    err = rel_error(np.load(os.path.join(out, output_name + ".npy")), want)
+    print(f"{label}: max rel error {err:.2e}")
+    if not err <= TOL:
+        failures.append(f"{label}: max rel error {err:.2e} > {TOL}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -255,12 +279,8 @@ def main():
                           output_names=["output"], opset_version=17,
                           dynamic_axes={"input": {0: "batch", 2: "height", 3: "width"},
                                         "output": {0: "batch"}})
-    lib = os.path.join(args.work, "convnet_any.so")
-    r = subprocess.run([strata, "compile", path, "-o", lib], capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        failures.append(f"compile convnet_any once: exit {r.returncode}: {r.stderr.strip()}")
-    else:
-        print(r.stdout.strip())
+    lib = compile_once(strata, env, failures, args.work, "convnet_any", path)
+    if lib:
         for i, shape in enumerate([(1, 3, 64, 64), (2, 3, 45, 77), (1, 3, 224, 160)]):
             x = torch.randn(*shape)
             with torch.no_grad():
@@ -269,16 +289,8 @@ def main():
             np.save(inp, x.numpy())
             for model, extra in [(lib, []), (path, ["--any-shape"])]:
                 out = os.path.join(args.work, f"convnet_any.{i}.{'aot' if model == lib else 'jit'}")
-                r = subprocess.run([strata, "run", model, *extra, "--input", inp, "--output-dir",
-                                    out], capture_output=True, text=True, env=env)
                 label = f"convnet_any {list(shape)} {'one .so' if model == lib else 'jit --any-shape'}"
-                if r.returncode != 0:
-                    failures.append(f"{label}: exit {r.returncode}: {r.stderr.strip()}")
-                    continue
-                err = rel_error(np.load(os.path.join(out, "output.npy")), want)
-                print(f"{label}: max rel error {err:.2e}")
-                if not err <= TOL:
-                    failures.append(f"{label}: max rel error {err:.2e} > {TOL}")
+                run_against(strata, env, failures, label, model, extra, inp, out, "output", want)
         tiny = os.path.join(args.work, "tiny.npy")
         np.save(tiny, np.zeros((1, 3, 4, 4), np.float32))
         r = subprocess.run([strata, "run", lib, "--input", tiny], capture_output=True, text=True,
@@ -288,6 +300,15 @@ def main():
                             f"exit {r.returncode}: {r.stderr.strip()}")
         else:
             print(f"4x4 image refused by the library (exit 4): {r.stderr.strip()}")
+    # The GPT-2-style decoder compiled once (its Shape/Range/Slice arithmetic kept as formulas
+    # over batch and seq), run from the library at both cases against torch.
+    path, cases = models["gpt2_dyn"]
+    lib = compile_once(strata, env, failures, args.work, "gpt2_dyn", path)
+    if lib:
+        for i, (x, want) in enumerate(cases):
+            run_against(strata, env, failures, f"gpt2_dyn {list(x.shape)} one .so", lib, [],
+                        os.path.join(args.work, f"gpt2_dyn.{i}.input.npy"),
+                        os.path.join(args.work, f"gpt2_dyn.{i}.aot"), "logits", want)
     # A shape that breaks the model's own constraints is an input error, not a crash.
     bad = os.path.join(args.work, "bad.npy")
     np.save(bad, np.zeros((1, 4, 32, 32), np.float32))

@@ -377,6 +377,13 @@ std::vector<TensorType> inferTranspose(const InferContext &c) { return {transpos
 std::vector<TensorType> inferExpand(const InferContext &c) { return {expandType(c)}; }
 std::vector<TensorType> inferSlice(const InferContext &c) { return {sliceType(c)}; }
 std::vector<TensorType> inferConcat(const InferContext &c) { return {concatType(c)}; }
+std::vector<TensorType> inferIota(const InferContext &c) {
+  const TensorType &x = c.operand(0);
+  const int64_t axis = c.view<ops::IotaOp>().axis();
+  if (axis < 0 || axis >= x.rank())
+    fail("axis " + std::to_string(axis) + " is not within rank " + std::to_string(x.rank()));
+  return {TensorType(DType::I64, {x.dims[static_cast<size_t>(axis)]})};
+}
 std::vector<TensorType> inferShape(const InferContext &c) {
   const TensorType &x = c.operand(0);
   const auto attrs = c.view<ops::ShapeOp>();

@@ -296,6 +296,18 @@ static Tensors shapeKernel(const Op &op, const Tensors &operands) {
   return {Tensor::fromVector(DType::I64, {end - start}, v)};
 }
 
+// iota: 0 .. n - 1 for n = dim `axis` of the operand.
+static Tensors iotaKernel(const Op &op, const Tensors &operands) {
+  const int64_t axis = ops::IotaOp(op).axis();
+  const Shape &dims = operands[0].shape();
+  if (axis < 0 || axis >= static_cast<int64_t>(dims.size()))
+    structured::fail(op, "axis " + std::to_string(axis) + " is not within " + shapeToString(dims));
+  Tensor out(DType::I64, {dims[static_cast<size_t>(axis)]});
+  for (int64_t i = 0; i < out.numElements(); ++i)
+    out.setInt(i, i);
+  return {out};
+}
+
 void registerDataMovementKernels(KernelFn *table) {
   auto set = [&](OpKind k, KernelFn fn) { table[static_cast<size_t>(k)] = fn; };
   set(OpKind::Reshape, reshapeKernel);
@@ -305,6 +317,7 @@ void registerDataMovementKernels(KernelFn *table) {
   set(OpKind::Concat, concatKernel);
   set(OpKind::Pad, padKernel);
   set(OpKind::Shape, shapeKernel);
+  set(OpKind::Iota, iotaKernel);
   registerGatherScatterKernels(table);
 }
 

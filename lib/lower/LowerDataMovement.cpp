@@ -224,6 +224,12 @@ Stmt lowerShape(LowerCtx &c) {
   return loop::seq(stores);
 }
 
+// iota: out[i] = i over the result's (run-time) extent.
+Stmt lowerIota(LowerCtx &c) {
+  return loopNest(c, c.outDims[0], LoopRole::Parallel,
+                  [&](const Exprs &idx) { return loop::store(c.outs[0], idx, idx[0]); });
+}
+
 Stmt lowerGather(LowerCtx &c) { return lowerGather(c, false); }
 Stmt lowerGatherElements(LowerCtx &c) { return lowerGather(c, true); }
 

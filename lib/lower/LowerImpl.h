@@ -178,6 +178,7 @@ Stmt lowerElementwise(LowerCtx &c); // LowerElementwise.cpp: every T_ELEMENTWISE
 Stmt lowerIndexMap(LowerCtx &c);    // LowerDataMovement.cpp: every T_INDEX_MAP op
 Stmt lowerConcat(LowerCtx &c);
 Stmt lowerShape(LowerCtx &c);
+Stmt lowerIota(LowerCtx &c);
 Stmt lowerPad(LowerCtx &c);
 Stmt lowerGather(LowerCtx &c);
 Stmt lowerGatherElements(LowerCtx &c);

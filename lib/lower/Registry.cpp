@@ -21,6 +21,8 @@ Lowering loweringFor(OpKind k) {
     return {lowerConcat, false, true};
   case OpKind::Shape:
     return {lowerShape, true, true}; // reads no element: any dtype
+  case OpKind::Iota:
+    return {lowerIota, true, true};
   case OpKind::Pad:
     return {lowerPad, false, true};
   case OpKind::Gather:

@@ -255,7 +255,9 @@ Status parsePlan(const std::string &text, Plan &p) {
     } else if (tag == "buffer") {
       PlanBuffer b;
       size_t n = 0;
-      if (!(ls >> b.size.bytes >> b.first >> b.last >> n) || n > p.symbols.size())
+      // A symbol may repeat ([seq, seq] scores): bounded by a rank no tensor reaches instead.
+      constexpr size_t kMaxSymbolicDims = 64;
+      if (!(ls >> b.size.bytes >> b.first >> b.last >> n) || n > kMaxSymbolicDims)
         return fail("bad buffer");
       for (size_t i = 0; i < n; ++i) {
         int s = -1;

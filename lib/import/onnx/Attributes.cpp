@@ -402,6 +402,14 @@ int64_t normalizeAxis(int64_t axis, int64_t rank) {
                      std::to_string(rank));
 }
 
+Value *countTo(ImportContext &ctx, const SymExpr &size) {
+  auto witness = ctx.dimWitness(size);
+  if (!witness)
+    return nullptr;
+  return ctx.builder().value(OpKind::Iota, {witness->first},
+                             {{"axis", Attribute(witness->second)}});
+}
+
 Value *reshapeTo(Builder &b, Value *x, const std::vector<Dim> &dims) {
   const TensorType &in = x->type();
   if (in.dims == dims)

@@ -56,6 +56,9 @@ public:
   // Unsqueeze, Cast, Slice, + - * / on it) or a small integer constant; nullopt otherwise.
   // Consumers that need a shape (Reshape, Expand) read it when constantInput has none.
   virtual std::optional<std::vector<SymExpr>> symbolicInput(const onnx::NodeProto &node, int i) = 0;
+  // A graph input that has `size` as one of its dims, and which dim: where a length computed from
+  // symbolic dims can be taken from at run time (iota); nullopt when no input has it.
+  virtual std::optional<std::pair<Value *, int64_t>> dimWitness(const SymExpr &size) = 0;
   // Same, but throws ConvertError naming the input when it is not a known constant.
   Tensor requireConstantInput(const onnx::NodeProto &node, int i, const char *what) {
     auto t = constantInput(node, i);
@@ -103,6 +106,10 @@ void registerQuantizationConverters(ConverterTable &t);  // Quantization.cpp: (D
 // A scalar (rank 0) keeps 0 and -1 unchanged: a caller that indexes dims or per-axis vectors with
 // the result must refuse rank 0 first (the graph ops' axis attributes already do).
 int64_t normalizeAxis(int64_t axis, int64_t rank);
+
+// 0, 1, ..., size - 1 (i64) for a symbolic `size` some graph input has as a dim (an iota of
+// that dim); nullptr when none has it.
+Value *countTo(ImportContext &ctx, const SymExpr &size);
 
 // Reshapes x to `dims`: a symbolic dim is copied with 0 when it sits at the same position in x,
 // otherwise inferred with -1 (at most one such dim); throws ConvertError when not expressible.

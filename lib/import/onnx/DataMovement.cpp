@@ -256,6 +256,70 @@ Values convertSplit(ImportContext &ctx, const Node &n) {
   return results;
 }
 
+// Slice whose ends (or starts) are computed from symbolic dims, steps 1, starts known at import:
+// along each such axis, a gather of the elements start, start + 1, ... over a length some input
+// has as a dim (iota), so the result has that symbolic dim; an end past the axis is an index
+// error at run time naming the node (ONNX would clamp it). Other axes as a plain slice.
+Value *symbolicSlice(ImportContext &ctx, const Node &n) {
+  if (ctx.constantInput(n, 1) && ctx.constantInput(n, 2))
+    return nullptr;
+  auto starts = ctx.symbolicInput(n, 1), ends = ctx.symbolicInput(n, 2);
+  if (!starts || !ends || starts->size() != ends->size())
+    return nullptr;
+  Value *x = requiredInput(ctx, n, 0, "data");
+  const int64_t rank = x->type().rank();
+  std::vector<int64_t> axes;
+  if (ctx.input(n, 3)) {
+    auto a = ctx.constantInput(n, 3);
+    if (!a)
+      return nullptr;
+    axes = ints(*a);
+  } else {
+    for (size_t i = 0; i < starts->size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  }
+  if (ctx.input(n, 4)) {
+    auto st = ctx.constantInput(n, 4);
+    if (!st)
+      return nullptr;
+    for (int64_t step : ints(*st))
+      if (step != 1)
+        return nullptr;
+  }
+  if (axes.size() != starts->size())
+    return nullptr;
+  std::vector<int64_t> cStarts, cEnds, cAxes;
+  std::vector<std::pair<int64_t, Value *>> gathers; // (axis, indices)
+  Builder &b = ctx.builder();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = normalizeAxis(axes[i], rank);
+    std::optional<int64_t> s = (*starts)[i].constant(), e = (*ends)[i].constant();
+    if (s && e) {
+      cStarts.push_back(*s);
+      cEnds.push_back(*e);
+      cAxes.push_back(axis);
+      continue;
+    }
+    if (!s || *s < 0)
+      return nullptr;
+    Value *idx = nullptr;
+    try {
+      idx = countTo(ctx, (*ends)[i] - SymExpr(*s));
+    } catch (const SymExprError &) {
+      return nullptr;
+    }
+    if (!idx)
+      return nullptr;
+    if (*s != 0)
+      idx = b.value(OpKind::Add, {idx, b.scalar(DType::I64, static_cast<double>(*s))});
+    gathers.push_back({axis, idx});
+  }
+  Value *y = cAxes.empty() ? x : slice(b, x, cStarts, cEnds, cAxes, {});
+  for (auto [axis, idx] : gathers)
+    y = b.value(OpKind::Gather, {y, idx}, {{"axis", Attribute(axis)}});
+  return y;
+}
+
 Values convertSlice(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "data");
   int64_t rank = x->type().rank();
@@ -264,6 +328,8 @@ Values convertSlice(ImportContext &ctx, const Node &n) {
     starts = attrInts(n, "starts");
     ends = attrInts(n, "ends");
     axes = attrInts(n, "axes");
+  } else if (Value *r = symbolicSlice(ctx, n)) {
+    return {r};
   } else {
     starts = ints(ctx.requireConstantInput(n, 1, "starts"));
     ends = ints(ctx.requireConstantInput(n, 2, "ends"));

@@ -81,7 +81,38 @@ Values convertConstantOfShape(ImportContext &ctx, const Node &n) {
   return {b.value(OpKind::Expand, {b.constant(fill)}, {{"shape", Attribute(shape)}})};
 }
 
+// Range(start, limit, delta) with integer start and delta known at import and a limit computed
+// from symbolic dims: start + delta * iota over a length some input has as a dim.
+Value *symbolicRange(ImportContext &ctx, const Node &n) {
+  auto start = ctx.symbolicInput(n, 0), limit = ctx.symbolicInput(n, 1), delta = ctx.symbolicInput(n, 2);
+  if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 || delta->size() != 1)
+    return nullptr;
+  std::optional<int64_t> s = (*start)[0].constant(), d = (*delta)[0].constant();
+  Value *limitValue = ctx.input(n, 1);
+  if (!s || !d || *d <= 0 || !limitValue || isFloat(limitValue->type().dtype))
+    return nullptr;
+  try {
+    // max(ceil((limit - start) / delta), 0): the count of the range.
+    SymExpr count = SymExpr::max(SymExpr::ceilDiv((*limit)[0] - SymExpr(*s), SymExpr(*d)), 0);
+    Value *i = countTo(ctx, count);
+    if (!i)
+      return nullptr;
+    Builder &b = ctx.builder();
+    if (*d != 1)
+      i = b.value(OpKind::Mul, {i, b.scalar(DType::I64, static_cast<double>(*d))});
+    if (*s != 0)
+      i = b.value(OpKind::Add, {i, b.scalar(DType::I64, static_cast<double>(*s))});
+    DType dt = limitValue->type().dtype;
+    return dt == DType::I64 ? i : b.value(OpKind::Cast, {i}, {{"to", Attribute(dt)}});
+  } catch (const SymExprError &) {
+    return nullptr;
+  }
+}
+
 Values convertRange(ImportContext &ctx, const Node &n) {
+  if (!ctx.constantInput(n, 1))
+    if (Value *r = symbolicRange(ctx, n))
+      return {r};
   Tensor start = requireScalarInput(ctx, n, 0, "start");
   Tensor limit = requireScalarInput(ctx, n, 1, "limit");
   Tensor delta = requireScalarInput(ctx, n, 2, "delta");

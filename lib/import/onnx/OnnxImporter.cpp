@@ -235,6 +235,14 @@ public:
     return r;
   }
 
+  std::optional<std::pair<Value *, int64_t>> dimWitness(const SymExpr &size) override {
+    for (Value *in : graph_->inputs())
+      for (size_t d = 0; d < in->type().dims.size(); ++d)
+        if (!in->type().dims[d].isStatic() && in->type().dims[d].expr == size)
+          return std::pair{in, static_cast<int64_t>(d)};
+    return std::nullopt;
+  }
+
 private:
   // Shape arithmetic on symbolic dims, element by element, for integer tensors of rank 0 or 1:
   // records the formulas of `results` when `node` computes them from shape values (Shape of a
