@@ -63,10 +63,8 @@ bool canLowerTiledMatMul(const LowerCtx &c) {
   // N past its last whole vector (196 = 12 x 16 + 4) gets scalar tail columns; panels hold whole
   // vectors.
   int64_t n = columnsOf(c), panel = panelOf(c);
-  // K and N static (symbolic dims: -1); rows and batch dims may be symbolic.
-  if (n < 8 || (panel && n % 8 != 0) || a.back() <= 0 || a[a.size() - 2] == 0 || panel % 8 != 0)
-    return false;
-  if (c.symbolic && (b[b.size() - 2] < 0 || c.inDims[1].size() != b.size()))
+  // N static (a symbolic dim reads -1); rows, K and batch dims may be run-time extents.
+  if (n < 8 || (panel && n % 8 != 0) || a.back() == 0 || a[a.size() - 2] == 0 || panel % 8 != 0)
     return false;
   // A bias per column ([N]) or, for an unbatched a, per row ([M, 1]: conv1x1-to-matmul's).
   auto sameDims = [](const Exprs &x, const Exprs &y) {
@@ -96,7 +94,8 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
     for (size_t d = 0; d + 2 < ad.size(); ++d)
       Mx = mulExtents(Mx, ad[d]);
   const std::optional<int64_t> Ms = Mx.asInt();
-  const int64_t K = as.back(), N = columnsOf(c), kLanes = tileLanes(c, N);
+  const Expr K = ad.back();
+  const int64_t N = columnsOf(c), kLanes = tileLanes(c, N);
   const int64_t R = Ms ? std::min<int64_t>(*Ms, 4) : 4;
   const int64_t vectors = N / kLanes;
   // In panels, a column tile is one panel: its K x C vectors are contiguous.
@@ -223,7 +222,7 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
     tile = loop::seq({tile, loop::ifThenElse(bin(ExprKind::EQ, nt, imm(colTiles - 1)), tailTile)});
   }
   // The structure is final; whether p runs in parallel is the schedule's choice.
-  c.nest(p, {std::string(c.op.opName()), nominal(batches) * nominal(Mx) * N * K, true});
+  c.nest(p, {std::string(c.op.opName()), nominal(batches) * nominal(Mx) * N * nominal(K), true});
   return c.loopOver(p, mulExtents(mulExtents(batches, rowTiles), imm(colTiles)),
                     LoopRole::Parallel, tile);
 }

@@ -30,6 +30,10 @@ struct Rows {
   Exprs outer; // the dims above the row (the input's shape without its last dim): may be symbolic
   Expr rows;   // their product
   int64_t n = 0, lanes = 8, whole = 0;
+  // A row of run-time length (softmax over a symbolic last dim): its length and the elements
+  // covered by whole vectors as expressions (n and whole are then unused).
+  Expr runLength, runWhole;
+  bool runTime() const { return static_cast<bool>(runLength); }
 };
 
 Rows rowsOf(const LowerCtx &c) {
@@ -41,6 +45,12 @@ Rows rowsOf(const LowerCtx &c) {
     r.rows = mulExtents(r.rows, d);
   r.n = c.inShapes[0].back();
   int64_t w = c.opts.vectorLanesF32;
+  if (r.n < 0) { // a run-time row length
+    r.lanes = std::max<int64_t>(w, 8);
+    r.runLength = in.back();
+    r.runWhole = bin(ExprKind::FloorDiv, r.runLength, imm(r.lanes)) * imm(r.lanes);
+    return r;
+  }
   r.lanes = w > 8 && r.n >= w ? w : 8;
   r.whole = r.n / r.lanes * r.lanes;
   return r;
@@ -61,6 +71,15 @@ struct RowBuilder {
   // A pass over the row: `body(base, lanes)` for each whole vector, then for each tail element.
   Stmt pass(const std::function<Stmt(const Expr &base, int lanes)> &body, LoopRole role) {
     std::vector<Stmt> s;
+    if (g.runTime()) {
+      loop::Var v = c.newVar("v"), t = c.newVar("t");
+      s.push_back(c.loopOver(v, bin(ExprKind::FloorDiv, g.runLength, imm(g.lanes)), role,
+                             body(loop::var(v) * imm(g.lanes), static_cast<int>(g.lanes))));
+      c.role(t, role);
+      s.push_back(loop::forLoop(t, g.runWhole, g.runLength - g.runWhole, loop::ForKind::Serial,
+                                body(loop::var(t), 1)));
+      return loop::seq(s);
+    }
     if (g.whole > 0) {
       loop::Var v = c.newVar("v");
       s.push_back(c.loopOver(v, g.whole / g.lanes, role,
@@ -92,7 +111,13 @@ struct RowBuilder {
     };
     std::vector<Stmt> s;
     s.push_back(loop::store(acc, {accLanes(0, w)}, loop::broadcast(f32(identity), w)));
-    if (g.whole > 0) {
+    if (g.runTime()) {
+      loop::Var v = c.newVar("v");
+      Expr cur = loop::load(acc, {accLanes(0, w)}), base = loop::var(v) * imm(g.lanes);
+      s.push_back(c.loopOver(
+          v, bin(ExprKind::FloorDiv, g.runLength, imm(g.lanes)), LoopRole::Reduction,
+          step(loop::store(acc, {accLanes(0, w)}, combine(cur, value(base, w))), base, w)));
+    } else if (g.whole > 0) {
       loop::Var v = c.newVar("v");
       Expr cur = loop::load(acc, {accLanes(0, w)}), base = loop::var(v) * imm(g.lanes);
       s.push_back(c.loopOver(
@@ -104,7 +129,15 @@ struct RowBuilder {
           acc, {accLanes(0, h)},
           combine(loop::load(acc, {accLanes(0, h)}), loop::load(acc, {accLanes(h, h)}))));
     s.push_back(loop::store(result, {imm(0)}, loop::load(acc, {imm(0)})));
-    if (g.whole < g.n) {
+    if (g.runTime()) {
+      loop::Var t = c.newVar("t");
+      c.role(t, LoopRole::Reduction);
+      Expr cur = loop::load(result, {imm(0)});
+      s.push_back(
+          loop::forLoop(t, g.runWhole, g.runLength - g.runWhole, loop::ForKind::Serial,
+                        step(loop::store(result, {imm(0)}, combine(cur, value(loop::var(t), 1))),
+                             loop::var(t), 1)));
+    } else if (g.whole < g.n) {
       loop::Var t = c.newVar("t");
       c.role(t, LoopRole::Reduction);
       Expr cur = loop::load(result, {imm(0)});
@@ -142,7 +175,8 @@ Stmt overRows(LowerCtx &c, const Rows &g, int64_t workPerElement,
 bool canLowerVectorRows(const LowerCtx &c) {
   // Rows of a static length (>= 8); the dims above them may be symbolic.
   const Shape &in = c.inShapes[0];
-  if (in.empty() || in.back() < 8)
+  const bool runTimeRow = !in.empty() && in.back() < 0; // softmax rows of a symbolic length
+  if (in.empty() || (in.back() < 8 && !runTimeRow))
     return false;
   for (DType t : c.inTypes)
     if (t != DType::F32)
@@ -153,6 +187,8 @@ bool canLowerVectorRows(const LowerCtx &c) {
   case OpKind::LogSoftmax:
     return ops::LogSoftmaxOp(c.op).axis() == static_cast<int64_t>(in.size()) - 1;
   case OpKind::LayerNorm: {
+    if (runTimeRow) // its count n is the static row length
+      return false;
     int64_t axis = ops::LayerNormOp(c.op).axis();
     if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
       return false;
