@@ -148,7 +148,7 @@ Stmt lowerPool(LowerCtx &c) {
   if (pool.layout())
     return lowerBlockedPool(c);
   const PoolKind kind = pool.kind();
-  const Shape &x = c.inShapes[0], &out = c.outShapes[0];
+  const Shape &x = c.inShapes[0];
   DType t = c.inTypes[0];
   bool supported = isFloat(t) || (kind == PoolKind::Max && isInteger(t)); // the interpreter's
   if (!supported || x.size() < 3)

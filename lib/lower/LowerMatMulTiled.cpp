@@ -67,21 +67,13 @@ bool canLowerTiledMatMul(const LowerCtx &c) {
   if (n < 8 || (panel && n % 8 != 0) || a.back() == 0 || a[a.size() - 2] == 0 || panel % 8 != 0)
     return false;
   // A bias per column ([N]) or, for an unbatched a, per row ([M, 1]: conv1x1-to-matmul's).
-  auto sameDims = [](const Exprs &x, const Exprs &y) {
-    if (x.size() != y.size())
-      return false;
-    for (size_t i = 0; i < x.size(); ++i)
-      if (!loop::equal(x[i], y[i]))
-        return false;
-    return true;
-  };
   return c.ins.size() < 3 || c.inShapes[2] == Shape{n} ||
          (a.size() == 2 && c.inShapes[2].size() == 2 && c.inShapes[2][1] == 1 &&
-          sameDims({c.inDims[2][0]}, {c.inDims[0][0]}));
+          loop::equal(c.inDims[2][0], c.inDims[0][0]));
 }
 
 Stmt lowerTiledMatMul(LowerCtx &c) {
-  const Shape &as = c.inShapes[0], &bs = c.inShapes[1], &os = c.outShapes[0];
+  const Shape &bs = c.inShapes[1];
   // With an unbatched right operand, the left operand's batch dims are just more rows
   // ([S, 1, K] x [K, N] is one S x K by K x N product, not S products of one row).
   const int64_t panel = panelOf(c);
@@ -112,8 +104,6 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
   Expr batches = imm(1);
   for (const Expr &d : batch)
     batches = mulExtents(batches, d);
-  (void)bs;
-  (void)os;
   auto nominal = [](const Expr &e) { return e.asInt().value_or(64); };
 
   loop::Var p = c.newVar("p"), k = c.newVar("k");
