@@ -204,10 +204,11 @@ def rel_error(got, want):
     return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
 
 
-def compile_once(strata, env, failures, work, name, path):
-    """`strata compile PATH -o WORK/NAME.so`: the library's path, or None (a failure noted)."""
+def compile_once(strata, env, failures, work, name, path, extra=()):
+    """`strata compile PATH -o WORK/NAME.so EXTRA`: the library's path, or None (a failure noted)."""
     lib = os.path.join(work, name + ".so")
-    r = subprocess.run([strata, "compile", path, "-o", lib], capture_output=True, text=True, env=env)
+    r = subprocess.run([strata, "compile", path, "-o", lib, *extra], capture_output=True, text=True,
+                       env=env)
     if r.returncode != 0:
         failures.append(f"compile {name} once: exit {r.returncode}: {r.stderr.strip()}")
         return None
@@ -291,6 +292,13 @@ def main():
                 out = os.path.join(args.work, f"convnet_any.{i}.{'aot' if model == lib else 'jit'}")
                 label = f"convnet_any {list(shape)} {'one .so' if model == lib else 'jit --any-shape'}"
                 run_against(strata, env, failures, label, model, extra, inp, out, "output", want)
+            if i == 1:  # the AVX2 build of the same library (8-lane blocks and tiles)
+                v3 = compile_once(strata, env, failures, args.work, "convnet_any_v3", path,
+                                  ["--target", "x86-64-v3"])
+                if v3:
+                    run_against(strata, env, failures, f"convnet_any {list(shape)} x86-64-v3 .so",
+                                v3, [], inp, os.path.join(args.work, "convnet_any.v3"), "output",
+                                want)
         tiny = os.path.join(args.work, "tiny.npy")
         np.save(tiny, np.zeros((1, 3, 4, 4), np.float32))
         r = subprocess.run([strata, "run", lib, "--input", tiny], capture_output=True, text=True,
