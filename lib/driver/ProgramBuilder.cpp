@@ -208,8 +208,11 @@ private:
   llvm::Error collectChecks() {
     std::set<std::pair<std::string, std::string>> seen;
     llvm::Error err = llvm::Error::success();
-    auto require = [&](const Op &op, const Dim &got, const Dim &want, const std::string &what) {
-      if (err || got == want || got.isStatic())
+    // got == want (or got >= want with `atLeast`) when bound, unless it holds as formulas;
+    // `why` follows the op's name in the message.
+    auto require = [&](const Op &op, const Dim &got, const Dim &want, const std::string &what,
+                       bool atLeast = false, const std::string &why = "") {
+      if (err || got.isStatic() || (!atLeast && got == want))
         return;
       std::set<std::string> used;
       got.expr.collectSymbols(used);
@@ -221,10 +224,12 @@ private:
           return;
         }
       std::string lhs = got.expr.str(), rhs = want.asExpr().str();
-      if (seen.insert({lhs, rhs}).second)
+      if (seen.insert({lhs, (atLeast ? ">=" : "") + rhs}).second)
         plan().checks.push_back(
             {lhs, rhs,
-             what + " of op '" + std::string(op.opName()) + "' (node \"" + nodeName(op) + "\")"});
+             what + " of op '" + std::string(op.opName()) + "' (node \"" + nodeName(op) + "\")" +
+                 why,
+             atLeast});
     };
     // `dims` right-aligned against `out` (numpy broadcasting): a dim that is not 1 must equal.
     auto broadcastInto = [&](const Op &op, unsigned i, const std::vector<Dim> &dims,
@@ -257,30 +262,15 @@ private:
         // A window must fit its padded input once: each symbolic spatial output size >= 1.
         const bool blocked = op.kind() == OpKind::Conv ? ops::ConvOp(op).layout() != 0
                                                        : ops::PoolOp(op).layout() != 0;
-        for (size_t d = 2; d + (blocked ? 1 : 0) < out.size(); ++d) {
-          if (out[d].isStatic() || err)
-            continue;
-          std::string lhs = out[d].expr.str();
-          if (seen.insert({lhs, ">=1"}).second)
-            plan().checks.push_back({lhs, "1",
-                                     "the output size in spatial dim " + std::to_string(d - 2) +
-                                         " of op '" + std::string(op.opName()) + "' (node \"" +
-                                         nodeName(op) + "\"), whose window must fit its padded input,",
-                                     true});
-        }
+        for (size_t d = 2; d + (blocked ? 1 : 0) < out.size(); ++d)
+          require(op, out[d], Dim(1), "the output size in spatial dim " + std::to_string(d - 2),
+                  true, ", whose window must fit its padded input,");
       } else if (op.kind() == OpKind::ArgReduce && op.numOperands() == 1) {
         // An arg along an empty axis has no answer: a symbolic axis length must be >= 1.
         const auto &dims = op.operand(0)->type().dims;
         const size_t axis = static_cast<size_t>(ops::ArgReduceOp(op).axis());
-        if (axis < dims.size() && !dims[axis].isStatic() && !err) {
-          std::string lhs = dims[axis].expr.str();
-          if (seen.insert({lhs, ">=1"}).second)
-            plan().checks.push_back({lhs, "1",
-                                     "the length of axis " + std::to_string(axis) + " of op '" +
-                                         std::string(op.opName()) + "' (node \"" + nodeName(op) +
-                                         "\")",
-                                     true});
-        }
+        if (axis < dims.size())
+          require(op, dims[axis], Dim(1), "the length of axis " + std::to_string(axis), true);
       } else if (op.kind() == OpKind::Concat) {
         size_t axis = static_cast<size_t>(ops::ConcatOp(op).axis());
         for (unsigned i = 0; i < op.numOperands(); ++i) {

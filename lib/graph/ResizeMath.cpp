@@ -41,8 +41,11 @@ double resizeSourceCoordinate(CoordinateMode mode, double x, double scale, int64
       "coordinate_transformation_mode tf_crop_and_resize (crop boxes) is not supported");
 }
 
-int64_t resizedSize(int64_t inSize, double scale) {
-  return static_cast<int64_t>(std::floor(static_cast<double>(inSize) * scale));
+std::optional<int64_t> resizedSize(int64_t inSize, double scale) {
+  double out = std::floor(static_cast<double>(inSize) * scale);
+  if (!(out >= 0) || out > double(int64_t(1) << 31)) // also before the conversion: UB past int64
+    return std::nullopt;
+  return static_cast<int64_t>(out);
 }
 
 std::optional<SymExpr> resizedSize(const SymExpr &inSize, double scale) {

@@ -328,7 +328,11 @@ TensorType resizeType(const InferContext &c) {
            (sizes[d] == -1 ? " and no scales to compute it from" : ""));
     const Dim &in = x.dims[d];
     if (in.isStatic()) {
-      out.push_back(Dim(resizedSize(in.size, scales[d])));
+      std::optional<int64_t> size = resizedSize(in.size, scales[d]);
+      if (!size)
+        fail("scale " + std::to_string(scales[d]) + " gives an absurd size for dim " +
+             std::to_string(d));
+      out.push_back(Dim(*size));
       continue;
     }
     std::optional<SymExpr> size = resizedSize(in.expr, scales[d]);

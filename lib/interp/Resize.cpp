@@ -72,7 +72,9 @@ Tensors resizeKernel(const Op &op, const Tensors &operands) {
   std::vector<double> data = x.toDoubleVector();
   for (int64_t d = rank - 1; d >= 0; --d) {
     int64_t inSize = shape[d];
-    int64_t outSize = sizes[d] == -1 && !scales.empty() ? resizedSize(inSize, scales[d]) : sizes[d];
+    int64_t outSize = sizes[d];
+    if (outSize == -1 && !scales.empty()) // floor(in * scale): a dim symbolic in the graph
+      outSize = resizedSize(inSize, scales[d]).value_or(-1);
     if (outSize < 0)
       fail(op, "negative output size " + std::to_string(outSize) + " for dim " + std::to_string(d));
     if (inSize == 0 && outSize > 0)

@@ -110,7 +110,7 @@ Exprs extentsOf(const Shape &shape) {
 Expr product(const Exprs &extents) {
   Expr r = imm(1);
   for (const Expr &e : extents)
-    r = r.asInt() == 1 ? e : e.asInt() == 1 ? r : r * e;
+    r = mulExtents(r, e);
   return r;
 }
 
@@ -135,33 +135,7 @@ Exprs delinearize(const Expr &linear, const Exprs &extents) {
   for (size_t d = extents.size(); d-- > 0;) {
     Expr q = stride.asInt() == 1 ? linear : bin(loop::ExprKind::FloorDiv, linear, stride);
     r[d] = d == 0 ? q : bin(loop::ExprKind::FloorMod, q, extents[d]);
-    stride = stride.asInt() == 1 ? extents[d] : stride * extents[d];
-  }
-  return r;
-}
-
-Exprs broadcastIndex(const Exprs &outIdx, const Shape &out, const Shape &in) {
-  Exprs r;
-  size_t lead = out.size() - in.size();
-  for (size_t d = 0; d < in.size(); ++d)
-    r.push_back(in[d] == 1 && out[lead + d] != 1 ? imm(0) : outIdx[lead + d]);
-  return r;
-}
-
-Expr linearIndex(const Exprs &idx, const Shape &shape) {
-  Expr r = imm(0);
-  for (size_t d = 0; d < shape.size(); ++d)
-    r = r * imm(shape[d]) + idx[d];
-  return r;
-}
-
-Exprs delinearize(const Expr &linear, const Shape &shape) {
-  Exprs r(shape.size());
-  int64_t stride = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    Expr q = stride == 1 ? linear : loop::binary(loop::ExprKind::FloorDiv, linear, imm(stride));
-    r[d] = d == 0 ? q : loop::binary(loop::ExprKind::FloorMod, q, imm(shape[d]));
-    stride *= shape[d];
+    stride = mulExtents(stride, extents[d]);
   }
   return r;
 }

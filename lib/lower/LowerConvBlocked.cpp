@@ -150,10 +150,6 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   const std::optional<int64_t> ihStatic = IH.asInt(), iwStatic = IW.asInt();
   const std::optional<int64_t> ohStatic = OH.asInt(), owStatic = OW.asInt();
   const bool staticExtents = ihStatic && iwStatic && ohStatic && owStatic && N.asInt();
-  // a * b, folded when both are constants (static convs keep the loop IR they always had).
-  auto times = [](const Expr &a, const Expr &b) {
-    return a.asInt() && b.asInt() ? imm(*a.asInt() * *b.asInt()) : a * b;
-  };
   // The work of one conv (for the schedule's parallel decision): symbolic dims counted as 32.
   auto nominal = [](const Expr &e) { return e.asInt().value_or(32); };
   const int64_t sh = conv.strides()[0], sw = conv.strides()[1];
@@ -169,9 +165,9 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       convTile(owStatic.value_or(1 << 20), OCB / convGroups, c.opts.vectorRegisters, maxBlocks);
   const int64_t O = tileShape.blocks;
   int64_t T = tileShape.columns; // the columns of the tile being built (see below)
-  const Expr tiles = owStatic ? imm((*owStatic + T - 1) / T)
-                              : bin(ExprKind::FloorDiv, OW + imm(T - 1), imm(T));
-  bool tail = !owStatic || *owStatic % T != 0;
+  // Static extents: tiles of T over the row, the last one clamped when T does not divide OW.
+  const int64_t tiles = staticExtents ? (*owStatic + T - 1) / T : 0;
+  const bool tail = staticExtents && *owStatic % T != 0;
   // Guards only where a tap can leave the input.
   const bool rowGuard =
       ph > 0 || !ohStatic || !ihStatic || (*ohStatic - 1) * sh - ph + (KH - 1) * dh >= *ihStatic;
@@ -187,16 +183,15 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   const int64_t taps = ICB * KH * KW;
   const bool stageWeights = plain && O * taps * B * 4 <= kMaxStagedBytes;
   const int64_t chunkRows = stageWeights ? std::min<int64_t>(ohStatic.value_or(8), 8) : 1;
-  const Expr chunks = ohStatic ? imm((*ohStatic + chunkRows - 1) / chunkRows)
-                               : bin(ExprKind::FloorDiv, OH + imm(chunkRows - 1), imm(chunkRows));
+  const Expr chunks = ceilDivExtent(OH, chunkRows);
   loop::Var row = c.newVar("r");
   Expr n, group, oh;
   if (stageWeights) {
-    n = bin(ExprKind::FloorDiv, qv, times(imm(groups), chunks));
+    n = bin(ExprKind::FloorDiv, qv, mulExtents(imm(groups), chunks));
     group = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, qv, chunks), imm(groups));
     oh = bin(ExprKind::FloorMod, qv, chunks) * imm(chunkRows) + loop::var(row);
   } else {
-    n = bin(ExprKind::FloorDiv, qv, times(imm(groups), OH));
+    n = bin(ExprKind::FloorDiv, qv, mulExtents(imm(groups), OH));
     group = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, qv, OH), imm(groups));
     oh = bin(ExprKind::FloorMod, qv, OH);
   }
@@ -220,191 +215,186 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     return loop::ramp(ocbOf(o) * imm(B), imm(1), static_cast<int>(B));
   };
 
-  // One tile of T columns: accumulators, their reduction and the stores; `interiorOnly`: every
-  // tap inside the input, no guard (symbolic extents' interior tiles), `guardedOnly`: every tap
-  // guarded (symbolic extents' remaining columns).
-  auto buildTile = [&](bool interiorOnly, bool guardedOnly, bool perTap = false) -> Stmt {
-  acc = loop::makeBuffer(c.newName("acc"), DType::F32, {imm(O), imm(T), imm(B)}, {},
-                         loop::MemoryScope::Local);
-  std::vector<Stmt> init;
-  for (int64_t o = 0; o < O; ++o) {
-    Expr start = c.ins.size() > 2
-                     ? loop::load(c.ins[2], {outChannels(o)})
-                     : loop::broadcast(loop::floatImm(0, DType::F32), static_cast<int>(B));
-    for (int64_t t = 0; t < T; ++t)
-      init.push_back(loop::store(acc, accAt(o, t), start));
-  }
-
-  auto summed = [&](const loop::Var &v, int64_t extent, Stmt body) {
-    return c.loopOver(v, extent, LoopRole::Reduction, std::move(body));
-  };
-  // The reduction over (icb, kh, kw, bi) into the accumulators; `guarded` handles taps left or
-  // right of the input and a column tail.
-  // The O weight vectors of tap (icb, kh, kw, bi).
-  auto weightVectors = [&](const Expr &icb, const Expr &kh, const Expr &kw, const Expr &bi) {
-    std::vector<Expr> wv;
-    for (int64_t o = 0; o < O; ++o)
-      wv.push_back(
-          stageWeights ? loop::load(staged, {imm(o), (icb * imm(KH) + kh) * imm(KW) + kw, lanes})
-          : plain      ? loop::load(c.ins[1], {outChannels(o), icb, kh, kw})
-          : depthwise  ? loop::load(c.ins[1], {ocbOf(o), imm(0), kh, kw, imm(0), lanes})
-                       : loop::load(c.ins[1], {ocbOf(o), icb, kh, kw, bi, lanes}));
-    return wv;
-  };
-  // acc[o, t] += x(iw) * w_o for every o: x one input value for all B output channels, or
-  // (depthwise) B channels' own values.
-  auto accumulate = [&](int64_t t, Expr xv, const std::vector<Expr> &wv,
-                        std::vector<Stmt> &update) {
-    if (!depthwise)
-      xv = loop::broadcast(xv, static_cast<int>(B));
+  // One tile of T columns: accumulators, their reduction and the stores; `perTap`: the guards
+  // decided per tap column at run time (symbolic extents, reductionPerTap).
+  auto buildTile = [&](bool perTap) -> Stmt {
+    acc = loop::makeBuffer(c.newName("acc"), DType::F32, {imm(O), imm(T), imm(B)}, {},
+                           loop::MemoryScope::Local);
+    std::vector<Stmt> init;
     for (int64_t o = 0; o < O; ++o) {
-      Expr sum = loop::call(loop::Intrinsic::Fma, {xv, wv[o], loop::load(acc, accAt(o, t))});
-      update.push_back(loop::store(acc, accAt(o, t), sum));
+      Expr start = c.ins.size() > 2
+                       ? loop::load(c.ins[2], {outChannels(o)})
+                       : loop::broadcast(loop::floatImm(0, DType::F32), static_cast<int>(B));
+      for (int64_t t = 0; t < T; ++t)
+        init.push_back(loop::store(acc, accAt(o, t), start));
     }
-  };
-  auto inputAt = [&](const loop::Var &icb, const Expr &ih, const Expr &iw, const Expr &bi) {
-    return plain       ? loop::load(c.ins[0], {n, loop::var(icb), ih, iw})
-           : depthwise ? loop::load(c.ins[0], {n, ocbOf(0), ih, iw, lanes})
-                       : loop::load(c.ins[0], {n, inBlock(icb), ih, iw, bi});
-  };
-  // The sum over rows (and input blocks) around `taps`, rows outside the input skipped.
-  auto overRows = [&](const loop::Var &icb, const loop::Var &kh, const Expr &ih, Stmt taps) {
-    if (rowGuard)
-      taps = loop::ifThenElse(bin(ExprKind::And, bin(ExprKind::GE, ih, imm(0)),
-                                  bin(ExprKind::LT, ih, IH)),
-                              taps);
-    return ICB == 1 && depthwise ? summed(kh, KH, taps) : summed(icb, ICB, summed(kh, KH, taps));
-  };
-  // The reduction over (icb, kh, kw, bi) into the accumulators; `guarded` handles taps left or
-  // right of the input and a column tail with a clamped address and a select per tap.
-  // The updates of the tile's columns at tap (icb, ih, kw, bi); `guarded`: a tap left or right
-  // of the input (or a column past OW with `tail`) reads a clamped address and adds 0.
-  auto tapUpdates = [&](const loop::Var &icb, const loop::Var &kh, const Expr &ih,
-                        const loop::Var &kw, const loop::Var &bi, bool guarded) {
-    std::vector<Expr> wv =
-        weightVectors(loop::var(icb), loop::var(kh), loop::var(kw), loop::var(bi));
-    std::vector<Stmt> update;
-    for (int64_t t = 0; t < T; ++t) {
-      Expr iw = column(t) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
-      Expr last = iwStatic ? imm(*iwStatic - 1) : IW - imm(1);
-      Expr at = guarded ? bin(ExprKind::Max, bin(ExprKind::Min, iw, last), imm(0)) : iw;
-      Expr xv = inputAt(icb, ih, at, loop::var(bi));
-      if (guarded) {
-        Expr zero = loop::floatImm(0, DType::F32);
-        if (depthwise)
-          zero = loop::broadcast(zero, static_cast<int>(B));
-        Expr ok = bin(ExprKind::And, bin(ExprKind::GE, iw, imm(0)), bin(ExprKind::LT, iw, IW));
-        if (tail)
-          ok = bin(ExprKind::And, ok, bin(ExprKind::LT, column(t), OW));
-        xv = loop::select(ok, xv, zero);
+
+    auto summed = [&](const loop::Var &v, int64_t extent, Stmt body) {
+      return c.loopOver(v, extent, LoopRole::Reduction, std::move(body));
+    };
+    // The reduction over (icb, kh, kw, bi) into the accumulators; `guarded` handles taps left or
+    // right of the input and a column tail.
+    // The O weight vectors of tap (icb, kh, kw, bi).
+    auto weightVectors = [&](const Expr &icb, const Expr &kh, const Expr &kw, const Expr &bi) {
+      std::vector<Expr> wv;
+      for (int64_t o = 0; o < O; ++o)
+        wv.push_back(stageWeights
+                         ? loop::load(staged, {imm(o), (icb * imm(KH) + kh) * imm(KW) + kw, lanes})
+                     : plain     ? loop::load(c.ins[1], {outChannels(o), icb, kh, kw})
+                     : depthwise ? loop::load(c.ins[1], {ocbOf(o), imm(0), kh, kw, imm(0), lanes})
+                                 : loop::load(c.ins[1], {ocbOf(o), icb, kh, kw, bi, lanes}));
+      return wv;
+    };
+    // acc[o, t] += x(iw) * w_o for every o: x one input value for all B output channels, or
+    // (depthwise) B channels' own values.
+    auto accumulate = [&](int64_t t, Expr xv, const std::vector<Expr> &wv,
+                          std::vector<Stmt> &update) {
+      if (!depthwise)
+        xv = loop::broadcast(xv, static_cast<int>(B));
+      for (int64_t o = 0; o < O; ++o) {
+        Expr sum = loop::call(loop::Intrinsic::Fma, {xv, wv[o], loop::load(acc, accAt(o, t))});
+        update.push_back(loop::store(acc, accAt(o, t), sum));
       }
-      accumulate(t, xv, wv, update);
-    }
-    return BI == 1 ? loop::seq(update) : summed(bi, BI, loop::seq(update));
-  };
-  auto reduction = [&](bool guarded) {
-    loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw"), bi = c.newVar("bi");
-    Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
-    Stmt taps = summed(kw, KW, tapUpdates(icb, kh, ih, kw, bi, guarded));
-    return overRows(icb, kh, ih, taps);
-  };
-  // Symbolic extents: per tap column kw, the tile's columns all read inside the input (one
-  // branch per kw, the unguarded updates) or some do not (the guarded ones): a tile at a row's
-  // border guards only the taps that reach past it.
-  auto reductionPerTap = [&]() {
-    loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw");
-    loop::Var bi = c.newVar("bi"), biGuarded = c.newVar("bi");
-    Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
-    Expr first = column(0) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
-    Expr last = column(T - 1) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
-    Expr inside = bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, IW));
-    Stmt tap = loop::ifThenElse(inside, tapUpdates(icb, kh, ih, kw, bi, false),
-                                tapUpdates(icb, kh, ih, kw, biGuarded, true));
-    return overRows(icb, kh, ih, summed(kw, KW, tap));
-  };
-  // The reduction of border tile `k` (known at compile time): taps are unrolled over kw and
-  // those left or right of the input, or past OW, are left out instead of being clamped and
-  // selected per tap. The terms that remain are summed in the same order.
-  auto borderReduction = [&](int64_t k) {
-    loop::Var icb = c.newVar("icb"), kh = c.newVar("kh");
-    Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
-    std::vector<Stmt> perTap;
-    for (int64_t kw = 0; kw < KW; ++kw) {
-      loop::Var bi = c.newVar("bi");
-      std::vector<Expr> wv = weightVectors(loop::var(icb), loop::var(kh), imm(kw), loop::var(bi));
+    };
+    auto inputAt = [&](const loop::Var &icb, const Expr &ih, const Expr &iw, const Expr &bi) {
+      return plain       ? loop::load(c.ins[0], {n, loop::var(icb), ih, iw})
+             : depthwise ? loop::load(c.ins[0], {n, ocbOf(0), ih, iw, lanes})
+                         : loop::load(c.ins[0], {n, inBlock(icb), ih, iw, bi});
+    };
+    // The sum over rows (and input blocks) around `taps`, rows outside the input skipped.
+    auto overRows = [&](const loop::Var &icb, const loop::Var &kh, const Expr &ih, Stmt taps) {
+      if (rowGuard)
+        taps = loop::ifThenElse(
+            bin(ExprKind::And, bin(ExprKind::GE, ih, imm(0)), bin(ExprKind::LT, ih, IH)), taps);
+      return ICB == 1 && depthwise ? summed(kh, KH, taps) : summed(icb, ICB, summed(kh, KH, taps));
+    };
+    // The updates of the tile's columns at tap (icb, ih, kw, bi); `guarded`: a tap left or right
+    // of the input (or a column past OW with `tail`) reads a clamped address and adds 0.
+    auto tapUpdates = [&](const loop::Var &icb, const loop::Var &kh, const Expr &ih,
+                          const loop::Var &kw, const loop::Var &bi, bool guarded) {
+      std::vector<Expr> wv =
+          weightVectors(loop::var(icb), loop::var(kh), loop::var(kw), loop::var(bi));
       std::vector<Stmt> update;
       for (int64_t t = 0; t < T; ++t) {
-        const int64_t col = k * T + t, iw = col * sw - pw + kw * dw;
-        if (col < *owStatic && iw >= 0 && iw < *iwStatic)
-          accumulate(t, inputAt(icb, ih, imm(iw), loop::var(bi)), wv, update);
+        Expr iw = column(t) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
+        Expr last = iwStatic ? imm(*iwStatic - 1) : IW - imm(1);
+        Expr at = guarded ? bin(ExprKind::Max, bin(ExprKind::Min, iw, last), imm(0)) : iw;
+        Expr xv = inputAt(icb, ih, at, loop::var(bi));
+        if (guarded) {
+          Expr zero = loop::floatImm(0, DType::F32);
+          if (depthwise)
+            zero = loop::broadcast(zero, static_cast<int>(B));
+          Expr ok = bin(ExprKind::And, bin(ExprKind::GE, iw, imm(0)), bin(ExprKind::LT, iw, IW));
+          if (tail)
+            ok = bin(ExprKind::And, ok, bin(ExprKind::LT, column(t), OW));
+          xv = loop::select(ok, xv, zero);
+        }
+        accumulate(t, xv, wv, update);
       }
-      if (!update.empty())
-        perTap.push_back(BI == 1 ? loop::seq(update) : summed(bi, BI, loop::seq(update)));
+      return BI == 1 ? loop::seq(update) : summed(bi, BI, loop::seq(update));
+    };
+    // The reduction over (icb, kh, kw, bi) into the accumulators, guarded or not.
+    auto reduction = [&](bool guarded) {
+      loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw"),
+                bi = c.newVar("bi");
+      Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
+      Stmt taps = summed(kw, KW, tapUpdates(icb, kh, ih, kw, bi, guarded));
+      return overRows(icb, kh, ih, taps);
+    };
+    // Symbolic extents: per tap column kw, the tile's columns all read inside the input (one
+    // branch per kw, the unguarded updates) or some do not (the guarded ones): a tile at a row's
+    // border guards only the taps that reach past it.
+    auto reductionPerTap = [&]() {
+      loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw");
+      loop::Var bi = c.newVar("bi"), biGuarded = c.newVar("bi");
+      Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
+      Expr first = column(0) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
+      Expr last = column(T - 1) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
+      Expr inside =
+          bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, IW));
+      Stmt tap = loop::ifThenElse(inside, tapUpdates(icb, kh, ih, kw, bi, false),
+                                  tapUpdates(icb, kh, ih, kw, biGuarded, true));
+      return overRows(icb, kh, ih, summed(kw, KW, tap));
+    };
+    // The reduction of border tile `k` (known at compile time): taps are unrolled over kw and
+    // those left or right of the input, or past OW, are left out instead of being clamped and
+    // selected per tap. The terms that remain are summed in the same order.
+    auto borderReduction = [&](int64_t k) {
+      loop::Var icb = c.newVar("icb"), kh = c.newVar("kh");
+      Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
+      std::vector<Stmt> perTap;
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        loop::Var bi = c.newVar("bi");
+        std::vector<Expr> wv = weightVectors(loop::var(icb), loop::var(kh), imm(kw), loop::var(bi));
+        std::vector<Stmt> update;
+        for (int64_t t = 0; t < T; ++t) {
+          const int64_t col = k * T + t, iw = col * sw - pw + kw * dw;
+          if (col < *owStatic && iw >= 0 && iw < *iwStatic)
+            accumulate(t, inputAt(icb, ih, imm(iw), loop::var(bi)), wv, update);
+        }
+        if (!update.empty())
+          perTap.push_back(BI == 1 ? loop::seq(update) : summed(bi, BI, loop::seq(update)));
+      }
+      return overRows(icb, kh, ih, loop::seq(perTap));
+    };
+    // Most tiles lie inside the input: they run without any per-tap guard. The few border tiles
+    // (the first and last, usually; every tile when a row is one tile, as at 7x7 and 14x14) get
+    // unrolled reductions of their own; with many of them (strided, wide padding) one guarded
+    // reduction serves them all.
+    // (Border tiles are known only for static extents; symbolic ones guard per tap column.)
+    auto tileInside = [&](int64_t k) {
+      return k * T * sw - pw >= 0 && (k * T + T - 1) * sw - pw + (KW - 1) * dw < *iwStatic &&
+             (!tail || k * T + T - 1 < *owStatic);
+    };
+    std::vector<int64_t> borderTiles;
+    for (int64_t k = 0; colGuard && !perTap && k < tiles; ++k)
+      if (!tileInside(k))
+        borderTiles.push_back(k);
+    Stmt reduce;
+    if (perTap) {
+      reduce = reductionPerTap();
+    } else if (!colGuard) {
+      reduce = reduction(false);
+    } else if (borderTiles.size() <= 4) {
+      reduce = borderTiles.size() == static_cast<size_t>(tiles) ? Stmt() : reduction(false);
+      for (auto it = borderTiles.rbegin(); it != borderTiles.rend(); ++it)
+        reduce = reduce ? loop::ifThenElse(bin(ExprKind::EQ, loop::var(owo), imm(*it)),
+                                           borderReduction(*it), reduce)
+                        : borderReduction(*it);
+    } else {
+      Expr first = column(0) * imm(sw) - imm(pw);
+      Expr last = column(T - 1) * imm(sw) - imm(pw) + imm((KW - 1) * dw);
+      Expr inside =
+          bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, IW));
+      if (tail)
+        inside = bin(ExprKind::And, inside, bin(ExprKind::LT, column(T - 1), OW));
+      reduce = loop::ifThenElse(inside, reduction(false), reduction(true));
     }
-    return overRows(icb, kh, ih, loop::seq(perTap));
-  };
-  // Most tiles lie inside the input: they run without any per-tap guard. The few border tiles
-  // (the first and last, usually; every tile when a row is one tile, as at 7x7 and 14x14) get
-  // unrolled reductions of their own; with many of them (strided, wide padding) one guarded
-  // reduction serves them all.
-  // (Border tiles are known only for static extents; symbolic ones take the guarded path.)
-  auto tileInside = [&](int64_t k) {
-    return k * T * sw - pw >= 0 && (k * T + T - 1) * sw - pw + (KW - 1) * dw < *iwStatic &&
-           (!tail || k * T + T - 1 < *owStatic);
-  };
-  std::vector<int64_t> borderTiles;
-  const int64_t staticTiles = tiles.asInt().value_or(0);
-  for (int64_t k = 0; colGuard && staticExtents && k < staticTiles; ++k)
-    if (!tileInside(k))
-      borderTiles.push_back(k);
-  Stmt reduce;
-  if (perTap) {
-    reduce = reductionPerTap();
-  } else if (interiorOnly || guardedOnly) {
-    reduce = reduction(guardedOnly);
-  } else if (!colGuard) {
-    reduce = reduction(false);
-  } else if (staticExtents && borderTiles.size() <= 4) {
-    reduce = borderTiles.size() == static_cast<size_t>(staticTiles) ? Stmt() : reduction(false);
-    for (auto it = borderTiles.rbegin(); it != borderTiles.rend(); ++it)
-      reduce = reduce ? loop::ifThenElse(bin(ExprKind::EQ, loop::var(owo), imm(*it)),
-                                         borderReduction(*it), reduce)
-                      : borderReduction(*it);
-  } else {
-    Expr first = column(0) * imm(sw) - imm(pw);
-    Expr last = column(T - 1) * imm(sw) - imm(pw) + imm((KW - 1) * dw);
-    Expr inside = bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, IW));
-    if (tail)
-      inside = bin(ExprKind::And, inside, bin(ExprKind::LT, column(T - 1), OW));
-    reduce = loop::ifThenElse(inside, reduction(false), reduction(true));
-  }
 
-  std::vector<Stmt> finish;
-  for (int64_t t = 0; t < T; ++t) {
-    std::vector<Stmt> stores;
-    for (int64_t o = 0; o < O; ++o) {
-      Exprs where = plain && !blockedOut ? Exprs{n, outChannels(o), oh, column(t)}
-                          : Exprs{n, ocbOf(o), oh, column(t), lanes};
-      stores.push_back(c.storeOut(where, loop::load(acc, accAt(o, t))));
+    std::vector<Stmt> finish;
+    for (int64_t t = 0; t < T; ++t) {
+      std::vector<Stmt> stores;
+      for (int64_t o = 0; o < O; ++o) {
+        Exprs where = plain && !blockedOut ? Exprs{n, outChannels(o), oh, column(t)}
+                                           : Exprs{n, ocbOf(o), oh, column(t), lanes};
+        stores.push_back(c.storeOut(where, loop::load(acc, accAt(o, t))));
+      }
+      Stmt st = loop::seq(stores);
+      finish.push_back(tail ? loop::ifThenElse(bin(ExprKind::LT, column(t), OW), st) : st);
     }
-    Stmt st = loop::seq(stores);
-    finish.push_back(tail ? loop::ifThenElse(bin(ExprKind::LT, column(t), OW), st) : st);
-  }
-  return loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
+    return loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
   };
   Stmt columns;
   if (staticExtents) {
-    columns = c.loopOver(owo, tiles, LoopRole::Parallel, buildTile(false, false));
+    columns = c.loopOver(owo, tiles, LoopRole::Parallel, buildTile(false));
   } else {
     // Symbolic extents: the row in tiles of T, then of T/2, T/4, ... 1 for what it leaves (a
     // 7-wide row is not one masked 14-wide tile), each tile guarding only the tap columns that
     // reach past the input (reductionPerTap).
     const int64_t widest = T;
-    tail = false;
     std::vector<Stmt> parts;
     Expr done = imm(0); // the first column not yet covered
-    for (int64_t width = widest; width >= 1; width = width == 1 ? 0 : std::max<int64_t>(1, width / 2)) {
-      T = width;
+    for (T = widest;; T = std::max<int64_t>(1, T / 2)) {
       const Expr start = done;
       Expr count = bin(ExprKind::FloorDiv, OW - start, imm(T));
       column = [&, start](int64_t t) {
@@ -412,8 +402,10 @@ Stmt lowerBlockedConv(LowerCtx &c) {
         return start.asInt() == 0 ? at : start + at;
       };
       owo = c.newVar("owo");
-      parts.push_back(c.loopOver(owo, count, LoopRole::Parallel, buildTile(false, false, true)));
+      parts.push_back(c.loopOver(owo, count, LoopRole::Parallel, buildTile(true)));
       done = start.asInt() == 0 ? count * imm(T) : start + count * imm(T);
+      if (T == 1)
+        break;
     }
     T = widest;
     columns = loop::seq(parts);
@@ -423,9 +415,9 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   c.nest(q, {std::string(c.op.opName()),
              nominal(N) * OCB * B * nominal(OH) * nominal(OW) * ICB * BI * KH * KW, true});
   if (!stageWeights)
-    return c.loopOver(q, times(times(N, imm(groups)), OH), LoopRole::Parallel, columns);
+    return c.loopOver(q, mulExtents(mulExtents(N, imm(groups)), OH), LoopRole::Parallel, columns);
   loop::Var f = c.newVar("f");
-  Exprs tap = delinearize(loop::var(f), Shape{ICB, KH, KW});
+  Exprs tap = delinearize(loop::var(f), extentsOf({ICB, KH, KW}));
   std::vector<Stmt> copies;
   for (int64_t o = 0; o < O; ++o)
     copies.push_back(loop::store(staged, {imm(o), loop::var(f), lanes},
@@ -436,7 +428,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
                          !ohStatic || *ohStatic % chunkRows
                              ? loop::ifThenElse(bin(ExprKind::LT, oh, OH), columns)
                              : columns);
-  return c.loopOver(q, times(times(N, imm(groups)), chunks), LoopRole::Parallel,
+  return c.loopOver(q, mulExtents(mulExtents(N, imm(groups)), chunks), LoopRole::Parallel,
                     loop::allocate(staged, loop::seq({fill, rows})));
 }
 

@@ -92,7 +92,7 @@ inline Expr imm(int64_t v) { return loop::intImm(v); }
 inline Expr bin(loop::ExprKind k, Expr a, Expr b) {
   return loop::binary(k, std::move(a), std::move(b));
 }
-// a * b and a + b, folded when both are constants (static shapes keep the loop IR they had
+// a * b, folded when both are constants or one is 1 (static shapes keep the loop IR they had
 // before extents could be symbolic).
 inline Expr mulExtents(const Expr &a, const Expr &b) {
   if (a.asInt() && b.asInt())
@@ -129,14 +129,10 @@ Exprs extentsOf(const Shape &shape);
 // The product of extents (a constant when all are).
 Expr product(const Exprs &extents);
 using loop::LoopRole;
-// Indices into an operand of shape `in` numpy-broadcast to `out` (right-aligned; dims of size 1
-// read index 0).
-Exprs broadcastIndex(const Exprs &outIdx, const Shape &out, const Shape &in);
-// The same on extents: a dim broadcasts when it is the constant 1 and the result's is not.
+// Indices into an operand of extents `in` numpy-broadcast to `out` (right-aligned; a dim that is
+// the constant 1 where the result's is not reads index 0).
 Exprs broadcastIndex(const Exprs &outIdx, const Exprs &out, const Exprs &in);
-// Row-major linear index of `idx` in `shape`, and its inverse.
-Expr linearIndex(const Exprs &idx, const Shape &shape);
-Exprs delinearize(const Expr &linear, const Shape &shape);
+// Row-major linear index of `idx` in `extents`, and its inverse.
 Expr linearIndex(const Exprs &idx, const Exprs &extents);
 Exprs delinearize(const Expr &linear, const Exprs &extents);
 // Rejects dtypes the loop IR computes differently from the graph interpreter: f16/bf16 outside

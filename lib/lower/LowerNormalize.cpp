@@ -120,7 +120,7 @@ Stmt lowerLayerNorm(LowerCtx &c) {
       return var.set(var.get() + d * d);
     });
     auto operand = [&](size_t i, const Exprs &r) {
-      return loop::cast(f64, loop::load(c.ins[i], broadcastIndex(full(r), in, c.inShapes[i])));
+      return loop::cast(f64, loop::load(c.ins[i], broadcastIndex(full(r), c.inDims[0], c.inDims[i])));
     };
     Stmt write = loopNest(c, trailing, LoopRole::Parallel, [&](const Exprs &r) {
       Expr y = (x(r) - mean.get()) * inv.get();

@@ -177,7 +177,7 @@ Stmt lowerResize(LowerCtx &c) {
   std::vector<int64_t> sizes = resize.sizes();
   for (size_t d = 0; d < sizes.size() && d < in.size(); ++d)
     if (sizes[d] == -1 && !scales.empty() && in[d] >= 0)
-      sizes[d] = resizedSize(in[d], scales[d]);
+      sizes[d] = resizedSize(in[d], scales[d]).value_or(-1); // -1: refused below
   // Converts the final f64 to the result dtype like the interpreter: floats round; integers
   // clamp to [min, nextafter(2^bits, 0)], then truncate (NaN -> 0 via the cast).
   auto convert = [&](Expr v) {

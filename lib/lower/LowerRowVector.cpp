@@ -24,35 +24,34 @@ using loop::ExprKind;
 
 Expr f32(double v) { return loop::floatImm(v, DType::F32); }
 
-// The row geometry: `rows` rows of `n` contiguous f32 elements, `lanes` per vector, `whole`
-// elements covered by whole vectors (the rest is the scalar tail).
+// The row geometry: `rows` rows of `length` contiguous f32 elements, `lanes` per vector, `vectors`
+// whole vectors covering `whole` elements (the rest is the scalar tail). The length is static, or
+// a run-time extent for softmax rows along a symbolic last dim.
 struct Rows {
   Exprs outer; // the dims above the row (the input's shape without its last dim): may be symbolic
   Expr rows;   // their product
-  int64_t n = 0, lanes = 8, whole = 0;
-  // A row of run-time length (softmax over a symbolic last dim): its length and the elements
-  // covered by whole vectors as expressions (n and whole are then unused).
-  Expr runLength, runWhole;
-  bool runTime() const { return static_cast<bool>(runLength); }
+  int64_t lanes = 8;
+  Expr length, vectors, whole, tail;
 };
 
 Rows rowsOf(const LowerCtx &c) {
   const Exprs &in = c.inDims[0];
   Rows r;
   r.outer.assign(in.begin(), in.end() - 1);
-  r.rows = imm(1);
-  for (const Expr &d : r.outer)
-    r.rows = mulExtents(r.rows, d);
-  r.n = c.inShapes[0].back();
-  int64_t w = c.opts.vectorLanesF32;
-  if (r.n < 0) { // a run-time row length
+  r.rows = product(r.outer);
+  r.length = in.back();
+  const int64_t w = c.opts.vectorLanesF32;
+  if (std::optional<int64_t> n = r.length.asInt()) {
+    r.lanes = w > 8 && *n >= w ? w : 8;
+    r.vectors = imm(*n / r.lanes);
+    r.whole = imm(*n / r.lanes * r.lanes);
+    r.tail = imm(*n - *n / r.lanes * r.lanes);
+  } else {
     r.lanes = std::max<int64_t>(w, 8);
-    r.runLength = in.back();
-    r.runWhole = bin(ExprKind::FloorDiv, r.runLength, imm(r.lanes)) * imm(r.lanes);
-    return r;
+    r.vectors = bin(ExprKind::FloorDiv, r.length, imm(r.lanes));
+    r.whole = r.vectors * imm(r.lanes);
+    r.tail = r.length - r.whole;
   }
-  r.lanes = w > 8 && r.n >= w ? w : 8;
-  r.whole = r.n / r.lanes * r.lanes;
   return r;
 }
 
@@ -71,25 +70,15 @@ struct RowBuilder {
   // A pass over the row: `body(base, lanes)` for each whole vector, then for each tail element.
   Stmt pass(const std::function<Stmt(const Expr &base, int lanes)> &body, LoopRole role) {
     std::vector<Stmt> s;
-    if (g.runTime()) {
-      loop::Var v = c.newVar("v"), t = c.newVar("t");
-      s.push_back(c.loopOver(v, bin(ExprKind::FloorDiv, g.runLength, imm(g.lanes)), role,
-                             body(loop::var(v) * imm(g.lanes), static_cast<int>(g.lanes))));
-      c.role(t, role);
-      s.push_back(loop::forLoop(t, g.runWhole, g.runLength - g.runWhole, loop::ForKind::Serial,
-                                body(loop::var(t), 1)));
-      return loop::seq(s);
-    }
-    if (g.whole > 0) {
+    if (g.vectors.asInt() != 0) {
       loop::Var v = c.newVar("v");
-      s.push_back(c.loopOver(v, g.whole / g.lanes, role,
+      s.push_back(c.loopOver(v, g.vectors, role,
                              body(loop::var(v) * imm(g.lanes), static_cast<int>(g.lanes))));
     }
-    if (g.whole < g.n) {
+    if (g.tail.asInt() != 0) {
       loop::Var t = c.newVar("t");
       c.role(t, role);
-      s.push_back(loop::forLoop(t, imm(g.whole), imm(g.n - g.whole), loop::ForKind::Serial,
-                                body(loop::var(t), 1)));
+      s.push_back(loop::forLoop(t, g.whole, g.tail, loop::ForKind::Serial, body(loop::var(t), 1)));
     }
     return loop::seq(s);
   }
@@ -111,17 +100,11 @@ struct RowBuilder {
     };
     std::vector<Stmt> s;
     s.push_back(loop::store(acc, {accLanes(0, w)}, loop::broadcast(f32(identity), w)));
-    if (g.runTime()) {
+    if (g.vectors.asInt() != 0) {
       loop::Var v = c.newVar("v");
       Expr cur = loop::load(acc, {accLanes(0, w)}), base = loop::var(v) * imm(g.lanes);
       s.push_back(c.loopOver(
-          v, bin(ExprKind::FloorDiv, g.runLength, imm(g.lanes)), LoopRole::Reduction,
-          step(loop::store(acc, {accLanes(0, w)}, combine(cur, value(base, w))), base, w)));
-    } else if (g.whole > 0) {
-      loop::Var v = c.newVar("v");
-      Expr cur = loop::load(acc, {accLanes(0, w)}), base = loop::var(v) * imm(g.lanes);
-      s.push_back(c.loopOver(
-          v, g.whole / g.lanes, LoopRole::Reduction,
+          v, g.vectors, LoopRole::Reduction,
           step(loop::store(acc, {accLanes(0, w)}, combine(cur, value(base, w))), base, w)));
     }
     for (int h = w / 2; h >= 1; h /= 2)
@@ -129,20 +112,12 @@ struct RowBuilder {
           acc, {accLanes(0, h)},
           combine(loop::load(acc, {accLanes(0, h)}), loop::load(acc, {accLanes(h, h)}))));
     s.push_back(loop::store(result, {imm(0)}, loop::load(acc, {imm(0)})));
-    if (g.runTime()) {
+    if (g.tail.asInt() != 0) {
       loop::Var t = c.newVar("t");
       c.role(t, LoopRole::Reduction);
       Expr cur = loop::load(result, {imm(0)});
       s.push_back(
-          loop::forLoop(t, g.runWhole, g.runLength - g.runWhole, loop::ForKind::Serial,
-                        step(loop::store(result, {imm(0)}, combine(cur, value(loop::var(t), 1))),
-                             loop::var(t), 1)));
-    } else if (g.whole < g.n) {
-      loop::Var t = c.newVar("t");
-      c.role(t, LoopRole::Reduction);
-      Expr cur = loop::load(result, {imm(0)});
-      s.push_back(
-          loop::forLoop(t, imm(g.whole), imm(g.n - g.whole), loop::ForKind::Serial,
+          loop::forLoop(t, g.whole, g.tail, loop::ForKind::Serial,
                         step(loop::store(result, {imm(0)}, combine(cur, value(loop::var(t), 1))),
                              loop::var(t), 1)));
     }
@@ -166,7 +141,9 @@ Stmt overRows(LowerCtx &c, const Rows &g, int64_t workPerElement,
   loop::Var p = c.newVar("row");
   RowBuilder rb{c, g, delinearize(loop::var(p), g.outer)};
   Stmt body = perRow(rb);
-  c.nest(p, {std::string(c.op.opName()), g.rows.asInt().value_or(64) * g.n * workPerElement, true});
+  // (Run-time extents counted as 64 for the schedule's parallel decision.)
+  c.nest(p, {std::string(c.op.opName()),
+             g.rows.asInt().value_or(64) * g.length.asInt().value_or(64) * workPerElement, true});
   return c.loopOver(p, g.rows, LoopRole::Parallel, body);
 }
 
@@ -271,10 +248,10 @@ Stmt lowerVectorLayerNorm(LowerCtx &c) {
     auto operand = [&](size_t i, const Expr &base, int lanes) {
       const Shape &s = c.inShapes[i];
       Exprs idx = broadcastIndex(rb.at(base, lanes), in, c.inDims[i]);
-      bool along = !s.empty() && s.back() == g.n;
+      bool along = !s.empty() && s.back() == g.length.asInt();
       return along ? loop::load(c.ins[i], idx) : splat(loop::load(c.ins[i], idx), lanes);
     };
-    const Expr count = f32(static_cast<double>(g.n));
+    const Expr count = f32(static_cast<double>(*g.length.asInt())); // static: canLowerVectorRows
     std::vector<Stmt> s;
     s.push_back(rb.reduce(mean, 0, addF, x));
     s.push_back(loop::store(mean, {imm(0)}, bin(ExprKind::Div, loop::load(mean, {imm(0)}), count)));

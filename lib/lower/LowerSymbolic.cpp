@@ -3,13 +3,16 @@
 // its operands, the op is lowered with the symbol bound to 1 and the resulting function is wrapped
 // in a loop over the symbol, each lifted buffer indexed at `idx0 + b * d0`. One compiled kernel
 // then serves every batch size. Ops whose semantics mix slices (a reduction over dim 0, a
-// transpose moving it, a matmul contracting it) are refused with the reason.
+// transpose moving it, a matmul contracting it) are refused with the reason (lowerOp then gives
+// them symbolic extents). Also the names of the scalar parameters symbols and formula dims take.
 #include "LowerImpl.h"
+
 #include "strata/loop/Simplify.h"
 #include "strata/loop/Visitor.h"
 #include "strata/lower/Lower.h"
 #include "strata/support/Error.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -23,24 +26,23 @@ std::string symbolParamName(const std::string &symbol) {
   return r;
 }
 
-// Escapes the formula's punctuation with '_' pairs (an injective encoding: '_' itself doubles).
+// The escapes of a formula's punctuation in a parameter name: '_' followed by a letter ('_'
+// itself doubles, so the encoding is injective); any other character is _<decimal code>_.
+constexpr std::pair<char, char> kFormulaEscapes[] = {
+    {'_', '_'}, {'+', 'P'}, {'-', 'M'}, {'*', 'X'}, {'(', 'L'}, {')', 'R'}, {',', 'C'}};
+
 std::string formulaParamName(const std::string &formula) {
   std::string r = "dim_";
   for (char c : formula) {
-    switch (c) {
-    case '_': r += "__"; break;
-    case '+': r += "_P"; break;
-    case '-': r += "_M"; break;
-    case '*': r += "_X"; break;
-    case '(': r += "_L"; break;
-    case ')': r += "_R"; break;
-    case ',': r += "_C"; break;
-    default:
-      if (std::isalnum(static_cast<unsigned char>(c)))
-        r += c;
-      else
-        r += "_" + std::to_string(static_cast<unsigned char>(c)) + "_";
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      r += c;
+      continue;
     }
+    auto it = std::find_if(std::begin(kFormulaEscapes), std::end(kFormulaEscapes),
+                           [c](const auto &e) { return e.first == c; });
+    r += it != std::end(kFormulaEscapes)
+             ? std::string{'_', it->second}
+             : "_" + std::to_string(static_cast<unsigned char>(c)) + "_";
   }
   return r;
 }
@@ -50,37 +52,32 @@ std::optional<std::string> formulaOfParamName(const std::string &param) {
     return std::nullopt;
   std::string r;
   for (size_t i = 4; i < param.size(); ++i) {
-    char c = param[i];
-    if (c != '_') {
-      r += c;
+    if (param[i] != '_') {
+      r += param[i];
       continue;
     }
     if (++i >= param.size())
       return std::nullopt;
-    switch (param[i]) {
-    case '_': r += '_'; break;
-    case 'P': r += '+'; break;
-    case 'M': r += '-'; break;
-    case 'X': r += '*'; break;
-    case 'L': r += '('; break;
-    case 'R': r += ')'; break;
-    case 'C': r += ','; break;
-    default: { // _<decimal code>_
-      size_t end = param.find('_', i);
-      if (end == std::string::npos || end == i || end - i > 3)
-        return std::nullopt;
-      int code = 0;
-      for (size_t k = i; k < end; ++k) {
-        if (!std::isdigit(static_cast<unsigned char>(param[k])))
-          return std::nullopt;
-        code = code * 10 + (param[k] - '0');
-      }
-      if (code > 255)
-        return std::nullopt;
-      r += static_cast<char>(code);
-      i = end;
+    auto it = std::find_if(std::begin(kFormulaEscapes), std::end(kFormulaEscapes),
+                           [&](const auto &e) { return e.second == param[i]; });
+    if (it != std::end(kFormulaEscapes)) {
+      r += it->first;
+      continue;
     }
+    // _<decimal code>_
+    size_t end = param.find('_', i);
+    if (end == std::string::npos || end == i || end - i > 3)
+      return std::nullopt;
+    int code = 0;
+    for (size_t k = i; k < end; ++k) {
+      if (!std::isdigit(static_cast<unsigned char>(param[k])))
+        return std::nullopt;
+      code = code * 10 + (param[k] - '0');
     }
+    if (code > 255)
+      return std::nullopt;
+    r += static_cast<char>(code);
+    i = end;
   }
   return r;
 }

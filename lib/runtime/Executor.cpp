@@ -143,12 +143,11 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
     if (!formulas_[s])
       return Status::error("the plan's formula for dim '" + plan_.symbols[s] + "' is malformed");
     std::optional<int64_t> v = formulas_[s]->evaluate(inputSymbol);
-    const std::string bound = boundText();
     if (!v)
-      return Status::error("at the input sizes " + bound + ", dim " + plan_.formulas[s] +
+      return Status::error("at the input sizes " + boundText() + ", dim " + plan_.formulas[s] +
                            " cannot be computed (it overflows int64)");
     if (*v < 0)
-      return Status::error("at the input sizes " + bound + ", dim " + plan_.formulas[s] + " is " +
+      return Status::error("at the input sizes " + boundText() + ", dim " + plan_.formulas[s] + " is " +
                            std::to_string(*v) +
                            ": the inputs are too small for the model (a window larger than "
                            "its padded input)");

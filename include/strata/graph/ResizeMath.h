@@ -23,10 +23,11 @@ struct ResizeParams {
 // elements resized by `scale`. tf_crop_and_resize (crop boxes) has no mapping here: an error.
 double resizeSourceCoordinate(CoordinateMode mode, double x, double scale, int64_t inSize);
 
-// The output size of an axis of `inSize` resized by `scale` (ONNX: floor(in * scale)); for a
-// symbolic size, the formula when it is exact (an integral scale k: k * in; 1 / 2^j: in / 2^j
-// rounded down), nullopt otherwise. The `sizes` attribute holds -1 for such an axis.
-int64_t resizedSize(int64_t inSize, double scale);
+// The output size of an axis of `inSize` resized by `scale` (ONNX: floor(in * scale)); nullopt
+// past 2^31 (an absurd scale from a model file). For a symbolic size, the formula when it is
+// exact (an integral scale k: k * in; 1 / 2^j: in / 2^j rounded down), nullopt otherwise. The
+// `sizes` attribute holds -1 for such an axis.
+std::optional<int64_t> resizedSize(int64_t inSize, double scale);
 std::optional<SymExpr> resizedSize(const SymExpr &inSize, double scale);
 
 // The scale of axis `d`: scales[d] when given, else out / in.

@@ -371,10 +371,10 @@ Values buildResize(Builder &b, Value *x, const ResizeParams &p, std::vector<int6
       if (!(scales[i] > 0) || std::isinf(scales[i])) // inf * a size of 0 would be NaN
         throw ConvertError("scale " + std::to_string(scales[i]) + " must be positive and finite");
       allScales[axes[i]] = scales[i];
-      double out = std::floor(static_cast<double>(in[axes[i]]) * scales[i]);
-      if (out > double(int64_t(1) << 31))
+      std::optional<int64_t> out = resizedSize(in[axes[i]], scales[i]);
+      if (!out)
         throw ConvertError("scale " + std::to_string(scales[i]) + " gives an absurd size");
-      outSizes[axes[i]] = static_cast<int64_t>(out);
+      outSizes[axes[i]] = *out;
     }
   } else if (!sizes.empty()) {
     if (sizes.size() != axes.size())

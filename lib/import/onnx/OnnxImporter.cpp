@@ -267,14 +267,12 @@ private:
     };
     std::optional<std::vector<SymExpr>> r;
     try {
-      if (type == "Shape") {
-        Value *x = input(node, 0);
-        const int64_t rank = x->type().rank();
-        auto clampAxis = [rank](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank); };
-        int64_t start = clampAxis(attrInt(node, "start", 0)), end = clampAxis(attrInt(node, "end", rank));
+      if (Op *def = out->definingOp(); def && def->kind() == OpKind::Shape) {
+        // The shape op the Shape converter made for symbolic dims (its range normalized).
+        const ops::ShapeOp shapeOp(*def);
         r.emplace();
-        for (int64_t d = start; d < end; ++d)
-          r->push_back(x->type().dims[d].asExpr());
+        for (int64_t d = shapeOp.start(); d < shapeOp.end(); ++d)
+          r->push_back(def->operand(0)->type().dims[static_cast<size_t>(d)].asExpr());
       } else if (!anySymbolic()) {
         return;
       } else if (type == "Identity" || type == "Cast" || type == "Unsqueeze" || type == "Squeeze" ||
