@@ -33,9 +33,10 @@ llvm::Expected<std::string> compileCacheKey(const std::string &modelPath,
   llvm::XXH128_hash_t model = llvm::xxh3_128bits(llvm::arrayRefFromStringRef(
       llvm::StringRef((*bytes)->getBufferStart(), (*bytes)->getBufferSize())));
   std::string what = fmt::format(
-      "strata-cache-1\n{}\n{}\nllvm {}\nmodel {:016x}{:016x}\n{}\n{}\n{}\npipeline {}\nO{} s{}\n",
+      "strata-cache-1\n{}\n{}\nllvm {}\nmodel {:016x}{:016x}\n{}\n{}\n{}\npipeline {}\nwinograd {}\nO{} s{}\n",
       STRATA_VERSION_STRING, codeLocation() + " " + codeId, LLVM_VERSION_STRING, model.high64,
-      model.low64, spec->triple, spec->cpu, spec->features, opts.pipeline, opts.optLevel,
+      model.low64, spec->triple, spec->cpu, spec->features, opts.pipeline, opts.winogradTile,
+      opts.optLevel,
       opts.schedule ? 1 : 0);
   llvm::XXH128_hash_t key = llvm::xxh3_128bits(llvm::arrayRefFromStringRef(what));
   return fmt::format("{:016x}{:016x}", key.high64, key.low64);

@@ -35,6 +35,7 @@ llvm::Expected<ProgramOptions> programOptions(const CompileOptions &opts) {
   ProgramOptions po;
   po.pipeline = opts.pipeline;
   po.schedule = opts.schedule;
+  po.winogradTile = opts.winogradTile;
   po.scheduleStepLimit = opts.scheduleStepLimit;
   po.fault = opts.fault;
   po.scheduleTarget = scheduleTargetFor(spec->cpu, spec->features);

@@ -55,6 +55,13 @@ double opFlops(const Op &op, const std::map<std::string, int64_t> &symbols) {
     double perOutput = numel(op.operand(1)->type(), symbols) / std::max(1.0, outChannels);
     return 2 * outElems * perOutput + (op.numOperands() > 2 ? outElems : 0);
   }
+  case OpKind::WinogradInput: // B^T d B: t terms per element, in two passes
+  case OpKind::WinogradOutput: { // A^T p A: m t + m^2 sums of t terms per tile and channel
+    const int64_t m = op.attr("tile").getInt(), t = m + 2;
+    if (op.kind() == OpKind::WinogradInput)
+      return 2.0 * static_cast<double>(t) * outElems;
+    return 2.0 * inElems(0) / static_cast<double>(t) * static_cast<double>(m * (t + m));
+  }
   case OpKind::ConvTranspose: {
     const TensorType &x = op.operand(0)->type();
     double inChannels = x.rank() >= 2 ? dimSize(x.dims[1], symbols) : 1;

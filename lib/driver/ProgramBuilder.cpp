@@ -81,6 +81,7 @@ public:
       PassManager pm(pmo);
       PassContext ctx;
       ctx.options = passOptionsFor(opts_.scheduleTarget);
+      ctx.options.winogradTile = opts_.winogradTile;
       llvm::Error err = pm.parsePipeline(opts_.pipeline);
       if (!err)
         err = pm.run(g_, ctx);

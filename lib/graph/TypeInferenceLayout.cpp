@@ -1,9 +1,11 @@
 // Shape functions of the blocked channel layouts: relayout, and conv with layout = "NCHW<c>c"
 // (inferred by unblocking the operand types, running the plain conv rule and blocking the
-// result, so the two can never disagree on window arithmetic).
+// result, so the two can never disagree on window arithmetic), and the Winograd transforms
+// (winograd_input / winograd_output, whose results carry the same blocked layouts).
 #include "TypeInferenceImpl.h"
 
 #include "strata/graph/Layout.h"
+#include "strata/graph/Winograd.h"
 #include "strata/support/ShapeMath.h"
 
 namespace strata::infer {
@@ -107,6 +109,90 @@ std::vector<TensorType> inferBlockedPool(const InferContext &c, int64_t block) {
   InferContext plain{c.kind, {unblockType(c.operand(0), block, "operand 0")}, c.attrs,
                      c.freshSymbols};
   return {blockType(inferPlainPool(plain).at(0), block, "the pool result")};
+}
+
+} // namespace strata::infer
+
+namespace strata::infer {
+
+namespace {
+
+const winograd::Transform &winogradTransform(const InferContext &c, int64_t m) {
+  const winograd::Transform *tr = winograd::transformFor(m);
+  if (!tr)
+    fail("tile " + std::to_string(m) + " has no Winograd transform (2 or 4)");
+  requireDType(c, 0, c.operand(0).dtype == DType::F32, "f32");
+  return *tr;
+}
+
+// A static spatial size, or an error naming it.
+int64_t staticSpatial(const TensorType &t, size_t d, const char *op) {
+  if (!t.dims[d].isStatic())
+    fail(std::string(op) + " needs a static height and width, got " + dimsToString(t.dims));
+  return t.dims[d].size;
+}
+
+} // namespace
+
+std::vector<TensorType> inferWinogradInput(const InferContext &c) {
+  const auto attrs = c.view<ops::WinogradInputOp>();
+  const winograd::Transform &tr = winogradTransform(c, attrs.tile());
+  const int64_t block = attrs.layout();
+  TensorType x = block ? unblockType(c.operand(0), block, "operand 0") : c.operand(0);
+  if (x.rank() != 4)
+    fail("operand 0 must be [N, C, H, W] (blocked: [N, C/c, H, W, c]), got " +
+         dimsToString(c.operand(0).dims));
+  const std::vector<int64_t> &pads = attrs.pads();
+  if (pads.size() != 4)
+    fail("pads must be [top, left, bottom, right], got " + intsToString(pads));
+  int64_t tiles = 1;
+  for (size_t d = 0; d < 2; ++d) {
+    int64_t size = staticSpatial(x, d + 2, "winograd_input");
+    // Pads beyond the input's own size only add zero tiles; bounding them keeps sums in range.
+    if (pads[d] < 0 || pads[d + 2] < 0 || pads[d] > size + 2 || pads[d + 2] > size + 2)
+      fail("pads " + intsToString(pads) + " must be in [0, size + 2] for sizes " +
+           dimsToString(x.dims));
+    int64_t out = size + pads[d] + pads[d + 2] - 2;
+    if (out < 1)
+      fail("the padded input " + dimsToString(x.dims) + " is smaller than the 3x3 window");
+    tiles *= winograd::tilesAlong(out, tr.m);
+  }
+  if (!x.dims[1].isStatic())
+    fail("operand 0 needs a static channel count, got " + dimsToString(x.dims));
+  return {x.withDims({x.dims[0], Dim(tr.t * tr.t), Dim(tiles), x.dims[1]})};
+}
+
+std::vector<TensorType> inferWinogradOutput(const InferContext &c) {
+  const auto attrs = c.view<ops::WinogradOutputOp>();
+  const winograd::Transform &tr = winogradTransform(c, attrs.tile());
+  const TensorType &p = c.operand(0);
+  if (p.rank() != 4 || !p.dims[1].isStatic() || !p.dims[2].isStatic() || !p.dims[3].isStatic())
+    fail("operand 0 must be [N, t^2, tiles, K] with static t^2, tiles and K, got " +
+         dimsToString(p.dims));
+  const std::vector<int64_t> &size = attrs.output_size();
+  if (size.size() != 2 || size[0] < 1 || size[1] < 1 || size[0] > (int64_t(1) << 31) ||
+      size[1] > (int64_t(1) << 31))
+    fail("output_size must be two sizes in [1, 2^31], got " + intsToString(size));
+  const int64_t tiles = winograd::tilesAlong(size[0], tr.m) * winograd::tilesAlong(size[1], tr.m);
+  if (p.dims[1].size != tr.t * tr.t || p.dims[2].size != tiles)
+    fail("operand 0 " + dimsToString(p.dims) + " is not [N, " + std::to_string(tr.t * tr.t) +
+         ", " + std::to_string(tiles) + ", K] for tile " + std::to_string(tr.m) +
+         " and output_size " + intsToString(size));
+  const int64_t k = p.dims[3].size;
+  if (c.numOperands() > 1) {
+    requireSameDType(c, 0, 1);
+    if (!(c.operand(1).dims == std::vector<Dim>{Dim(k)}))
+      fail("operand 1 (bias) must be [" + std::to_string(k) + "], got " +
+           dimsToString(c.operand(1).dims));
+  }
+  TensorType y = p.withDims({p.dims[0], Dim(k), Dim(size[0]), Dim(size[1])});
+  const int64_t block = attrs.layout();
+  if (!block)
+    return {y};
+  if (k % block != 0)
+    fail("a blocked result needs channels (" + std::to_string(k) + ") in whole blocks of " +
+         std::to_string(block));
+  return {blockType(y, block, "the result")};
 }
 
 } // namespace strata::infer

@@ -119,6 +119,8 @@ Tensors cumSumKernel(const Op &op, const Tensors &operands);
 Tensors topKKernel(const Op &op, const Tensors &operands);
 Tensors resizeKernel(const Op &op, const Tensors &operands);
 Tensors einsumKernel(const Op &op, const Tensors &operands);
+Tensors winogradInputKernel(const Op &op, const Tensors &operands);  // Winograd.cpp
+Tensors winogradOutputKernel(const Op &op, const Tensors &operands);
 
 // C += A * B for row-major A [m x k] (leading dim lda), B [k x n] (ldb), C [m x n] (ldc).
 // Cache-blocked; shared by matmul, conv and conv_transpose.

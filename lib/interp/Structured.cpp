@@ -82,6 +82,8 @@ void registerStructuredKernels(KernelFn *table) {
   set(OpKind::TopK, topKKernel);
   set(OpKind::Resize, resizeKernel);
   set(OpKind::Einsum, einsumKernel);
+  set(OpKind::WinogradInput, winogradInputKernel);
+  set(OpKind::WinogradOutput, winogradOutputKernel);
 }
 
 } // namespace strata::interp

@@ -194,6 +194,8 @@ Stmt lowerCumSum(LowerCtx &c);
 Stmt lowerResize(LowerCtx &c);     // LowerResize.cpp
 Stmt lowerTopK(LowerCtx &c);       // LowerTopK.cpp
 Stmt lowerEinsum(LowerCtx &c);     // LowerEinsum.cpp
+Stmt lowerWinogradInput(LowerCtx &c); // LowerWinograd.cpp
+Stmt lowerWinogradOutput(LowerCtx &c);
 Stmt lowerKernelBody(LowerCtx &c); // LowerKernel.cpp: fused kernels
 // pow on integer operands: square-and-multiply over the exponent's bits (LowerPow.cpp).
 Stmt lowerIntPow(LowerCtx &c);

@@ -299,7 +299,8 @@ struct KernelLowering {
 };
 
 // The register epilogue of an epilogue kernel: when its anchor is a conv or matmul taking a
-// register-tiled micro-kernel, it has no prologue, and its epilogue is elementwise on results of
+// register-tiled micro-kernel, or a winograd_output (whose tile vectors are stored the same
+// way), it has no prologue, and its epilogue is elementwise on results of
 // the anchor's shape (bias, residual add, relu, clip, ...), the micro-kernel stores each
 // accumulator vector through the epilogue straight into the kernel's results: no temporary, no
 // second pass over memory. Otherwise the kernel takes the general path (anchor into a buffer,
@@ -309,7 +310,8 @@ bool fuseEpilogue(KernelLowering &k, const KernelPlan &plan) {
   const Op *anchor = plan.anchor;
   if (plan.kind != KernelKind::Epilogue || !anchor || !plan.prologue.empty() ||
       anchor->numResults() != 1 ||
-      (anchor->kind() != OpKind::Conv && anchor->kind() != OpKind::MatMul))
+      (anchor->kind() != OpKind::Conv && anchor->kind() != OpKind::MatMul &&
+       anchor->kind() != OpKind::WinogradOutput))
     return false;
   for (const Op *op : plan.epilogue)
     if (!op->hasTrait(T_ELEMENTWISE))
@@ -337,7 +339,9 @@ bool fuseEpilogue(KernelLowering &k, const KernelPlan &plan) {
     sub.addIn(nullptr, operand->type());            // types only; buffers are set after them
   sub.addOut(nullptr, a->type());
   sub.outs.clear();
-  bool micro = anchor->kind() == OpKind::Conv ? canLowerBlockedConv(sub) : canLowerTiledMatMul(sub);
+  bool micro = anchor->kind() == OpKind::Conv     ? canLowerBlockedConv(sub)
+               : anchor->kind() == OpKind::MatMul ? canLowerTiledMatMul(sub)
+                                                  : true; // winograd_output: always storeOut
   if (!micro)
     return false;
   for (size_t i = 0; i < anchor->numOperands(); ++i)

@@ -149,6 +149,8 @@ std::string notSeparable(const Op &op) {
   case OpKind::ConvTranspose:
   case OpKind::Pool:
   case OpKind::Resize:
+  case OpKind::WinogradInput:
+  case OpKind::WinogradOutput:
     // Operand 0 carries the batch; weights and biases must not.
     for (unsigned i = 1; i < op.numOperands(); ++i)
       if (lifted(*op.operand(i)))

@@ -61,6 +61,10 @@ Lowering loweringFor(OpKind k) {
     return {lowerResize, false, true};
   case OpKind::Einsum:
     return {lowerEinsum};
+  case OpKind::WinogradInput:
+    return {lowerWinogradInput, false, true};
+  case OpKind::WinogradOutput:
+    return {lowerWinogradOutput, false, true};
   case OpKind::Kernel:
     return {lowerKernelBody, false, true};
   default:

@@ -80,6 +80,9 @@ void addOptions(CLI::App &app, Options &opts) {
                  "f32 lanes of the target's vectors for layout decisions (default 8: AVX2)");
   app.add_option("--vector-registers", opts.passOptions.vectorRegisters,
                  "SIMD registers of the target (default 16: AVX2; 32 with AVX-512)");
+  app.add_option("--winograd-tile", opts.passOptions.winogradTile,
+                 "winograd's tile: 0 its cost model (default), 2 or 4 wherever it applies, -1 none")
+      ->check(CLI::IsMember({-1, 0, 2, 4}));
   app.add_flag("--fast-math", opts.passOptions.fastMath,
                "Allow rewrites that are not exact under IEEE arithmetic");
   app.add_flag("--list-passes", opts.listPasses, "List the registered passes and exit");

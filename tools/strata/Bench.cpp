@@ -25,6 +25,7 @@ struct BenchOpts {
   unsigned threads = 0, iters = 20, warmup = 3;
   std::vector<std::string> inputs, dims;
   bool json = false, anyShape = false;
+  int64_t winogradTile = 0;
   unsigned profile = 0; // print the N slowest kernels
 };
 
@@ -65,6 +66,7 @@ int benchModel(const BenchOpts &o) {
   eo.target = o.target;
   eo.keepGraph = o.profile > 0;
   eo.anyShape = o.anyShape;
+  eo.winogradTile = o.winogradTile;
   std::unique_ptr<Engine> engine = openEngine(o.model, eo);
   if (!engine)
     return failedCode();
@@ -164,6 +166,7 @@ Action addBenchCommand(CLI::App &app) {
   addLimitOption(cmd);
   addModelOptions(cmd, o->model, o->engine);
   addAnyShapeOption(cmd, o->anyShape);
+  addWinogradOption(cmd, o->winogradTile);
   cmd->add_option("--threads", o->threads,
                   "Threads for parallel loops of the jit and aot engines (0: one per core)")
       ->capture_default_str();

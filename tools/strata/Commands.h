@@ -77,6 +77,8 @@ std::unique_ptr<Graph> loadModelAtShapes(const std::string &path,
 // `--limit NAME=VALUE` (repeatable): sets a process limit (support/Limits.h) while the command
 // line is parsed; a bad name or value is a usage error.
 void addLimitOption(CLI::App *cmd);
+// --winograd auto|off|2|4: the winograd pass's tile (PassOptions::winogradTile: 0, -1, 2, 4).
+void addWinogradOption(CLI::App *cmd, int64_t &tile);
 
 // Writes `text` to `path` atomically ("-" = stdout). Returns false after fail(kIoError, ...).
 bool writeTextOutput(const std::string &path, const std::string &text);

@@ -182,6 +182,16 @@ std::unique_ptr<Graph> loadModelAtShapes(const std::string &path,
   return std::move(*specialized);
 }
 
+void addWinogradOption(CLI::App *cmd, int64_t &tile) {
+  cmd->add_option_function<std::string>(
+         "--winograd",
+         [&tile](const std::string &v) { tile = v == "auto" ? 0 : v == "off" ? -1 : std::stoi(v); },
+         "Winograd F(m x m, 3 x 3) for 3x3 stride-1 convs: auto (a cost model picks per conv), "
+         "off, or 2 / 4 (that tile wherever it applies)")
+      ->check(CLI::IsMember({"auto", "off", "2", "4"}))
+      ->type_name("auto|off|2|4");
+}
+
 void addLimitOption(CLI::App *cmd) {
   std::string names;
   for (const LimitInfo &l : limitTable())

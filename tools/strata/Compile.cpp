@@ -38,6 +38,7 @@ struct CompileOpts {
   int optLevel = 2;
   std::vector<std::string> printIrAfter, dims, shapes, values;
   bool stats = false, fastMath = false, emitBlobs = false, time = false;
+  int64_t winogradTile = 0;
   PassManagerOptions pm;
 };
 
@@ -281,6 +282,7 @@ int compileModel(const CompileOpts &o) {
     ctx.options.fusesIntoKernel = [](const Op &op) { return lower::lowersInKernel(op); };
   }
   ctx.options.fastMath = o.fastMath;
+  ctx.options.winogradTile = o.winogradTile;
   phase = Clock::now();
   if (llvm::Error err = pm.run(*graph, ctx))
     return fail(kBadModel, o.model + ": " + llvm::toString(std::move(err)));
@@ -346,6 +348,7 @@ Action addCompileCommand(CLI::App &app) {
   cmd->add_flag("--time", o->time,
                 "Print where the compile goes (import, passes, lowering, LLVM, machine code, "
                 "link) to stderr");
+  addWinogradOption(cmd, o->winogradTile);
   cmd->add_flag("--fast-math", o->fastMath,
                 "Allow rewrites that are not exact under IEEE arithmetic");
   return [o]() { return compileModel(*o); };

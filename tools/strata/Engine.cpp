@@ -695,6 +695,7 @@ std::unique_ptr<Engine> openEngine(const std::string &model, const EngineOptions
   driver::CompileOptions co;
   co.threads = opts.threads;
   co.target = opts.target;
+  co.winogradTile = opts.winogradTile;
   std::unique_ptr<Graph> graph;
   if (opts.engine == "jit" && opts.cache) {
     CachedEngine cached = cachedJitEngine(model, opts, co);

@@ -28,6 +28,8 @@ struct EngineOptions {
   // jit: compile a model with symbolic dims once, its kernels taking them as run-time extents,
   // instead of once per input shape (the default, whose kernels are specialized and faster).
   bool anyShape = false;
+  // jit: the winograd pass's tile (--winograd; PassOptions::winogradTile).
+  int64_t winogradTile = 0;
 };
 
 class Engine {

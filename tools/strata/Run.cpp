@@ -19,6 +19,7 @@ struct RunOpts {
   std::string model, engine = "jit", outputDir, labels, target = "host";
   unsigned threads = 0;
   bool anyShape = false;
+  int64_t winogradTile = 0;
   std::vector<std::string> inputs, dims;
   unsigned seed = 0;
   bool noCache = false;
@@ -38,6 +39,7 @@ int runModel(const RunOpts &o) {
   eo.cache = !o.noCache;
   eo.target = o.target;
   eo.anyShape = o.anyShape;
+  eo.winogradTile = o.winogradTile;
   std::unique_ptr<Engine> engine = openEngine(o.model, eo);
   if (!engine)
     return failedCode();
@@ -130,6 +132,7 @@ Action addRunCommand(CLI::App &app) {
   addInputOptions(cmd, o->inputs, o->dims, o->seed);
   cmd->add_option("--output-dir", o->outputDir, "Write <output name>.npy files here");
   addAnyShapeOption(cmd, o->anyShape);
+  addWinogradOption(cmd, o->winogradTile);
   cmd->add_option("--threads", o->threads,
                   "Threads for parallel loops of the jit and aot engines (0: one per core)")
       ->capture_default_str();

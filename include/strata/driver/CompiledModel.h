@@ -30,6 +30,8 @@ struct CompileOptions {
   int optLevel = 2;
   // Apply loop::applyDefaultSchedule to every kernel (off: direct loop nests, for debugging).
   bool schedule = true;
+  // The winograd pass's tile (PassOptions::winogradTile): 0 its cost model, 2 or 4, -1 none.
+  int64_t winogradTile = 0;
   // Threads that `parallel` loops run on (a pool owned by the model); 0 means one per core.
   unsigned threads = 0;
   // strata bisect only (ProgramOptions): a schedule prefix and a deliberate miscompile.

@@ -33,6 +33,8 @@ struct ProgramOptions {
   // Keep each kernel's loop IR as lowered, before its schedule (Program::unscheduled), for
   // strata explain's ladder.
   bool keepUnscheduled = false;
+  // The winograd pass's tile (PassOptions::winogradTile): 0 its cost model, 2 or 4, -1 none.
+  int64_t winogradTile = 0;
 };
 
 // How one kernel was scheduled: the steps applied and the default schedule's reasons.

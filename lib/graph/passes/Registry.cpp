@@ -17,6 +17,8 @@ const std::vector<PassInfo> &passRegistry() {
        "layer normalization written as reductions and elementwise ops -> layer_norm",
        createRaiseLayerNormPass},
       {"layout-nchwc", "convolutions to the blocked NCHWc layout", createLayoutNCHWcPass},
+      {"winograd", "blocked 3x3 stride-1 convs to Winograd F(m x m, 3 x 3) where cheaper",
+       createWinogradPass},
       {"conv1x1-to-matmul", "1x1 convolutions left in NCHW to a matmul over the positions",
        createConv1x1ToMatMulPass},
       {"pack-matmul-weights", "constant matmul right operands to contiguous column panels",

@@ -38,6 +38,9 @@ struct PassOptions {
   int64_t vectorWidth = 8;
   // Architectural SIMD registers (16 for AVX2, 32 for AVX-512): pack-matmul-weights' panels.
   int64_t vectorRegisters = 16;
+  // winograd's tile: 0 lets its cost model choose per conv, 2 or 4 uses that tile on every conv
+  // it applies to, -1 keeps every conv direct.
+  int64_t winogradTile = 0;
   // Whether the code generator can compute `op` inside a fused kernel: the fuse pass asks before
   // grouping an op, so every kernel it forms lowers (the driver sets lower::lowersInKernel).
   // Unset: every op can, for graph-level work without a code generator.

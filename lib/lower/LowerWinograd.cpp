@@ -1,0 +1,219 @@
+// The transforms of a Winograd F(m x m, 3 x 3) conv (graph/Winograd.h): one parallel loop over
+// (image, tile row, tile column, channel block), each iteration transforming one tile of one
+// channel block, the block's channels as one vector (blocked layouts; a plain layout computes
+// one channel per iteration). The matrices are constants, so every product is unrolled into
+// adds, subtracts and fused multiply-adds of whole vectors, skipping zero coefficients.
+//
+//   winograd_input:  d = the t x t input tile (zeros past the padded edge; interior tiles load
+//                    directly, border tiles a clamped address selected against zero), then
+//                    r = B^T d and r B stored as t^2 vectors of the result
+//   winograd_output: the t^2 product vectors of a tile, r = A^T p, r A plus the bias, stored
+//                    through storeOut (a fused kernel's epilogue runs on them in registers);
+//                    outputs past the edge of a partial last tile are not stored
+#include "LowerImpl.h"
+
+#include "strata/graph/Winograd.h"
+
+#include <functional>
+
+namespace strata::lower {
+
+namespace {
+
+using loop::ExprKind;
+
+// sum over k < count of coef(k) * term(k), skipping zero coefficients: adds and subtracts for
+// +-1, fused multiply-adds otherwise (every term a vector of `lanes`). A row of a constant
+// matrix times a column of values, unrolled.
+Expr combination(int64_t count, const std::function<double(int64_t)> &coef,
+                 const std::function<Expr(int64_t)> &term, int lanes) {
+  Expr acc;
+  auto constant = [&](double v) {
+    Expr f = loop::floatImm(v, DType::F32);
+    return lanes > 1 ? loop::broadcast(f, lanes) : f;
+  };
+  for (int64_t k = 0; k < count; ++k) {
+    const double a = coef(k);
+    if (a == 0)
+      continue;
+    const Expr e = term(k);
+    if (!acc)
+      acc = a == 1 ? e : constant(a) * e;
+    else if (a == 1)
+      acc = acc + e;
+    else if (a == -1)
+      acc = acc - e;
+    else
+      acc = loop::call(loop::Intrinsic::Fma, {constant(a), e, acc});
+  }
+  return acc ? acc : constant(0);
+}
+
+struct TileLoop {
+  loop::Var p;
+  Expr n, cb, th, tw;
+};
+
+// One parallel loop over N x tilesH x tilesW x blocks, delinearized. Channel blocks fastest:
+// consecutive iterations then write (input transform) or read (output transform) each of the
+// t^2 planes of [N, t^2, tiles, C] contiguously, C channels of one tile after another.
+TileLoop tileLoop(LowerCtx &c, const Expr &n, int64_t blocks, int64_t tilesH, int64_t tilesW) {
+  TileLoop l;
+  l.p = c.newVar("p");
+  Exprs idx = delinearize(loop::var(l.p), {n, imm(tilesH), imm(tilesW), imm(blocks)});
+  l.n = idx[0];
+  l.th = idx[1];
+  l.tw = idx[2];
+  l.cb = idx[3];
+  return l;
+}
+
+const winograd::Transform &transformOf(const LowerCtx &c, int64_t m) {
+  const winograd::Transform *tr = winograd::transformFor(m);
+  if (!tr || c.inTypes[0] != DType::F32)
+    notLowered(c.op, "tile " + std::to_string(m) + " on " + std::string(dtypeName(c.inTypes[0])));
+  return *tr;
+}
+
+} // namespace
+
+Stmt lowerWinogradInput(LowerCtx &c) {
+  const ops::WinogradInputOp attrs(c.op);
+  const winograd::Transform &tr = transformOf(c, attrs.tile());
+  const int64_t block = attrs.layout(), t = tr.t, m = tr.m;
+  const Shape &x = c.inShapes[0], &out = c.outShapes[0];
+  const std::vector<int64_t> &pads = attrs.pads();
+  if (x.size() != (block ? 5u : 4u) || pads.size() != 4 || out.size() != 4)
+    throw LowerError("winograd_input: operand " + shapeToString(x) + " and pads do not match");
+  const int64_t blocks = x[1], h = x[2], w = x[3];
+  const int lanes = block ? static_cast<int>(block) : 1;
+  const int64_t tilesW = winograd::tilesAlong(w + pads[1] + pads[3] - 2, m);
+  const int64_t tilesH = winograd::tilesAlong(h + pads[0] + pads[2] - 2, m);
+  TileLoop l = tileLoop(c, c.inDims[0][0], blocks, tilesH, tilesW);
+  const Expr vec = lanes > 1 ? loop::ramp(imm(0), imm(1), lanes) : imm(0);
+  auto local = [&](int64_t n) { return localArray(c, "tile", DType::F32, n * lanes); };
+  auto at = [&](int64_t k) {
+    return lanes > 1 ? loop::ramp(imm(k * lanes), imm(1), lanes) : imm(k);
+  };
+  loop::Buffer d = local(t * t), r = local(t * t);
+  const Expr y0 = l.th * imm(m) - imm(pads[0]), x0 = l.tw * imm(m) - imm(pads[1]);
+  auto source = [&](const Expr &yy, const Expr &xx) {
+    return block ? Exprs{l.n, l.cb, yy, xx, vec} : Exprs{l.n, l.cb, yy, xx};
+  };
+  // The tile: loaded directly inside the input, else a clamped address selected against zero.
+  std::vector<Stmt> direct, guarded;
+  const Expr zero = lanes > 1 ? loop::broadcast(loop::floatImm(0, DType::F32), lanes)
+                              : loop::floatImm(0, DType::F32);
+  for (int64_t i = 0; i < t; ++i)
+    for (int64_t j = 0; j < t; ++j) {
+      Expr yy = y0 + imm(i), xx = x0 + imm(j);
+      direct.push_back(loop::store(d, {at(i * t + j)}, loop::load(c.ins[0], source(yy, xx))));
+      auto clamp = [](const Expr &v, int64_t size) {
+        return bin(ExprKind::Max, bin(ExprKind::Min, v, imm(size - 1)), imm(0));
+      };
+      Expr inside =
+          bin(ExprKind::And,
+              bin(ExprKind::And, bin(ExprKind::GE, yy, imm(0)), bin(ExprKind::LT, yy, imm(h))),
+              bin(ExprKind::And, bin(ExprKind::GE, xx, imm(0)), bin(ExprKind::LT, xx, imm(w))));
+      guarded.push_back(loop::store(d, {at(i * t + j)},
+                                    loop::load(c.ins[0], source(clamp(yy, h), clamp(xx, w)))));
+      guarded.push_back(loop::store(d, {at(i * t + j)},
+                                    loop::select(inside, loop::load(d, {at(i * t + j)}), zero)));
+    }
+  Expr interior = bin(
+      ExprKind::And,
+      bin(ExprKind::And, bin(ExprKind::GE, y0, imm(0)), bin(ExprKind::LE, y0 + imm(t), imm(h))),
+      bin(ExprKind::And, bin(ExprKind::GE, x0, imm(0)), bin(ExprKind::LE, x0 + imm(t), imm(w))));
+  std::vector<Stmt> body = {loop::ifThenElse(interior, loop::seq(direct), loop::seq(guarded))};
+  // r = B^T d, then the result's row a: r[a] B, one vector per (a, b).
+  for (int64_t a = 0; a < t; ++a)
+    for (int64_t j = 0; j < t; ++j)
+      body.push_back(
+          loop::store(r, {at(a * t + j)},
+                      combination(
+                          t, [&](int64_t i) { return tr.btAt(a, i); },
+                          [&](int64_t i) { return loop::load(d, {at(i * t + j)}); }, lanes)));
+  const Expr tile = l.th * imm(tilesW) + l.tw;
+  const Expr channel = block ? l.cb * imm(block) : l.cb;
+  const Expr ch = lanes > 1 ? loop::ramp(channel, imm(1), lanes) : channel;
+  for (int64_t a = 0; a < t; ++a)
+    for (int64_t b = 0; b < t; ++b)
+      body.push_back(
+          loop::store(c.outs[0], {l.n, imm(a * t + b), tile, ch},
+                      combination(
+                          t, [&](int64_t j) { return tr.btAt(b, j); },
+                          [&](int64_t j) { return loop::load(r, {at(a * t + j)}); }, lanes)));
+  Stmt s = loop::allocate(d, loop::allocate(r, loop::seq(body)));
+  const Expr iterations = mulExtents(c.inDims[0][0], imm(blocks * tilesH * tilesW));
+  c.nest(l.p,
+         {std::string(c.op.opName()),
+          (iterations.asInt() ? *iterations.asInt() : blocks * tilesH * tilesW) * lanes * 4 * t * t,
+          true});
+  return c.loopOver(l.p, iterations, LoopRole::Parallel, s);
+}
+
+Stmt lowerWinogradOutput(LowerCtx &c) {
+  const ops::WinogradOutputOp attrs(c.op);
+  const winograd::Transform &tr = transformOf(c, attrs.tile());
+  const int64_t block = attrs.layout(), t = tr.t, m = tr.m;
+  const Shape &p = c.inShapes[0];
+  const std::vector<int64_t> &size = attrs.output_size();
+  if (p.size() != 4 || size.size() != 2)
+    throw LowerError("winograd_output: operand " + shapeToString(p) + " and sizes do not match");
+  const int64_t outH = size[0], outW = size[1], k = p[3];
+  const int64_t tilesH = winograd::tilesAlong(outH, m), tilesW = winograd::tilesAlong(outW, m);
+  const int lanes = block ? static_cast<int>(block) : 1;
+  const int64_t blocks = block ? k / block : k;
+  TileLoop l = tileLoop(c, c.inDims[0][0], blocks, tilesH, tilesW);
+  auto at = [&](int64_t i) {
+    return lanes > 1 ? loop::ramp(imm(i * lanes), imm(1), lanes) : imm(i);
+  };
+  loop::Buffer r = localArray(c, "tile", DType::F32, m * t * lanes);
+  const Expr channel = block ? l.cb * imm(block) : l.cb;
+  const Expr ch = lanes > 1 ? loop::ramp(channel, imm(1), lanes) : channel;
+  const Expr tile = l.th * imm(tilesW) + l.tw;
+  std::vector<Stmt> body;
+  // r = A^T p (m x t vectors), loading each product vector once per use.
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t e = 0; e < t; ++e)
+      body.push_back(loop::store(r, {at(i * t + e)},
+                                 combination(
+                                     t, [&](int64_t a) { return tr.atAt(i, a); },
+                                     [&](int64_t a) {
+                                       return loop::load(c.ins[0], {l.n, imm(a * t + e), tile, ch});
+                                     },
+                                     lanes)));
+  Expr bias;
+  if (c.ins.size() > 1)
+    bias = loop::load(c.ins[1], {ch});
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < m; ++j) {
+      Expr value = combination(
+          t, [&](int64_t e) { return tr.atAt(j, e); },
+          [&](int64_t e) { return loop::load(r, {at(i * t + e)}); }, lanes);
+      if (bias)
+        value = value + bias;
+      const Expr oy = l.th * imm(m) + imm(i), ox = l.tw * imm(m) + imm(j);
+      Stmt st = c.storeOut(block ? Exprs{l.n, l.cb, oy, ox, loop::ramp(imm(0), imm(1), lanes)}
+                                 : Exprs{l.n, l.cb, oy, ox},
+                           value);
+      // A partial last tile row or column: its outputs past the edge are dropped.
+      Expr keep;
+      if (outH % m != 0 && i >= outH % m)
+        keep = bin(ExprKind::LT, oy, imm(outH));
+      if (outW % m != 0 && j >= outW % m) {
+        Expr kx = bin(ExprKind::LT, ox, imm(outW));
+        keep = keep ? bin(ExprKind::And, keep, kx) : kx;
+      }
+      body.push_back(keep ? loop::ifThenElse(keep, st) : st);
+    }
+  Stmt s = loop::allocate(r, loop::seq(body));
+  const Expr iterations = mulExtents(c.inDims[0][0], imm(blocks * tilesH * tilesW));
+  c.nest(l.p, {std::string(c.op.opName()),
+               (iterations.asInt() ? *iterations.asInt() : blocks * tilesH * tilesW) * lanes * 2 *
+                   t * (t + m),
+               true});
+  return c.loopOver(l.p, iterations, LoopRole::Parallel, s);
+}
+
+} // namespace strata::lower
