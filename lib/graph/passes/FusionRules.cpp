@@ -144,8 +144,13 @@ public:
         anchors += roles_[i] == Role::Anchor;
         reductions += roles_[i] == Role::Reduction;
       }
-      if (compute < 2 && !(compute == 0 && m.size() >= 2))
-        continue; // a lone op (with or without index maps) stays a plain op
+      // A lone op stays a plain op, and so does one with a single index map before it (the
+      // op's own lowering reads it as fast as a kernel would). With two or more index maps
+      // (attention's slice -> reshape -> transpose of a matmul operand) the kernel runs their
+      // composed map as one copy instead of one copy per op.
+      const int64_t movement = static_cast<int64_t>(m.size()) - compute;
+      if (compute == 0 ? m.size() < 2 : compute == 1 ? movement < 2 : false)
+        continue;
       PlannedKernel k;
       k.kind = anchors      ? KernelKind::Epilogue
                : reductions ? KernelKind::Reduction
