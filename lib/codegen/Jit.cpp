@@ -85,7 +85,7 @@ LoopJit::compileAll(const std::vector<loop::LoopFunction> &kernels, const Codege
 
 llvm::Expected<CompiledKernel> LoopJit::compile(const loop::LoopFunction &f,
                                                 const CodegenOptions &opts) {
-  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto ctx = kernelContext();
   auto mod = std::make_unique<llvm::Module>(f.name, *ctx);
   if (llvm::Expected<llvm::Function *> fn = emitLoopFunction(f, *mod, opts); !fn)
     return fn.takeError();

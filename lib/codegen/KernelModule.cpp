@@ -4,6 +4,8 @@
 #include "strata/support/Error.h"
 
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/DiagnosticHandler.h"
+#include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/GlobalVariable.h"
 
 #include <algorithm>
@@ -71,6 +73,22 @@ llvm::Error emitKernelModule(const std::vector<loop::LoopFunction> &kernels, llv
   return llvm::Error::success();
 }
 
+namespace {
+// Drops the vectorizer's "loop not vectorized" warning and the remarks that explain it
+// (kernelContext); errors and other warnings print as before.
+struct QuietVectorizerMisses : llvm::DiagnosticHandler {
+  bool handleDiagnostics(const llvm::DiagnosticInfo &d) override {
+    return d.getKind() == llvm::DK_OptimizationFailure || d.getSeverity() == llvm::DS_Remark;
+  }
+};
+} // namespace
+
+std::unique_ptr<llvm::LLVMContext> kernelContext() {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  ctx->setDiagnosticHandler(std::make_unique<QuietVectorizerMisses>());
+  return ctx;
+}
+
 llvm::Expected<std::vector<KernelModule>>
 buildKernelModules(const std::vector<loop::LoopFunction> &kernels, const CodegenOptions &opts,
                    const TargetSpec &target, int optLevel, unsigned parts,
@@ -107,7 +125,7 @@ buildKernelModules(const std::vector<loop::LoopFunction> &kernels, const Codegen
   std::vector<std::string> errors(parts);
   auto build = [&](unsigned p) {
     KernelModule &km = modules[p];
-    km.context = std::make_unique<llvm::LLVMContext>();
+    km.context = kernelContext();
     km.module = std::make_unique<llvm::Module>("strata_kernels_" + std::to_string(p), *km.context);
     if (llvm::Error err = emitKernels(groups[p], *km.module, opts)) {
       errors[p] = llvm::toString(std::move(err));

@@ -173,6 +173,44 @@ private:
     return t;
   }
 
+  // The data-dependent sizes (Plan::bounds): a nonzero's result dim 1 is a symbol no input
+  // binds; its count operand's value binds it before the nonzero's step runs. Until then it
+  // stands at its bound, the operand's element count (over the symbols declared before it).
+  llvm::Error collectValueSymbols() {
+    for (const Op &op : g_.ops()) {
+      if (op.kind() != OpKind::NonZero)
+        continue;
+      const Dim &d = op.result(0)->type().dims.at(1);
+      const std::string *sym = d.symbolName();
+      if (!sym)
+        continue; // a static count (a specialized graph): nothing to bind
+      if (isInputSymbol(*sym))
+        return makeError(diagnose(op, "the result's data-dependent dim '" + *sym +
+                                          "' is also another tensor's symbol"));
+      SymExpr bound(1);
+      for (const Dim &x : op.operand(0)->type().dims)
+        bound = bound * x.asExpr();
+      std::set<std::string> used;
+      bound.collectSymbols(used);
+      for (const std::string &u : used)
+        if (!isInputSymbol(u))
+          return makeError(diagnose(op, "the operand's dim '" + u + "' is bound by no input"));
+      plan().symbols.push_back(*sym);
+      plan().formulas.push_back("");
+      plan().bounds.resize(plan().symbols.size());
+      plan().bounds.back() = bound.str();
+    }
+    return llvm::Error::success();
+  }
+
+  // The value-bound symbol named `name`, or -1.
+  int valueSymbol(const std::string &name) const {
+    for (size_t i = 0; i < prog_.plan.symbols.size(); ++i)
+      if (prog_.plan.isValueBound(i) && prog_.plan.symbols[i] == name)
+        return static_cast<int>(i);
+    return -1;
+  }
+
   llvm::Error collectInterface() {
     for (unsigned i = 0; i < g_.numInputs(); ++i) {
       Value *in = g_.input(i);
@@ -182,8 +220,10 @@ private:
       plan().inputs.push_back(std::move(*t));
       slots_[in] = {PlanArg::Input, i};
     }
+    if (auto err = collectValueSymbols())
+      return err;
     // Kernels receive each symbol as a parameter named after it: the names must differ.
-    const auto &syms = plan().symbols; // input symbols only so far
+    const auto &syms = plan().symbols; // input and value-bound symbols so far
     for (size_t a = 0; a < syms.size(); ++a)
       for (size_t b = a + 1; b < syms.size(); ++b)
         if (lower::symbolParamName(syms[a]) == lower::symbolParamName(syms[b]))
@@ -523,6 +563,15 @@ private:
         return fail("scalar parameter %" + name + " is no input's symbol");
       step.args.push_back({PlanArg::Symbol, found});
     }
+    // A nonzero's count binds its result's data-dependent dim before its kernel runs.
+    if (op.kind() == OpKind::NonZero)
+      if (const std::string *sym = op.result(0)->type().dims.at(1).symbolName()) {
+        PlanArg count = slotOf(op.operand(1));
+        int symbol = valueSymbol(*sym);
+        if (symbol < 0 || (count.kind == PlanArg::Buffer && count.index < 0))
+          return fail("the data-dependent dim '" + *sym + "' has no symbol or count");
+        plan().binds.push_back({at, symbol, count});
+      }
     mergeSharedParams(f, step.args);
     if (auto err = loop::verifyFunction(f))
       return fail("loop IR is invalid after merging in-place parameters: " +

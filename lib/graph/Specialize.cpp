@@ -137,8 +137,19 @@ llvm::Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &g,
       if (!types)
         return makeError(
             diagnose(op, "at the bound sizes: " + llvm::toString(types.takeError())));
-      for (unsigned r = 0; r < op.numResults() && r < types->size(); ++r)
-        op.result(r)->setType(std::move((*types)[r]));
+      for (unsigned r = 0; r < op.numResults() && r < types->size(); ++r) {
+        // A dim the shape function leaves to a fresh symbol (a data-dependent size, a
+        // broadcast of two symbols) keeps the symbol the graph named it by: a fresh name is
+        // the same for every op of a kind, the graph's are its own.
+        TensorType t = std::move((*types)[r]);
+        const TensorType &old = op.result(r)->type();
+        if (old.rank() == t.rank())
+          for (size_t d = 0; d < t.dims.size(); ++d)
+            if (const std::string *sym = t.dims[d].symbolName();
+                sym && !sizes.count(*sym) && old.dims[d].symbolName())
+              t.dims[d] = old.dims[d];
+        op.result(r)->setType(std::move(t));
+      }
     }
   } catch (const SymExprError &e) {
     return makeError(std::string("binding symbolic dims: ") + e.what());

@@ -384,6 +384,14 @@ std::vector<TensorType> inferIota(const InferContext &c) {
     fail("axis " + std::to_string(axis) + " is not within rank " + std::to_string(x.rank()));
   return {TensorType(DType::I64, {x.dims[static_cast<size_t>(axis)]})};
 }
+std::vector<TensorType> inferNonZero(const InferContext &c) {
+  const TensorType &x = c.operand(0), &count = c.operand(1);
+  if (count.dtype != DType::I64 || count.rank() != 0)
+    fail("operand 1 (the count) must be a rank-0 i64 tensor, got " + count.str());
+  if (x.rank() == 0)
+    fail("operand 0 must have rank >= 1 (ONNX's rank-0 NonZero is a reshape away)");
+  return {TensorType(DType::I64, {Dim(x.rank()), freshSymbol(c, {}, "nonzero")})};
+}
 std::vector<TensorType> inferShape(const InferContext &c) {
   const TensorType &x = c.operand(0);
   const auto attrs = c.view<ops::ShapeOp>();

@@ -308,6 +308,34 @@ static Tensors iotaKernel(const Op &op, const Tensors &operands) {
   return {out};
 }
 
+// nonzero: the row-major indices of the nonzero elements (NaN counts), [rank, count]; the count
+// operand must be their number (the run-time value of the result's symbolic dim).
+static Tensors nonzeroKernel(const Op &op, const Tensors &operands) {
+  const Tensor &x = operands[0];
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  if (rank == 0 || operands[1].dtype() != DType::I64 || operands[1].numElements() != 1)
+    structured::fail(op, "expected a tensor of rank >= 1 and a rank-0 i64 count");
+  std::vector<int64_t> found;
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    if (x.getDouble(i) != 0)
+      found.push_back(i);
+  const int64_t count = static_cast<int64_t>(found.size());
+  if (operands[1].getInt(0) != count)
+    structured::fail(op, "the count operand is " + std::to_string(operands[1].getInt(0)) +
+                             " but the operand has " + std::to_string(count) +
+                             " nonzero elements");
+  Tensor out(DType::I64, {rank, count});
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t rest = found[static_cast<size_t>(k)];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      const int64_t size = x.shape()[static_cast<size_t>(d)];
+      out.setInt(d * count + k, rest % size);
+      rest /= size;
+    }
+  }
+  return {out};
+}
+
 void registerDataMovementKernels(KernelFn *table) {
   auto set = [&](OpKind k, KernelFn fn) { table[static_cast<size_t>(k)] = fn; };
   set(OpKind::Reshape, reshapeKernel);
@@ -318,6 +346,7 @@ void registerDataMovementKernels(KernelFn *table) {
   set(OpKind::Pad, padKernel);
   set(OpKind::Shape, shapeKernel);
   set(OpKind::Iota, iotaKernel);
+  set(OpKind::NonZero, nonzeroKernel);
   registerGatherScatterKernels(table);
 }
 

@@ -233,4 +233,31 @@ Stmt lowerIota(LowerCtx &c) {
 Stmt lowerGather(LowerCtx &c) { return lowerGather(c, false); }
 Stmt lowerGatherElements(LowerCtx &c) { return lowerGather(c, true); }
 
+// nonzero: one serial pass over x in row-major order; each nonzero element's coordinates go
+// to column k of the [rank, count] result, k counting up. The count is the result's dim 1, a
+// run-time extent the plan bound from the count operand before this kernel runs (so every
+// later kernel sees it too); columns past it are never written, even if the operand lied.
+Stmt lowerNonZero(LowerCtx &c) {
+  const Exprs &xd = c.inDims[0];
+  const DType t = c.inTypes[0];
+  if (c.outDims[0].size() != 2)
+    throw LowerError("nonzero: the result must be [rank, count]");
+  const Expr count = c.outDims[0][1];
+  Acc k = makeAcc(c, "found", DType::I64);
+  loop::Var i = c.newVar("i");
+  Exprs idx = delinearize(loop::var(i), xd);
+  Expr zero = isFloat(t) ? loop::floatImm(0, t) : loop::intImm(0, t);
+  Expr nonzero = bin(loop::ExprKind::NE, loop::load(c.ins[0], idx), zero);
+  std::vector<Stmt> writes;
+  for (size_t d = 0; d < xd.size(); ++d)
+    writes.push_back(loop::store(c.outs[0], {imm(static_cast<int64_t>(d)), k.get()}, idx[d]));
+  writes.push_back(k.set(k.get() + imm(1)));
+  Stmt body = loop::ifThenElse(
+      bin(loop::ExprKind::And, nonzero, bin(loop::ExprKind::LT, k.get(), count)),
+      loop::seq(writes));
+  Stmt scan = c.loopOver(i, product(xd), LoopRole::Reduction, body);
+  c.nest(i, {std::string(c.op.opName()), -1, true});
+  return loop::allocate(k.buf, loop::seq({k.set(imm(0)), scan}));
+}
+
 } // namespace strata::lower

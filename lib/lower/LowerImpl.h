@@ -175,6 +175,7 @@ Stmt lowerIndexMap(LowerCtx &c);    // LowerDataMovement.cpp: every T_INDEX_MAP 
 Stmt lowerConcat(LowerCtx &c);
 Stmt lowerShape(LowerCtx &c);
 Stmt lowerIota(LowerCtx &c);
+Stmt lowerNonZero(LowerCtx &c);
 Stmt lowerPad(LowerCtx &c);
 Stmt lowerGather(LowerCtx &c);
 Stmt lowerGatherElements(LowerCtx &c);

@@ -35,7 +35,7 @@ Exprs tupleCoords(const LowerCtx &c, const Exprs &tuple, int64_t first, int64_t 
     Exprs ii = tuple;
     ii.push_back(imm(j));
     size_t d = static_cast<size_t>(first + j);
-    r.push_back(checkedDataIndex(c, loop::load(c.ins[1], ii), c.inTypes[1], c.inShapes[0][d],
+    r.push_back(checkedDataIndex(c, loop::load(c.ins[1], ii), c.inTypes[1], c.inDims[0][d],
                                  "indices into axis " + std::to_string(d), used));
   }
   return r;
@@ -43,6 +43,8 @@ Exprs tupleCoords(const LowerCtx &c, const Exprs &tuple, int64_t first, int64_t 
 
 } // namespace
 
+// Extents may be run-time ones (the number of index tuples a nonzero found), except the tuple
+// length, the indices' last dim.
 Stmt lowerGatherNd(LowerCtx &c) {
   requireIndexType(c);
   const Shape &data = c.inShapes[0], &ind = c.inShapes[1];
@@ -50,10 +52,13 @@ Stmt lowerGatherNd(LowerCtx &c) {
   if (q < 1 || b < 0 || b >= q || b > static_cast<int64_t>(data.size()))
     throw LowerError("gather_nd: bad batch_dims or indices rank");
   int64_t k = ind.back();
-  return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &o) {
+  if (k < 0)
+    notLowered(c.op, "a run-time index tuple length");
+  const std::optional<int64_t> outElements = product(c.outDims[0]).asInt();
+  return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &o) {
     Exprs tuple(o.begin(), o.begin() + (q - 1));
     Exprs src(o.begin(), o.begin() + b);
-    Exprs coords = tupleCoords(c, tuple, b, k, numElements(c.outShapes[0]) > 0);
+    Exprs coords = tupleCoords(c, tuple, b, k, outElements.value_or(1) > 0);
     src.insert(src.end(), coords.begin(), coords.end());
     src.insert(src.end(), o.begin() + (q - 1), o.end());
     return loop::store(c.outs[0], o, loop::load(c.ins[0], src));

@@ -23,6 +23,8 @@ Lowering loweringFor(OpKind k) {
     return {lowerShape, true, true}; // reads no element: any dtype
   case OpKind::Iota:
     return {lowerIota, true, true};
+  case OpKind::NonZero:
+    return {lowerNonZero, false, true};
   case OpKind::Pad:
     return {lowerPad, false, true};
   case OpKind::Gather:
@@ -30,7 +32,7 @@ Lowering loweringFor(OpKind k) {
   case OpKind::GatherElements:
     return {lowerGatherElements, false, true};
   case OpKind::GatherND:
-    return {lowerGatherNd};
+    return {lowerGatherNd, false, true};
   case OpKind::ScatterElements:
     return {lowerScatterElements};
   case OpKind::ScatterND:

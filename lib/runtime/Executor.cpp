@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <set>
 
 namespace strata::runtime {
 
@@ -55,10 +56,20 @@ Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weig
   for (size_t i = 0; i < plan_.symbols.size(); ++i) {
     std::string why;
     formulas_.push_back(plan_.isDerived(i) ? SymExpr::parse(plan_.formulas[i], why) : std::nullopt);
+    bounds_.push_back(plan_.isValueBound(i) ? SymExpr::parse(plan_.bounds[i], why) : std::nullopt);
   }
   for (const PlanCheck &c : plan_.checks) {
     std::string why;
     checks_.push_back({SymExpr::parse(c.lhs, why), SymExpr::parse(c.rhs, why)});
+    // Whether the check reads a value-bound symbol (then it waits for the run's binds).
+    std::set<std::string> used;
+    for (const auto &e : {checks_.back().first, checks_.back().second})
+      if (e)
+        e->collectSymbols(used);
+    bool readsValue = false;
+    for (size_t i = 0; i < plan_.symbols.size(); ++i)
+      readsValue |= plan_.isValueBound(i) && used.count(plan_.symbols[i]);
+    checkReadsValue_.push_back(readsValue);
   }
 }
 
@@ -108,6 +119,9 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
                                " but the model expects " + std::to_string(dim.size));
         continue;
       }
+      if (plan_.isValueBound(static_cast<size_t>(dim.symbol)))
+        return Status::error(what + ": dim " + std::to_string(d) +
+                             " is a data-dependent size in the plan, not an input's");
       int64_t &v = values[dim.symbol];
       const std::string &sym = plan_.symbols[dim.symbol];
       if (v >= 0 && v != got)
@@ -121,50 +135,26 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
                            tooManyElements(n, maxTensorElements()));
   }
   for (size_t s = 0; s < values.size(); ++s)
-    if (values[s] < 0 && !plan_.isDerived(s))
+    if (values[s] < 0 && !plan_.isDerived(s) && !plan_.isValueBound(s))
       return Status::error("symbol '" + plan_.symbols[s] + "' is not bound by any input");
-  auto boundText = [&] {
-    std::string r;
-    for (size_t i = 0; i < values.size(); ++i)
-      if (!plan_.isDerived(i))
-        r += (r.empty() ? "" : ", ") + plan_.symbols[i] + " = " + std::to_string(values[i]);
-    return r;
-  };
-  // The shape program: every derived dim from the input symbols, then the checks.
-  auto inputSymbol = [&](const std::string &name) -> std::optional<int64_t> {
-    for (size_t s = 0; s < values.size(); ++s)
-      if (!plan_.isDerived(s) && plan_.symbols[s] == name)
-        return values[s];
-    return std::nullopt;
-  };
+  // Data-dependent sizes start at their bounds (over the symbols declared before each).
   for (size_t s = 0; s < values.size(); ++s) {
-    if (!plan_.isDerived(s))
+    if (!plan_.isValueBound(s))
       continue;
-    if (!formulas_[s])
-      return Status::error("the plan's formula for dim '" + plan_.symbols[s] + "' is malformed");
-    std::optional<int64_t> v = formulas_[s]->evaluate(inputSymbol);
-    if (!v)
-      return Status::error("at the input sizes " + boundText() + ", dim " + plan_.formulas[s] +
-                           " cannot be computed (it overflows int64)");
-    if (*v < 0)
-      return Status::error("at the input sizes " + boundText() + ", dim " + plan_.formulas[s] + " is " +
-                           std::to_string(*v) +
-                           ": the inputs are too small for the model (a window larger than "
-                           "its padded input)");
+    auto declared = [&](const std::string &name) -> std::optional<int64_t> {
+      for (size_t i = 0; i < s; ++i)
+        if (!plan_.isDerived(i) && plan_.symbols[i] == name && values[i] >= 0)
+          return values[i];
+      return std::nullopt;
+    };
+    std::optional<int64_t> v = bounds_[s] ? bounds_[s]->evaluate(declared) : std::nullopt;
+    if (!v || *v < 0)
+      return Status::error("the bound " + plan_.bounds[s] + " of the data-dependent size '" +
+                           plan_.symbols[s] + "' cannot be computed at these input sizes");
     values[s] = *v;
   }
-  for (size_t i = 0; i < checks_.size(); ++i) {
-    const PlanCheck &c = plan_.checks[i];
-    if (!checks_[i].first || !checks_[i].second)
-      return Status::error("the plan's check of " + c.where + " is malformed");
-    std::optional<int64_t> a = checks_[i].first->evaluate(inputSymbol);
-    std::optional<int64_t> b = checks_[i].second->evaluate(inputSymbol);
-    if (!a || !b || (c.atLeast ? *a < *b : *a != *b))
-      return Status::error("at the input sizes " + boundText() + ", " + c.where + " is " +
-                           (a ? std::to_string(*a) : c.lhs) +
-                           (c.atLeast ? " but must be at least " : " but must equal ") + c.rhs +
-                           (b && c.rhs != std::to_string(*b) ? " = " + std::to_string(*b) : ""));
-  }
+  if (Status st = shapeProgram(values, false))
+    return st;
 
   std::vector<std::vector<int64_t>> outShapes;
   for (const PlanTensor &o : plan_.outputs) {
@@ -182,9 +172,59 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
       return Status::error("output '" + o.name + "' of shape " + shapeText(s) + " is too large");
     outShapes.push_back(std::move(s));
   }
+  ctx.boundValues_ = values;
   ctx.symbolValues_ = std::move(values);
+  ctx.boundOutputShapes_ = outShapes;
   ctx.outputShapes_ = std::move(outShapes);
   ctx.bound_ = true;
+  return Status();
+}
+
+Status Executor::shapeProgram(std::vector<int64_t> &values, bool afterBind) const {
+  auto boundText = [&] {
+    std::string r;
+    for (size_t i = 0; i < values.size(); ++i)
+      if (!plan_.isDerived(i))
+        r += (r.empty() ? "" : ", ") + plan_.symbols[i] + " = " + std::to_string(values[i]);
+    return r;
+  };
+  const std::string at = afterBind ? "at the sizes " : "at the input sizes ";
+  auto base = [&](const std::string &name) -> std::optional<int64_t> {
+    for (size_t s = 0; s < values.size(); ++s)
+      if (!plan_.isDerived(s) && plan_.symbols[s] == name)
+        return values[s];
+    return std::nullopt;
+  };
+  for (size_t s = 0; s < values.size(); ++s) {
+    if (!plan_.isDerived(s))
+      continue;
+    if (!formulas_[s])
+      return Status::error("the plan's formula for dim '" + plan_.symbols[s] + "' is malformed");
+    std::optional<int64_t> v = formulas_[s]->evaluate(base);
+    if (!v)
+      return Status::error(at + boundText() + ", dim " + plan_.formulas[s] +
+                           " cannot be computed (it overflows int64)");
+    if (*v < 0)
+      return Status::error(at + boundText() + ", dim " + plan_.formulas[s] + " is " +
+                           std::to_string(*v) +
+                           ": the inputs are too small for the model (a window larger than "
+                           "its padded input)");
+    values[s] = *v;
+  }
+  for (size_t i = 0; i < checks_.size(); ++i) {
+    const PlanCheck &c = plan_.checks[i];
+    if (checkReadsValue_[i] != afterBind)
+      continue; // bind() checks the others; the run those reading data-dependent sizes
+    if (!checks_[i].first || !checks_[i].second)
+      return Status::error("the plan's check of " + c.where + " is malformed");
+    std::optional<int64_t> a = checks_[i].first->evaluate(base);
+    std::optional<int64_t> b = checks_[i].second->evaluate(base);
+    if (!a || !b || (c.atLeast ? *a < *b : *a != *b))
+      return Status::error(at + boundText() + ", " + c.where + " is " +
+                           (a ? std::to_string(*a) : c.lhs) +
+                           (c.atLeast ? " but must be at least " : " but must equal ") + c.rhs +
+                           (b && c.rhs != std::to_string(*b) ? " = " + std::to_string(*b) : ""));
+  }
   return Status();
 }
 
@@ -214,7 +254,11 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     return Status::error("the run context belongs to another model");
   if (!ctx.bound_)
     return Status::error("run before a successful bind");
-  if (!ctx.placed_ || ctx.placedFor_ != ctx.symbolValues_)
+  // A run starts from the bound sizes (data-dependent ones at their bounds): the previous run's
+  // binds are undone, and the placement is made for them.
+  ctx.symbolValues_ = ctx.boundValues_;
+  ctx.outputShapes_ = ctx.boundOutputShapes_;
+  if (!ctx.placed_ || ctx.placedFor_ != ctx.boundValues_)
     if (Status s = placeBuffers(ctx))
       return s;
   if (ctx.arenaBytes_ > maxArenaBytes()) // the limit was lowered since the placement
@@ -237,6 +281,81 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     return nullptr;
   };
 
+  // Outputs no kernel writes: copies of inputs, constants, buffers or other outputs, each at
+  // most as large as its source (a plan whose sizes disagree is refused, not over-read).
+  auto tensorBytesAt = [&](const PlanTensor &t, const std::vector<int64_t> &values) {
+    int64_t bytes = static_cast<int64_t>(dtypeSize(t.dtype));
+    for (const PlanDim &d : t.dims)
+      bytes = bytes < 0 ? -1 : checkedMul(bytes, d.isStatic() ? d.size : values[d.symbol]);
+    return bytes;
+  };
+  auto tensorBytes = [&](const PlanTensor &t) { return tensorBytesAt(t, ctx.symbolValues_); };
+  auto bufferBytesAt = [&](const PlanSize &size, const std::vector<int64_t> &values) {
+    int64_t bytes = size.bytes;
+    for (int sym : size.symbols)
+      bytes = bytes < 0 ? -1 : checkedMul(bytes, values[sym]);
+    return bytes;
+  };
+  auto sourceBytes = [&](const PlanArg &a) -> int64_t {
+    switch (a.kind) {
+    case PlanArg::Input:
+      return tensorBytes(plan_.inputs[a.index]);
+    case PlanArg::Output:
+      return tensorBytes(plan_.outputs[a.index]);
+    case PlanArg::Constant:
+      return plan_.constants[a.index].bytes;
+    case PlanArg::Buffer:
+      return bufferBytesAt(plan_.buffers[a.index].size, ctx.symbolValues_);
+    case PlanArg::Symbol:
+      return 0;
+    }
+    return 0;
+  };
+  // A step's binds: each data-dependent size read from the tensor holding it and checked
+  // against its bound; then the derived sizes and deferred checks, and every buffer and output
+  // against the size it was placed or allocated for, so no kernel writes past one.
+  size_t nextBind = 0;
+  auto applyBinds = [&](size_t step) -> Status {
+    bool any = false;
+    for (; nextBind < plan_.binds.size() && plan_.binds[nextBind].step <= static_cast<int64_t>(step);
+         ++nextBind) {
+      const PlanBind &b = plan_.binds[nextBind];
+      if (b.step != static_cast<int64_t>(step))
+        continue;
+      any = true;
+      if (sourceBytes(b.value) < static_cast<int64_t>(sizeof(int64_t)))
+        return Status::error("the data-dependent size '" + plan_.symbols[b.symbol] +
+                             "' is read from a tensor smaller than an int64");
+      int64_t v = 0;
+      std::memcpy(&v, pointer(b.value), sizeof v);
+      const int64_t bound = ctx.boundValues_[b.symbol];
+      if (v < 0 || v > bound)
+        return Status::error("before " + plan_.steps[step].name + ": the data-dependent size '" +
+                             plan_.symbols[b.symbol] + "' is " + std::to_string(v) +
+                             ", outside its bounds [0, " + std::to_string(bound) + "]");
+      ctx.symbolValues_[b.symbol] = v;
+    }
+    if (!any)
+      return Status();
+    if (Status st = shapeProgram(ctx.symbolValues_, true))
+      return st;
+    for (const PlanBuffer &b : plan_.buffers) {
+      int64_t now = bufferBytesAt(b.size, ctx.symbolValues_);
+      if (now < 0 || now > bufferBytesAt(b.size, ctx.boundValues_))
+        return Status::error("before " + plan_.steps[step].name +
+                             ": a data-dependent size grew a buffer past the size it was placed "
+                             "for (the plan's bounds are wrong)");
+    }
+    for (const PlanTensor &o : plan_.outputs) {
+      int64_t now = tensorBytesAt(o, ctx.symbolValues_);
+      if (now < 0 || now > tensorBytesAt(o, ctx.boundValues_))
+        return Status::error("before " + plan_.steps[step].name + ": output '" + o.name +
+                             "' grew past the size it was allocated for (the plan's bounds are "
+                             "wrong)");
+    }
+    return Status();
+  };
+
   // Kernels' parallel loops (strata_parallel_for) run on this executor's pool; their failed
   // index checks land in `status`, and the run stops after the kernel that failed one.
   ThreadPool::ScopedPool scope(pool_.get());
@@ -247,6 +366,8 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     for (size_t a = 0; a < step.args.size(); ++a)
       args[a] = pointer(step.args[a]);
     args.back() = &status;
+    if (Status st = applyBinds(s))
+      return st;
     setCrashContext(runLabels_[s]);
     if (!ctx.profiling_) {
       kernels_[step.kernel](args.data());
@@ -261,35 +382,6 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
       return Status::error(status.message()); // the site names the op and node
   }
 
-  // Outputs no kernel writes: copies of inputs, constants, buffers or other outputs, each at
-  // most as large as its source (a plan whose sizes disagree is refused, not over-read).
-  auto tensorBytes = [&](const PlanTensor &t) {
-    int64_t bytes = static_cast<int64_t>(dtypeSize(t.dtype));
-    for (const PlanDim &d : t.dims)
-      bytes =
-          bytes < 0 ? -1 : checkedMul(bytes, d.isStatic() ? d.size : ctx.symbolValues_[d.symbol]);
-    return bytes;
-  };
-  auto sourceBytes = [&](const PlanArg &a) -> int64_t {
-    switch (a.kind) {
-    case PlanArg::Input:
-      return tensorBytes(plan_.inputs[a.index]);
-    case PlanArg::Output:
-      return tensorBytes(plan_.outputs[a.index]);
-    case PlanArg::Constant:
-      return plan_.constants[a.index].bytes;
-    case PlanArg::Buffer: {
-      const PlanSize &size = plan_.buffers[a.index].size;
-      int64_t bytes = size.bytes;
-      for (int sym : size.symbols)
-        bytes = bytes < 0 ? -1 : checkedMul(bytes, ctx.symbolValues_[sym]);
-      return bytes;
-    }
-    case PlanArg::Symbol:
-      return 0;
-    }
-    return 0;
-  };
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
     const PlanArg &src = plan_.outputSources[i];
     if (src.kind == PlanArg::Output && src.index == static_cast<int64_t>(i))
@@ -301,6 +393,13 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     if (bytes > 0)
       std::memcpy(outputs[i], pointer(src), static_cast<size_t>(bytes));
   }
+  // Data-dependent output dims: the sizes this run bound (each output's data is the row-major
+  // prefix of the space allocated for its bound shape).
+  if (!plan_.binds.empty())
+    for (size_t i = 0; i < plan_.outputs.size(); ++i)
+      for (size_t d = 0; d < plan_.outputs[i].dims.size(); ++d)
+        if (!plan_.outputs[i].dims[d].isStatic())
+          ctx.outputShapes_[i][d] = ctx.symbolValues_[plan_.outputs[i].dims[d].symbol];
   return Status();
 }
 

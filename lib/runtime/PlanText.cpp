@@ -3,6 +3,7 @@
 //   strata-plan 1
 //   kernels <n> weights <bytes>
 //   symbol <name> [<formula>]                      a formula: a derived symbol
+//   value <name> <bound>                            a value-bound symbol and its bound formula
 //   input|output <name> <dtype> <rank> <dim>...     dim: a size, or ?<symbol index>
 //   source <kind> <index>                           one per output, in order
 //   buffer <bytes> <first> <last> <nsym> <symbol>...
@@ -10,6 +11,7 @@
 //   step <kernel> <nargs> <kind> <index>... <name>
 //   check <lhs> <rhs> <where>                        formulas that must be equal when bound
 //   atleast <lhs> <rhs> <where>                      lhs >= rhs when bound
+//   bind <step> <symbol> <kind> <index>              before the step: symbol = the int64 there
 #include "strata/runtime/Plan.h"
 
 #include "strata/support/SymExpr.h"
@@ -128,6 +130,10 @@ std::string printPlan(const Plan &p) {
   os << kMagic << ' ' << kVersion << '\n';
   os << "kernels " << p.numKernels << " weights " << p.weightsBytes << '\n';
   for (size_t i = 0; i < p.symbols.size(); ++i) {
+    if (p.isValueBound(i)) {
+      os << "value " << escape(p.symbols[i]) << ' ' << escape(p.bounds[i]) << '\n';
+      continue;
+    }
     os << "symbol " << escape(p.symbols[i]);
     if (p.isDerived(i))
       os << ' ' << escape(p.formulas[i]);
@@ -156,6 +162,9 @@ std::string printPlan(const Plan &p) {
   }
   for (const PlanCheck &c : p.checks)
     os << (c.atLeast ? "atleast " : "check ") << escape(c.lhs) << ' ' << escape(c.rhs) << ' ' << escape(c.where) << '\n';
+  for (const PlanBind &b : p.binds)
+    os << "bind " << b.step << ' ' << b.symbol << ' ' << kindName(b.value.kind) << ' '
+       << b.value.index << '\n';
   return os.str();
 }
 
@@ -204,6 +213,27 @@ Status parsePlan(const std::string &text, Plan &p) {
       }
       p.symbols.push_back(name);
       p.formulas.push_back(formula);
+      p.bounds.resize(p.symbols.size());
+    } else if (tag == "value") {
+      std::string raw, name, bound;
+      if (!(ls >> raw) || !unescape(raw, name) || !(ls >> raw) || !unescape(raw, bound) ||
+          bound.empty())
+        return fail("bad value symbol");
+      if (std::string why = formulaError(p, bound); !why.empty())
+        return fail("bad value symbol bound: " + why);
+      p.symbols.push_back(name);
+      p.formulas.push_back("");
+      p.bounds.resize(p.symbols.size());
+      p.bounds.back() = bound;
+    } else if (tag == "bind") {
+      PlanBind b;
+      std::string k;
+      if (!(ls >> b.step >> b.symbol >> k >> b.value.index) || !parseKind(k, b.value.kind) ||
+          b.symbol < 0 || b.symbol >= static_cast<int>(p.symbols.size()) ||
+          !p.isValueBound(static_cast<size_t>(b.symbol)) || b.step < 0 ||
+          (!p.binds.empty() && b.step < p.binds.back().step))
+        return fail("bad bind");
+      p.binds.push_back(b);
     } else if (tag == "check" || tag == "atleast") {
       PlanCheck c;
       c.atLeast = tag == "atleast";
@@ -328,6 +358,11 @@ Status parsePlan(const std::string &text, Plan &p) {
     for (const PlanArg &a : s.args)
       if (!argOk(a))
         return fail("argument of step '" + s.name + "' out of range");
+  // A bind reads one int64 from an input, a constant or a buffer the plan sized for it.
+  for (const PlanBind &b : p.binds)
+    if (b.step >= static_cast<int64_t>(p.steps.size()) || !argOk(b.value) ||
+        b.value.kind == PlanArg::Symbol || b.value.kind == PlanArg::Output)
+      return fail("bind before step " + std::to_string(b.step) + " out of range");
   return Status();
 }
 

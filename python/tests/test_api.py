@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import strata
-from conftest import DIGITS, SOURCE, assert_close
+from conftest import BUILD, DIGITS, SOURCE, assert_close
 
 
 def digits_reference(x):
@@ -288,6 +288,31 @@ def test_dynamic_height_and_width_one_cached_library(tmp_path, monkeypatch):
         with torch.no_grad():
             assert_close(model(x), net(x).numpy())
     assert strata.compile(net, **options).cache == "hit"
+
+
+def test_data_dependent_sizes(tmp_path):
+    # torch's boolean-mask indexing exports NonZero: its count is bound during each run, so the
+    # jit and a library compiled once return as many values as the mask selects, every run.
+    class Positive(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x[x > 0]) * 2, torch.nonzero(x < 0)
+
+    net = Positive().eval()
+    example = torch.randn(4, 6)
+    path = str(tmp_path / "mask.onnx")
+    torch.onnx.export(net, (example,), path, input_names=["x"], output_names=["y", "neg"],
+                      opset_version=13)
+    library = str(tmp_path / "mask.so")
+    subprocess.run([os.path.join(BUILD, "bin", "strata"), "compile", path, "-o", library],
+                   check=True, capture_output=True)
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal((4, 6)).astype(np.float32),
+              -np.ones((4, 6), np.float32), np.ones((4, 6), np.float32)]
+    for model in (strata.compile(path), strata.load(library)):
+        for x in inputs + inputs[:1]:
+            y, neg = model.run(None, {"x": x})
+            np.testing.assert_allclose(y, np.maximum(x[x > 0], 0) * 2, rtol=1e-6)
+            np.testing.assert_array_equal(neg, np.argwhere(x < 0))
 
 
 def test_inputs_whose_values_decide_shapes(tmp_path):

@@ -156,4 +156,60 @@ TEST(Executor, ComputesDerivedSymbols) {
             std::string::npos);
 }
 
+// A kernel writing 0, 1, ... to its output of the run-time length its symbol holds.
+void writeIota(void **args) {
+  const int64_t k = *static_cast<const int64_t *>(args[2]);
+  for (int64_t i = 0; i < k; ++i)
+    static_cast<int64_t *>(args[1])[i] = i;
+}
+
+TEST(Executor, BindsDataDependentSizesDuringTheRun) {
+  // y [k]: k is no input's dim but the value of x[0], at most x's length n.
+  Plan p;
+  p.symbols = {"n", "k"};
+  p.formulas = {"", ""};
+  p.bounds = {"", "n"};
+  p.inputs = {{"x", DType::I64, {{0, 0}}}};
+  p.outputs = {{"y", DType::I64, {{0, 1}}}};
+  p.outputSources = {{PlanArg::Output, 0}};
+  p.steps = {{"op 'iota'", 0, {{PlanArg::Input, 0}, {PlanArg::Output, 0}, {PlanArg::Symbol, 1}}}};
+  p.binds = {{0, 1, {PlanArg::Input, 0}}};
+  p.numKernels = 1;
+  Plan q;
+  ASSERT_EQ(parsePlan(printPlan(p), q).message(), "");
+  ASSERT_TRUE(q.isValueBound(1));
+  EXPECT_EQ(q.bounds[1], "n");
+  ASSERT_EQ(q.binds.size(), 1u);
+  Executor ex(q, {writeIota}, reinterpret_cast<const uint8_t *>(kPlanWeights), 1);
+  auto run = [&](std::vector<int64_t> x) {
+    if (Status s = ex.bind({DType::I64}, {{static_cast<int64_t>(x.size())}}))
+      return s.message();
+    EXPECT_EQ(ex.outputShape(0), std::vector<int64_t>{static_cast<int64_t>(x.size())});
+    std::vector<int64_t> y(x.size(), -7);
+    const void *in[] = {x.data()};
+    void *out[] = {y.data()};
+    if (Status s = ex.run(in, out))
+      return s.message();
+    const int64_t k = ex.outputShape(0).at(0);
+    for (int64_t i = 0; i < k; ++i)
+      EXPECT_EQ(y[static_cast<size_t>(i)], i);
+    return "k = " + std::to_string(k);
+  };
+  EXPECT_EQ(run({3, 0, 0, 0, 0}), "k = 3");
+  EXPECT_EQ(run({0, 9}), "k = 0");
+  EXPECT_EQ(run({5, 1, 1, 1, 1}), "k = 5");
+  EXPECT_EQ(run({6, 1, 1, 1, 1}),
+            "before op 'iota': the data-dependent size 'k' is 6, outside its bounds [0, 5]");
+  EXPECT_EQ(run({-1, 1}),
+            "before op 'iota': the data-dependent size 'k' is -1, outside its bounds [0, 2]");
+  // A bind of a symbol no value binds, or from an output, is refused when parsed.
+  std::string text = printPlan(p);
+  std::string bad = text;
+  bad.replace(bad.find("bind 0 1"), 8, "bind 0 0");
+  EXPECT_NE(parsePlan(bad, q).message().find("bad bind"), std::string::npos);
+  bad = text;
+  bad.replace(bad.find("bind 0 1 input"), 14, "bind 0 1 output");
+  EXPECT_NE(parsePlan(bad, q).message().find("out of range"), std::string::npos);
+}
+
 } // namespace

@@ -29,6 +29,11 @@ std::vector<size_t> sharedKernels(const std::vector<loop::LoopFunction> &kernels
 // after a pass): code for each kernel must then be its own.
 bool instrumentsFunctions(const CodegenOptions &opts);
 
+// A context for kernel modules: a loop the schedule marked `vectorized` that LLVM's vectorizer
+// then declines (a guarded tail, a checked gather) is still correct scalar code, not a warning
+// to print on every compile.
+std::unique_ptr<llvm::LLVMContext> kernelContext();
+
 // Splits `kernels` over `parts` modules (parts are capped by the kernel count, 0 means one per
 // hardware thread; the largest kernels spread first), emits and optimizes each for `target` at
 // `optLevel` on its own thread. Kernels keep their names (`name`, `name_packed`, external). With

@@ -35,6 +35,8 @@ public:
   RunContext(const RunContext &) = delete;
   RunContext &operator=(const RunContext &) = delete;
 
+  // Output i's shape: after bind(), the one to allocate (data-dependent dims at their bounds);
+  // after a run, the one the run produced (its data the row-major prefix of that space).
   const std::vector<int64_t> &outputShape(size_t i) const { return outputShapes_[i]; }
   int64_t symbolValue(size_t i) const { return symbolValues_[i]; }
   int64_t arenaBytes() const { return arenaBytes_; }
@@ -51,6 +53,10 @@ private:
   std::vector<std::vector<int64_t>> outputShapes_;
   bool bound_ = false;
   std::vector<int64_t> placedFor_; // symbol values the current placement was made for
+  // The values bind() computed (value-bound symbols at their bounds): what the arena and the
+  // outputs are sized by. symbolValues_ starts each run from them; PlanBinds change it.
+  std::vector<int64_t> boundValues_;
+  std::vector<std::vector<int64_t>> boundOutputShapes_;
   bool placed_ = false;
   std::vector<int64_t> bufferOffsets_;
   int64_t arenaBytes_ = 0, arenaCapacity_ = 0, arenaAllocations_ = 0;
@@ -119,6 +125,11 @@ private:
   // Per symbol: its formula when derived (parsed once; nullopt for input symbols or a formula
   // that does not parse, which bind() then refuses).
   std::vector<std::optional<SymExpr>> formulas_;
+  std::vector<std::optional<SymExpr>> bounds_; // value-bound symbols' bound formulas
+  // Recomputes the derived symbols from `values`' base symbols, then runs the checks: those
+  // reading no value-bound symbol at bind(), the others (`afterBind`) once a run bound them.
+  Status shapeProgram(std::vector<int64_t> &values, bool afterBind) const;
+  std::vector<bool> checkReadsValue_; // per plan check: reads a value-bound symbol
   std::vector<std::pair<std::optional<SymExpr>, std::optional<SymExpr>>> checks_; // plan_.checks
   std::atomic<int64_t> maxArenaBytes_{processLimits().maxArenaBytes};
   std::atomic<int64_t> maxTensorElements_{processLimits().maxTensorElements};

@@ -68,15 +68,32 @@ struct PlanCheck {
   bool atLeast = false; // lhs >= rhs instead of lhs == rhs (a window that must fit once)
 };
 
+// A data-dependent size: before step `step` runs, `symbol` (a value-bound one) takes the int64
+// stored at `value` (a rank-0 i64 tensor an earlier step computed, such as nonzero's count).
+struct PlanBind {
+  int64_t step = 0;
+  int symbol = 0;
+  PlanArg value;
+};
+
 struct Plan {
   // Symbols are bound from the inputs' dims, or derived: `formulas[i]` (SymExpr text, empty for
   // an input's symbol) computes a dim of an intermediate or output from the input symbols when
   // they are bound, as the shape functions gave it (fdiv(height+1,2) after a stride-2 conv):
   // the host-side shape program. Kernels take only input symbols; plan sizes may use any.
+  // A value-bound symbol (`bounds[i]` non-empty) is a data-dependent size: no input binds it; a
+  // PlanBind sets it during the run. Until then it stands at its bound, a formula over the
+  // symbols declared before it (inputs' and earlier value-bound ones), which buffers, outputs
+  // and derived symbols are sized by when the inputs are bound; a run refuses a value past it.
   std::vector<std::string> symbols;
   std::vector<std::string> formulas; // one per symbol
+  std::vector<std::string> bounds;   // one per symbol, or shorter: missing entries are ""
+  std::vector<PlanBind> binds;       // in step order
   bool isDerived(size_t symbol) const {
     return symbol < formulas.size() && !formulas[symbol].empty();
+  }
+  bool isValueBound(size_t symbol) const {
+    return symbol < bounds.size() && !bounds[symbol].empty();
   }
   std::vector<PlanTensor> inputs, outputs;
   // Per output: Output with its own index when a kernel writes it directly, otherwise the place

@@ -1,13 +1,15 @@
 // Converters for the remaining ONNX ops: constants and generators (folded at import), casts,
 // TopK, CumSum, Resize/Upsample, Einsum, Where, OneHot, Hardmax and the window generators.
 //
-// NonZero, Compress and Unique have data-dependent output shapes, so they are deliberately not
-// registered: the driver reports them as unsupported.
+// NonZero and Compress have data-dependent output shapes: a reduce counts the nonzero elements
+// and the graph's nonzero op, whose result dim is a symbol of its own bound to that count at
+// run time, lists them. Unique is not registered yet: the driver reports it as unsupported.
 #include "Decompose.h"
 #include "strata/graph/ResizeMath.h"
 
 #include "strata/support/ShapeMath.h"
 
+#include <cctype>
 #include <cmath>
 
 namespace strata::onnx_import {
@@ -276,6 +278,54 @@ Values convertCumSum(ImportContext &ctx, const Node &n) {
                                {"reverse", Attribute(attrInt(n, "reverse", 0))}})};
 }
 
+// x's nonzero indices [rank, ?n] with `n` a symbol of its own, named after the node's output.
+Value *nonzeroIndices(ImportContext &ctx, Value *x, const std::string &outputName) {
+  Builder &b = ctx.builder();
+  if (x->type().rank() == 0)
+    throw ConvertError("NonZero of a rank-0 tensor is unsupported");
+  std::vector<int64_t> all;
+  for (int64_t d = 0; d < x->type().rank(); ++d)
+    all.push_back(d);
+  Value *count = reduce(b, castTo(b, castTo(b, x, DType::Bool), DType::I64), ReduceKind::Sum,
+                        all, false);
+  Value *indices = b.value(OpKind::NonZero, {x, count});
+  // Each nonzero's count is a size of its own: a symbol no other dim shares.
+  std::string name = "nonzero_";
+  for (char ch : outputName)
+    name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  indices->setType(
+      TensorType(DType::I64, {Dim(x->type().rank()), Dim::sym(name)}));
+  return indices;
+}
+
+Values convertNonZero(ImportContext &ctx, const Node &n) {
+  return {nonzeroIndices(ctx, requiredInput(ctx, n, 0, "X"), n.output(0))};
+}
+
+// Compress: the slices along `axis` (of the flattened input without one) whose condition entry
+// is true: a gather at the nonzero indices of the condition.
+Values convertCompress(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *x = requiredInput(ctx, n, 0, "input");
+  Value *condition = requiredInput(ctx, n, 1, "condition");
+  if (condition->type().rank() != 1)
+    throw ConvertError("condition must be 1-D, got " + condition->type().str());
+  int64_t axis = 0;
+  if (const onnx::AttributeProto *a = findAttr(n, "axis")) {
+    axis = normalizeAxis(a->i(), x->type().rank());
+  } else {
+    std::optional<int64_t> elements = x->type().staticNumElements();
+    if (!elements)
+      throw ConvertError("Compress without an axis flattens its input, whose shape " +
+                         x->type().str() + " is not static");
+    x = reshape(b, x, {*elements});
+  }
+  Value *indices = nonzeroIndices(ctx, condition, n.output(0));
+  Value *row = b.value(OpKind::Gather, {indices, b.constant(Tensor::scalar(DType::I64, 0.0))},
+                       {{"axis", Attribute(int64_t{0})}});
+  return {b.value(OpKind::Gather, {x, row}, {{"axis", Attribute(axis)}})};
+}
+
 Values convertEinsum(ImportContext &ctx, const Node &n) {
   Values inputs;
   for (int i = 0; i < n.input_size(); ++i)
@@ -501,6 +551,8 @@ void registerMiscConverters(ConverterTable &t) {
   t["CastLike"] = convertCastLike;
   t["TopK"] = convertTopK;
   t["CumSum"] = convertCumSum;
+  t["NonZero"] = convertNonZero;
+  t["Compress"] = convertCompress;
   t["Einsum"] = convertEinsum;
   t["Hardmax"] = convertHardmax;
   t["Resize"] = convertResize;

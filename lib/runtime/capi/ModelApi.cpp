@@ -6,6 +6,7 @@
 
 #include "strata/runtime/Executor.h"
 
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -180,6 +181,34 @@ int runIn(strata_context *c, const strata_tensor *inputs, int num_inputs,
     }
     const Plan &plan = exec.plan();
     std::vector<void *> out;
+    if (allocate && !plan.binds.empty()) {
+      // Data-dependent sizes: run into space for the bound shapes, then hand the caller's
+      // outputs, allocated at the shapes the run produced, the prefix that holds them.
+      std::vector<std::vector<uint8_t>> bounded(plan.outputs.size());
+      for (size_t o = 0; o < plan.outputs.size(); ++o) {
+        size_t bytes = dtypeSize(plan.outputs[o].dtype);
+        for (int64_t d : c->run->outputShape(o))
+          bytes *= static_cast<size_t>(d);
+        bounded[o].resize(std::max<size_t>(bytes, 1));
+        out.push_back(bounded[o].data());
+      }
+      if (Status s = exec.run(*c->run, data.data(), out.data()))
+        return fail(s.message());
+      for (size_t o = 0; o < plan.outputs.size(); ++o) {
+        const std::vector<int64_t> &shape = c->run->outputShape(o);
+        void *at = allocate(user, static_cast<int>(o), static_cast<int32_t>(plan.outputs[o].dtype),
+                            static_cast<int32_t>(shape.size()), shape.data());
+        if (!at)
+          return fail("output " + std::to_string(o) + " ('" + plan.outputs[o].name +
+                      "'): the allocator returned no memory");
+        size_t bytes = dtypeSize(plan.outputs[o].dtype);
+        for (int64_t d : shape)
+          bytes *= static_cast<size_t>(d);
+        if (bytes > 0)
+          std::memcpy(at, bounded[o].data(), bytes);
+      }
+      return 0;
+    }
     if (allocate) {
       for (size_t o = 0; o < plan.outputs.size(); ++o) {
         const std::vector<int64_t> &shape = c->run->outputShape(o);
@@ -206,6 +235,9 @@ int runIn(strata_context *c, const strata_tensor *inputs, int num_inputs,
     }
     if (Status s = exec.run(*c->run, data.data(), out.data()))
       return fail(s.message());
+    // Data-dependent dims: the shapes the run produced (the data is a prefix of the space).
+    for (size_t o = 0; o < plan.outputs.size(); ++o)
+      c->outputShapes[o] = c->run->outputShape(o);
     c->lastRunOk = true;
     return 0;
   } catch (const std::exception &e) {

@@ -1,0 +1,53 @@
+#!/usr/bin/python3
+"""`make_nonzero.py OUT`: an ONNX model with data-dependent sizes on an input x [3, 5]: the indices
+of its positive elements (NonZero), the values there as torch's x[x > 0] exports them (NonZero,
+Transpose, GatherND) with a relu after, the columns whose sum is positive (Compress along axis 1),
+the negative elements (Compress of the flattened input), the
+concatenation of the two data-dependent vectors (a size that is a sum of two counts) and its sum
+(a static output computed from them).
+`make_nonzero.py --check DIR X.npy`: compares the outputs in DIR with numpy's on input X."""
+import sys
+
+import numpy as np
+
+if sys.argv[1] == "--check":
+    x = np.load(sys.argv[3])
+    both = np.concatenate([x[x > 0], x[x < 0]])
+    want = {"idx": np.array(np.nonzero(x > 0)), "vals": np.maximum(x[x > 0], 0),
+            "cols": x[:, x.sum(0) > 0], "both": both, "total": np.array(both.sum(), np.float32)}
+    for name, ref in want.items():
+        got = np.load(sys.argv[2] + "/" + name + ".npy")
+        assert got.shape == ref.shape, (name, got.shape, ref.shape)
+        np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-6)
+    sys.exit(0)
+
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+nodes = [
+    helper.make_node("Greater", ["x", "zero"], ["pos"]),
+    helper.make_node("NonZero", ["pos"], ["idx"]),
+    helper.make_node("Transpose", ["idx"], ["idx_t"], perm=[1, 0]),
+    helper.make_node("GatherND", ["x", "idx_t"], ["vals0"]),
+    helper.make_node("Relu", ["vals0"], ["vals"]),
+    helper.make_node("ReduceSum", ["x", "axis0"], ["colsum"], keepdims=0),
+    helper.make_node("Greater", ["colsum", "zero"], ["keep"]),
+    helper.make_node("Compress", ["x", "keep"], ["cols"], axis=1),
+    helper.make_node("Less", ["x", "zero"], ["neg"]),
+    helper.make_node("Reshape", ["neg", "flat"], ["neg1"]),
+    helper.make_node("Compress", ["x", "neg1"], ["negs"]),
+    helper.make_node("Concat", ["vals", "negs"], ["both"], axis=0),
+    helper.make_node("ReduceSum", ["both", "axis0"], ["total"], keepdims=0),
+]
+inits = [numpy_helper.from_array(np.array(0, np.float32), "zero"),
+         numpy_helper.from_array(np.array([0], np.int64), "axis0"),
+         numpy_helper.from_array(np.array([-1], np.int64), "flat")]
+outputs = [helper.make_tensor_value_info("idx", TensorProto.INT64, None)]
+outputs += [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+            for o in ("vals", "cols", "both", "total")]
+g = helper.make_graph(nodes, "nonzero",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])], outputs,
+                      initializer=inits)
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1])
