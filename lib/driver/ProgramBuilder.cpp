@@ -5,6 +5,7 @@
 #include "strata/support/Error.h"
 
 #include "strata/graph/Ops.h"
+#include "strata/graph/ValueSymbols.h"
 #include "strata/graph/Walk.h"
 #include "strata/graph/passes/MemoryPlan.h"
 #include "strata/graph/passes/PassManager.h"
@@ -173,23 +174,21 @@ private:
     return t;
   }
 
-  // The data-dependent sizes (Plan::bounds): a nonzero's result dim 1 is a symbol no input
-  // binds; its count operand's value binds it before the nonzero's step runs. Until then it
-  // stands at its bound, the operand's element count (over the symbols declared before it).
+  // The data-dependent sizes (Plan::bounds, graph/ValueSymbols.h): a nonzero's or nms's
+  // result dim is a symbol no input binds; its count operand's value binds it before the op's
+  // step runs. Until then it stands at its bound (over the symbols declared before it).
   llvm::Error collectValueSymbols() {
     for (const Op &op : g_.ops()) {
-      if (op.kind() != OpKind::NonZero)
+      std::optional<ValueBoundDim> vb = valueBoundDim(op);
+      if (!vb)
         continue;
-      const Dim &d = op.result(0)->type().dims.at(1);
-      const std::string *sym = d.symbolName();
+      const std::string *sym = op.result(vb->result)->type().dims.at(vb->dim).symbolName();
       if (!sym)
         continue; // a static count (a specialized graph): nothing to bind
       if (isInputSymbol(*sym))
         return makeError(diagnose(op, "the result's data-dependent dim '" + *sym +
                                           "' is also another tensor's symbol"));
-      SymExpr bound(1);
-      for (const Dim &x : op.operand(0)->type().dims)
-        bound = bound * x.asExpr();
+      const SymExpr &bound = vb->bound;
       std::set<std::string> used;
       bound.collectSymbols(used);
       for (const std::string &u : used)
@@ -563,10 +562,10 @@ private:
         return fail("scalar parameter %" + name + " is no input's symbol");
       step.args.push_back({PlanArg::Symbol, found});
     }
-    // A nonzero's count binds its result's data-dependent dim before its kernel runs.
-    if (op.kind() == OpKind::NonZero)
-      if (const std::string *sym = op.result(0)->type().dims.at(1).symbolName()) {
-        PlanArg count = slotOf(op.operand(1));
+    // A count binds its op's data-dependent result dim before the op's kernel runs.
+    if (std::optional<ValueBoundDim> vb = valueBoundDim(op))
+      if (const std::string *sym = op.result(vb->result)->type().dims.at(vb->dim).symbolName()) {
+        PlanArg count = slotOf(op.operand(vb->countOperand));
         int symbol = valueSymbol(*sym);
         if (symbol < 0 || (count.kind == PlanArg::Buffer && count.index < 0))
           return fail("the data-dependent dim '" + *sym + "' has no symbol or count");

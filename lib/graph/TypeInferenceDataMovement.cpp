@@ -392,6 +392,34 @@ std::vector<TensorType> inferNonZero(const InferContext &c) {
     fail("operand 0 must have rank >= 1 (ONNX's rank-0 NonZero is a reshape away)");
   return {TensorType(DType::I64, {Dim(x.rank()), freshSymbol(c, {}, "nonzero")})};
 }
+namespace {
+// boxes [B, N, 4] and scores [B, C, N], f32, B and N agreeing.
+void checkNmsOperands(const InferContext &c) {
+  const TensorType &boxes = c.operand(0), &scores = c.operand(1);
+  requireDType(c, 0, boxes.dtype == DType::F32, "f32");
+  requireDType(c, 1, scores.dtype == DType::F32, "f32");
+  if (boxes.rank() != 3 || !(boxes.dims[2] == Dim(4)) || scores.rank() != 3 ||
+      !(boxes.dims[0] == scores.dims[0]) || !(boxes.dims[1] == scores.dims[2]))
+    fail("expected boxes [B, N, 4] and scores [B, C, N], got " + boxes.str() + " and " +
+         scores.str());
+  const int64_t center = c.attrs.at("center_point_box").getInt();
+  if (center != 0 && center != 1)
+    fail("center_point_box must be 0 or 1, got " + std::to_string(center));
+  if (c.attrs.at("max_output").getInt() < 0)
+    fail("max_output must be >= 0");
+}
+} // namespace
+std::vector<TensorType> inferNmsCount(const InferContext &c) {
+  checkNmsOperands(c);
+  return {TensorType(DType::I64, {})};
+}
+std::vector<TensorType> inferNms(const InferContext &c) {
+  checkNmsOperands(c);
+  const TensorType &count = c.operand(2);
+  if (count.dtype != DType::I64 || count.rank() != 0)
+    fail("operand 2 (the count) must be a rank-0 i64 tensor, got " + count.str());
+  return {TensorType(DType::I64, {freshSymbol(c, {}, "nms"), Dim(3)})};
+}
 std::vector<TensorType> inferShape(const InferContext &c) {
   const TensorType &x = c.operand(0);
   const auto attrs = c.view<ops::ShapeOp>();

@@ -121,6 +121,8 @@ Tensors resizeKernel(const Op &op, const Tensors &operands);
 Tensors einsumKernel(const Op &op, const Tensors &operands);
 Tensors winogradInputKernel(const Op &op, const Tensors &operands);  // Winograd.cpp
 Tensors winogradOutputKernel(const Op &op, const Tensors &operands);
+Tensors nmsCountKernel(const Op &op, const Tensors &operands); // Nms.cpp
+Tensors nmsKernel(const Op &op, const Tensors &operands);
 
 // C += A * B for row-major A [m x k] (leading dim lda), B [k x n] (ldb), C [m x n] (ldc).
 // Cache-blocked; shared by matmul, conv and conv_transpose.

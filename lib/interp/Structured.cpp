@@ -84,6 +84,8 @@ void registerStructuredKernels(KernelFn *table) {
   set(OpKind::Einsum, einsumKernel);
   set(OpKind::WinogradInput, winogradInputKernel);
   set(OpKind::WinogradOutput, winogradOutputKernel);
+  set(OpKind::NmsCount, nmsCountKernel);
+  set(OpKind::Nms, nmsKernel);
 }
 
 } // namespace strata::interp

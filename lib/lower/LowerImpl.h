@@ -176,6 +176,8 @@ Stmt lowerConcat(LowerCtx &c);
 Stmt lowerShape(LowerCtx &c);
 Stmt lowerIota(LowerCtx &c);
 Stmt lowerNonZero(LowerCtx &c);
+Stmt lowerNmsCount(LowerCtx &c); // LowerNms.cpp
+Stmt lowerNms(LowerCtx &c);
 Stmt lowerPad(LowerCtx &c);
 Stmt lowerGather(LowerCtx &c);
 Stmt lowerGatherElements(LowerCtx &c);

@@ -25,6 +25,10 @@ Lowering loweringFor(OpKind k) {
     return {lowerIota, true, true};
   case OpKind::NonZero:
     return {lowerNonZero, false, true};
+  case OpKind::NmsCount:
+    return {lowerNmsCount};
+  case OpKind::Nms:
+    return {lowerNms, false, true}; // its result's count is a run-time extent
   case OpKind::Pad:
     return {lowerPad, false, true};
   case OpKind::Gather:

@@ -1,9 +1,10 @@
 // Converters for the remaining ONNX ops: constants and generators (folded at import), casts,
 // TopK, CumSum, Resize/Upsample, Einsum, Where, OneHot, Hardmax and the window generators.
 //
-// NonZero and Compress have data-dependent output shapes: a reduce counts the nonzero elements
-// and the graph's nonzero op, whose result dim is a symbol of its own bound to that count at
-// run time, lists them. Unique is not registered yet: the driver reports it as unsupported.
+// NonZero, Compress and NonMaxSuppression have data-dependent output shapes: an op counts what
+// they select (a reduce, nms_count) and the graph's nonzero or nms op, whose result dim is a
+// symbol of its own bound to that count at run time, lists it. Unique is not registered yet:
+// the driver reports it as unsupported.
 #include "Decompose.h"
 #include "strata/graph/ResizeMath.h"
 
@@ -278,6 +279,17 @@ Values convertCumSum(ImportContext &ctx, const Node &n) {
                                {"reverse", Attribute(attrInt(n, "reverse", 0))}})};
 }
 
+// Names the data-dependent dim `d` of `v` after the node's output: a symbol of its own.
+void nameDataDependentDim(Value *v, size_t d, const std::string &prefix,
+                          const std::string &outputName) {
+  std::string name = prefix;
+  for (char ch : outputName)
+    name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  TensorType t = v->type();
+  t.dims[d] = Dim::sym(name);
+  v->setType(std::move(t));
+}
+
 // x's nonzero indices [rank, ?n] with `n` a symbol of its own, named after the node's output.
 Value *nonzeroIndices(ImportContext &ctx, Value *x, const std::string &outputName) {
   Builder &b = ctx.builder();
@@ -289,17 +301,37 @@ Value *nonzeroIndices(ImportContext &ctx, Value *x, const std::string &outputNam
   Value *count = reduce(b, castTo(b, castTo(b, x, DType::Bool), DType::I64), ReduceKind::Sum,
                         all, false);
   Value *indices = b.value(OpKind::NonZero, {x, count});
-  // Each nonzero's count is a size of its own: a symbol no other dim shares.
-  std::string name = "nonzero_";
-  for (char ch : outputName)
-    name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  indices->setType(
-      TensorType(DType::I64, {Dim(x->type().rank()), Dim::sym(name)}));
+  nameDataDependentDim(indices, 1, "nonzero_", outputName);
   return indices;
 }
 
 Values convertNonZero(ImportContext &ctx, const Node &n) {
   return {nonzeroIndices(ctx, requiredInput(ctx, n, 0, "X"), n.output(0))};
+}
+
+// NonMaxSuppression: nms_count finds how many boxes the selection keeps, nms lists them; the
+// thresholds and the per-class limit are constants at import (inputs: bound per value).
+Values convertNonMaxSuppression(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *boxes = requiredInput(ctx, n, 0, "boxes");
+  Value *scores = requiredInput(ctx, n, 1, "scores");
+  auto given = [&](int i) { return n.input_size() > i && !n.input(i).empty(); };
+  int64_t maxOutput = 0;
+  if (given(2))
+    maxOutput = std::max<int64_t>(
+        requireScalarInput(ctx, n, 2, "max_output_boxes_per_class").getInt(0), 0);
+  double iou = given(3) ? requireScalarInput(ctx, n, 3, "iou_threshold").getDouble(0) : 0.0;
+  const bool hasScore = given(4);
+  double score = hasScore ? requireScalarInput(ctx, n, 4, "score_threshold").getDouble(0) : 0.0;
+  AttrMap attrs{{"center_point_box", Attribute(attrInt(n, "center_point_box", 0))},
+                {"max_output", Attribute(maxOutput)},
+                {"iou_threshold", Attribute(iou)},
+                {"score_threshold", Attribute(score)},
+                {"has_score_threshold", Attribute(int64_t{hasScore ? 1 : 0})}};
+  Value *count = b.value(OpKind::NmsCount, {boxes, scores}, attrs);
+  Value *selected = b.value(OpKind::Nms, {boxes, scores, count}, attrs);
+  nameDataDependentDim(selected, 0, "nms_", n.output(0));
+  return {selected};
 }
 
 // Compress: the slices along `axis` (of the flattened input without one) whose condition entry
@@ -553,6 +585,7 @@ void registerMiscConverters(ConverterTable &t) {
   t["CumSum"] = convertCumSum;
   t["NonZero"] = convertNonZero;
   t["Compress"] = convertCompress;
+  t["NonMaxSuppression"] = convertNonMaxSuppression;
   t["Einsum"] = convertEinsum;
   t["Hardmax"] = convertHardmax;
   t["Resize"] = convertResize;

@@ -82,6 +82,8 @@ std::vector<int> staticInputPositions(const std::string &op, int64_t opset) {
     return {1};
   if (op == "TopK" && opset >= 10)
     return {1};
+  if (op == "NonMaxSuppression")
+    return {2, 3, 4};
   if (op == "Resize")
     return {1, 2, 3};
   if (op == "Upsample" && opset >= 9)

@@ -1,0 +1,25 @@
+// Data-dependent sizes in the graph IR: ops whose result has a dim that is a symbol no input
+// binds, set at run time to the value of one of their operands (a rank-0 i64 count an earlier op
+// computed), and at most a bound the operands' dims give. The compiled engines size buffers and
+// outputs by the bound and bind the symbol before the op's kernel runs (docs/runtime.md,
+// "Data-dependent sizes"); every rung asks this one place which ops those are.
+#pragma once
+#include "strata/graph/Graph.h"
+#include "strata/support/SymExpr.h"
+
+#include <optional>
+
+namespace strata {
+
+struct ValueBoundDim {
+  unsigned result = 0;       // the result holding the dim
+  size_t dim = 0;            // which dim of it
+  unsigned countOperand = 0; // the operand whose value it takes
+  SymExpr bound;             // the most it can be, over the operands' dims
+};
+
+// The data-dependent dim of `op`, or none: nonzero's dim 1 (bound: its operand's element
+// count), nms's dim 0 (batches x classes x min(max_output, boxes)).
+std::optional<ValueBoundDim> valueBoundDim(const Op &op);
+
+} // namespace strata

@@ -1,0 +1,72 @@
+// nms_count and nms (ONNX NonMaxSuppression): greedy selection per batch and class.
+#include "Kernels.h"
+
+#include "strata/graph/NmsMath.h"
+
+#include <array>
+
+namespace strata::interp::structured {
+
+namespace {
+
+template <typename View>
+std::vector<std::array<int64_t, 3>> select(const Op &op, const Tensors &operands) {
+  const View attrs(op);
+  const Tensor &boxes = operands[0], &scores = operands[1];
+  if (boxes.dtype() != DType::F32 || scores.dtype() != DType::F32 || boxes.rank() != 3 ||
+      scores.rank() != 3 || boxes.shape()[2] != 4 || boxes.shape()[0] != scores.shape()[0] ||
+      boxes.shape()[1] != scores.shape()[2])
+    fail(op, "expected f32 boxes [B, N, 4] and scores [B, C, N], got " + shapeText(boxes.shape()) +
+                 " and " + shapeText(scores.shape()));
+  const int64_t batches = scores.shape()[0], classes = scores.shape()[1], n = scores.shape()[2];
+  const float *b = static_cast<const float *>(boxes.rawData());
+  const float *s = static_cast<const float *>(scores.rawData());
+  const bool centered = attrs.center_point_box() == 1;
+  const float iou = static_cast<float>(attrs.iou_threshold());
+  const float floor = static_cast<float>(attrs.score_threshold());
+  std::vector<std::array<int64_t, 3>> out;
+  std::vector<char> done(static_cast<size_t>(n));
+  for (int64_t bi = 0; bi < batches; ++bi)
+    for (int64_t c = 0; c < classes; ++c) {
+      const float *cs = s + (bi * classes + c) * n;
+      for (int64_t i = 0; i < n; ++i)
+        done[i] = attrs.has_score_threshold() && !(cs[i] > floor);
+      for (int64_t taken = 0; taken < attrs.max_output(); ++taken) {
+        int64_t best = -1;
+        for (int64_t i = 0; i < n; ++i)
+          if (!done[i] && (best < 0 || cs[i] > cs[best]))
+            best = i;
+        if (best < 0)
+          break;
+        out.push_back({bi, c, best});
+        done[best] = 1;
+        for (int64_t j = 0; j < n; ++j)
+          if (!done[j] && nms::suppresses(b + (bi * n + best) * 4, b + (bi * n + j) * 4,
+                                           centered, iou))
+            done[j] = 1;
+      }
+    }
+  return out;
+}
+
+} // namespace
+
+Tensors nmsCountKernel(const Op &op, const Tensors &operands) {
+  return {Tensor::scalar(DType::I64,
+                         static_cast<double>(select<ops::NmsCountOp>(op, operands).size()))};
+}
+
+Tensors nmsKernel(const Op &op, const Tensors &operands) {
+  std::vector<std::array<int64_t, 3>> picked = select<ops::NmsOp>(op, operands);
+  const int64_t k = static_cast<int64_t>(picked.size());
+  if (operands[2].dtype() != DType::I64 || operands[2].numElements() != 1 ||
+      operands[2].getInt(0) != k)
+    fail(op, "the count operand does not hold the " + std::to_string(k) + " boxes selected");
+  Tensor out(DType::I64, {k, 3});
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      out.setInt(i * 3 + j, picked[static_cast<size_t>(i)][static_cast<size_t>(j)]);
+  return {out};
+}
+
+} // namespace strata::interp::structured
