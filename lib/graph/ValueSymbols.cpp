@@ -16,8 +16,7 @@ std::optional<ValueBoundDim> valueBoundDim(const Op &op) {
     const auto &boxes = op.operand(0)->type().dims, &scores = op.operand(1)->type().dims;
     if (boxes.size() != 3 || scores.size() != 3)
       return std::nullopt;
-    SymExpr perClass =
-        SymExpr::min(SymExpr(ops::NmsOp(op).max_output()), boxes[1].asExpr());
+    SymExpr perClass = SymExpr::min(SymExpr(ops::NmsOp(op).max_output()), boxes[1].asExpr());
     return ValueBoundDim{0, 0, 2, scores[0].asExpr() * scores[1].asExpr() * perClass};
   }
   return std::nullopt;

@@ -41,8 +41,8 @@ std::vector<std::array<int64_t, 3>> select(const Op &op, const Tensors &operands
         out.push_back({bi, c, best});
         done[best] = 1;
         for (int64_t j = 0; j < n; ++j)
-          if (!done[j] && nms::suppresses(b + (bi * n + best) * 4, b + (bi * n + j) * 4,
-                                           centered, iou))
+          if (!done[j] &&
+              nms::suppresses(b + (bi * n + best) * 4, b + (bi * n + j) * 4, centered, iou))
             done[j] = 1;
       }
     }

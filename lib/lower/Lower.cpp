@@ -168,6 +168,15 @@ Expr checkedDataIndex(const LowerCtx &c, const Expr &raw, DType t, const Expr &d
   return loop::checkIndex(i, dim, std::move(site));
 }
 
+Stmt requireCount(LowerCtx &c, const Expr &found, const Expr &count, const std::string &what) {
+  // A check_index passes values in [-1, 1): count - found and found - count both pass only at 0.
+  Acc sink = makeAcc(c, "checked", DType::I64);
+  const std::string site = diagnose(c.op, what).str();
+  return loop::allocate(sink.buf,
+                        loop::seq({sink.set(loop::checkIndex(count - found, imm(1), site)),
+                                   sink.set(loop::checkIndex(found - count, imm(1), site))}));
+}
+
 llvm::Expected<loop::LoopFunction> lowerKernel(const Op &kernelOp) {
   if (kernelOp.kind() != OpKind::Kernel)
     return makeError("lowerKernel: op '" + std::string(kernelOp.opName()) + "' is not a kernel");

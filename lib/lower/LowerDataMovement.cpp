@@ -236,7 +236,8 @@ Stmt lowerGatherElements(LowerCtx &c) { return lowerGather(c, true); }
 // nonzero: one serial pass over x in row-major order; each nonzero element's coordinates go
 // to column k of the [rank, count] result, k counting up. The count is the result's dim 1, a
 // run-time extent the plan bound from the count operand before this kernel runs (so every
-// later kernel sees it too); columns past it are never written, even if the operand lied.
+// later kernel sees it too); columns past it are never written, and a count operand that is
+// not the number found fails the run.
 Stmt lowerNonZero(LowerCtx &c) {
   const Exprs &xd = c.inDims[0];
   const DType t = c.inTypes[0];
@@ -251,13 +252,15 @@ Stmt lowerNonZero(LowerCtx &c) {
   std::vector<Stmt> writes;
   for (size_t d = 0; d < xd.size(); ++d)
     writes.push_back(loop::store(c.outs[0], {imm(static_cast<int64_t>(d)), k.get()}, idx[d]));
-  writes.push_back(k.set(k.get() + imm(1)));
   Stmt body = loop::ifThenElse(
-      bin(loop::ExprKind::And, nonzero, bin(loop::ExprKind::LT, k.get(), count)),
-      loop::seq(writes));
+      nonzero, loop::seq({loop::ifThenElse(bin(loop::ExprKind::LT, k.get(), count),
+                                           loop::seq(writes)),
+                          k.set(k.get() + imm(1))}));
   Stmt scan = c.loopOver(i, product(xd), LoopRole::Reduction, body);
   c.nest(i, {std::string(c.op.opName()), -1, true});
-  return loop::allocate(k.buf, loop::seq({k.set(imm(0)), scan}));
+  Stmt verify = requireCount(c, k.get(), count,
+                             "the count operand minus the nonzero elements found (must be 0)");
+  return loop::allocate(k.buf, loop::seq({k.set(imm(0)), scan, verify}));
 }
 
 } // namespace strata::lower

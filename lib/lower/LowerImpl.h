@@ -135,6 +135,10 @@ Exprs broadcastIndex(const Exprs &outIdx, const Exprs &out, const Exprs &in);
 // Row-major linear index of `idx` in `extents`, and its inverse.
 Expr linearIndex(const Exprs &idx, const Exprs &extents);
 Exprs delinearize(const Expr &linear, const Exprs &extents);
+// A statement failing the run (with a check_index naming c.op's node and `what`) unless the
+// run-time count `found` equals `count`, the data-dependent size it was bound to: a graph
+// whose count operand lies gets an error, never a result with unwritten entries.
+Stmt requireCount(LowerCtx &c, const Expr &found, const Expr &count, const std::string &what);
 // Rejects dtypes the loop IR computes differently from the graph interpreter: f16/bf16 outside
 // the ops that compute them in f32 and round on store (elementwise) or only copy them.
 void requireSupportedDType(const Op &op, DType t);

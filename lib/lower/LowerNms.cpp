@@ -16,11 +16,11 @@ namespace {
 using loop::ExprKind;
 
 // The boxes' f32 coordinates: span (min, max) of axis `x` (true) or y of box `i` in batch `b`.
-std::pair<Expr, Expr> span(const LowerCtx &c, const Expr &b, const Expr &i, bool x,
-                           bool centered) {
+std::pair<Expr, Expr> span(const LowerCtx &c, const Expr &b, const Expr &i, bool x, bool centered) {
   auto coord = [&](int64_t k) { return loop::load(c.ins[0], {b, i, imm(k)}); };
   if (centered) { // [xc, yc, w, h]
-    Expr mid = coord(x ? 0 : 1), half = bin(ExprKind::Div, coord(x ? 2 : 3), loop::floatImm(2, DType::F32));
+    Expr mid = coord(x ? 0 : 1),
+         half = bin(ExprKind::Div, coord(x ? 2 : 3), loop::floatImm(2, DType::F32));
     return {mid - half, mid + half};
   }
   Expr p = coord(x ? 1 : 0), q = coord(x ? 3 : 2); // [y1, x1, y2, x2]
@@ -52,14 +52,14 @@ Expr suppresses(const LowerCtx &c, const Expr &b, const Expr &i, const Expr &j, 
                  bin(ExprKind::GT, inter, zero), bin(ExprKind::GT, areaA, zero),
                  bin(ExprKind::GT, areaB, zero), bin(ExprKind::GT, uni, zero)});
   Expr ratio = bin(ExprKind::Div, inter, loop::select(ok, uni, loop::floatImm(1, DType::F32)));
-  return bin(ExprKind::And, ok,
-             bin(ExprKind::GT, ratio, loop::floatImm(threshold, DType::F32)));
+  return bin(ExprKind::And, ok, bin(ExprKind::GT, ratio, loop::floatImm(threshold, DType::F32)));
 }
 
 template <typename View>
-Stmt lowerSelection(LowerCtx &c, const std::function<Stmt(const Expr &, const Expr &,
-                                                           const Expr &, const Acc &)> &pick,
-                    const Acc &total) {
+Stmt lowerSelection(
+    LowerCtx &c,
+    const std::function<Stmt(const Expr &, const Expr &, const Expr &, const Acc &)> &pick,
+    const Acc &total) {
   const View attrs(c.op);
   const Shape &scores = c.inShapes[1];
   if (c.inTypes[0] != DType::F32 || c.inTypes[1] != DType::F32 || scores.size() != 3)
@@ -82,43 +82,44 @@ Stmt lowerSelection(LowerCtx &c, const std::function<Stmt(const Expr &, const Ex
   auto isDropped = [&](const Expr &box) {
     return bin(ExprKind::NE, loop::load(dropped, {box}), loop::intImm(0, DType::I8));
   };
-  auto drop = [&](const Expr &box) { return loop::store(dropped, {box}, loop::intImm(1, DType::I8)); };
-  Expr below = attrs.has_score_threshold()
-                   ? loop::cast(DType::I8,
-                                loop::logicalNot(bin(ExprKind::GT, score(loop::var(i0)),
-                                                   loop::floatImm(attrs.score_threshold(),
-                                                                  DType::F32))))
-                   : loop::intImm(0, DType::I8);
+  auto drop = [&](const Expr &box) {
+    return loop::store(dropped, {box}, loop::intImm(1, DType::I8));
+  };
+  Expr below =
+      attrs.has_score_threshold()
+          ? loop::cast(DType::I8,
+                       loop::logicalNot(bin(ExprKind::GT, score(loop::var(i0)),
+                                            loop::floatImm(attrs.score_threshold(), DType::F32))))
+          : loop::intImm(0, DType::I8);
   Stmt init = c.loopOver(i0, n, LoopRole::Reduction, loop::store(dropped, {loop::var(i0)}, below));
   Expr bi = best.get();
   Stmt scan = c.loopOver(
       i, n, LoopRole::Reduction,
-      loop::ifThenElse(
-          bin(ExprKind::And, loop::logicalNot(isDropped(loop::var(i))),
-              bin(ExprKind::Or, bin(ExprKind::LT, bi, imm(0)),
-                  bin(ExprKind::GT, score(loop::var(i)), bestScore.get()))),
-          loop::seq({best.set(loop::var(i)), bestScore.set(score(loop::var(i)))})));
-  Stmt suppress = c.loopOver(
-      j, n, LoopRole::Reduction,
-      loop::ifThenElse(bin(ExprKind::And, loop::logicalNot(isDropped(loop::var(j))),
-                           suppresses(c, loop::var(b), bi, loop::var(j), centered,
-                                      attrs.iou_threshold())),
-                       drop(loop::var(j))));
+      loop::ifThenElse(bin(ExprKind::And, loop::logicalNot(isDropped(loop::var(i))),
+                           bin(ExprKind::Or, bin(ExprKind::LT, bi, imm(0)),
+                               bin(ExprKind::GT, score(loop::var(i)), bestScore.get()))),
+                       loop::seq({best.set(loop::var(i)), bestScore.set(score(loop::var(i)))})));
+  Stmt suppress =
+      c.loopOver(j, n, LoopRole::Reduction,
+                 loop::ifThenElse(bin(ExprKind::And, loop::logicalNot(isDropped(loop::var(j))),
+                                      suppresses(c, loop::var(b), bi, loop::var(j), centered,
+                                                 attrs.iou_threshold())),
+                                  drop(loop::var(j))));
   Stmt round = loop::ifThenElse(
       bin(ExprKind::NE, live.get(), loop::intImm(0, DType::I8)),
-      loop::seq({best.set(imm(-1)), bestScore.set(loop::floatImm(0, DType::F32)), scan,
-                 loop::ifThenElse(bin(ExprKind::LT, bi, imm(0)),
-                                  live.set(loop::intImm(0, DType::I8)),
-                                  loop::seq({pick(loop::var(b), loop::var(cl), bi, total),
-                                             total.set(total.get() + imm(1)), drop(bi),
-                                             suppress}))}));
+      loop::seq(
+          {best.set(imm(-1)), bestScore.set(loop::floatImm(0, DType::F32)), scan,
+           loop::ifThenElse(bin(ExprKind::LT, bi, imm(0)), live.set(loop::intImm(0, DType::I8)),
+                            loop::seq({pick(loop::var(b), loop::var(cl), bi, total),
+                                       total.set(total.get() + imm(1)), drop(bi), suppress}))}));
   Stmt perClass = loop::seq({init, live.set(loop::intImm(1, DType::I8)),
                              c.loopOver(r, rounds, LoopRole::Reduction, round)});
   Stmt nest = c.loopOver(b, batches, LoopRole::Reduction,
                          c.loopOver(cl, classes, LoopRole::Reduction, perClass));
   c.nest(b, {std::string(c.op.opName()), -1, true});
-  return loop::allocate(dropped, loop::allocate(best.buf, loop::allocate(bestScore.buf,
-                                                                        loop::allocate(live.buf, nest))));
+  return loop::allocate(
+      dropped,
+      loop::allocate(best.buf, loop::allocate(bestScore.buf, loop::allocate(live.buf, nest))));
 }
 
 } // namespace
@@ -128,8 +129,8 @@ Stmt lowerNmsCount(LowerCtx &c) {
   Stmt body = lowerSelection<ops::NmsCountOp>(
       c, [](const Expr &, const Expr &, const Expr &, const Acc &) { return loop::seq({}); },
       total);
-  return loop::allocate(total.buf, loop::seq({total.set(imm(0)), body,
-                                              loop::store(c.outs[0], {}, total.get())}));
+  return loop::allocate(
+      total.buf, loop::seq({total.set(imm(0)), body, loop::store(c.outs[0], {}, total.get())}));
 }
 
 Stmt lowerNms(LowerCtx &c) {
@@ -145,7 +146,9 @@ Stmt lowerNms(LowerCtx &c) {
                                            loop::store(c.outs[0], {k, imm(2)}, best)}));
       },
       total);
-  return loop::allocate(total.buf, loop::seq({total.set(imm(0)), body}));
+  Stmt verify =
+      requireCount(c, total.get(), count, "the count operand minus the boxes selected (must be 0)");
+  return loop::allocate(total.buf, loop::seq({total.set(imm(0)), body, verify}));
 }
 
 } // namespace strata::lower

@@ -181,42 +181,46 @@ int runIn(strata_context *c, const strata_tensor *inputs, int num_inputs,
     }
     const Plan &plan = exec.plan();
     std::vector<void *> out;
+    auto bytesOf = [&](size_t o, const std::vector<int64_t> &shape) {
+      size_t bytes = dtypeSize(plan.outputs[o].dtype);
+      for (int64_t d : shape)
+        bytes *= static_cast<size_t>(d);
+      return bytes;
+    };
+    // The caller's output o at the context's current shape for it, or null (failed).
+    auto allocated = [&](size_t o) -> void * {
+      const std::vector<int64_t> &shape = c->run->outputShape(o);
+      void *at = allocate(user, static_cast<int>(o), static_cast<int32_t>(plan.outputs[o].dtype),
+                          static_cast<int32_t>(shape.size()), shape.data());
+      if (!at)
+        fail("output " + std::to_string(o) + " ('" + plan.outputs[o].name +
+             "'): the allocator returned no memory");
+      return at;
+    };
     if (allocate && !plan.binds.empty()) {
       // Data-dependent sizes: run into space for the bound shapes, then hand the caller's
       // outputs, allocated at the shapes the run produced, the prefix that holds them.
       std::vector<std::vector<uint8_t>> bounded(plan.outputs.size());
       for (size_t o = 0; o < plan.outputs.size(); ++o) {
-        size_t bytes = dtypeSize(plan.outputs[o].dtype);
-        for (int64_t d : c->run->outputShape(o))
-          bytes *= static_cast<size_t>(d);
-        bounded[o].resize(std::max<size_t>(bytes, 1));
+        bounded[o].resize(std::max<size_t>(bytesOf(o, c->run->outputShape(o)), 1));
         out.push_back(bounded[o].data());
       }
       if (Status s = exec.run(*c->run, data.data(), out.data()))
         return fail(s.message());
       for (size_t o = 0; o < plan.outputs.size(); ++o) {
-        const std::vector<int64_t> &shape = c->run->outputShape(o);
-        void *at = allocate(user, static_cast<int>(o), static_cast<int32_t>(plan.outputs[o].dtype),
-                            static_cast<int32_t>(shape.size()), shape.data());
+        void *at = allocated(o);
         if (!at)
-          return fail("output " + std::to_string(o) + " ('" + plan.outputs[o].name +
-                      "'): the allocator returned no memory");
-        size_t bytes = dtypeSize(plan.outputs[o].dtype);
-        for (int64_t d : shape)
-          bytes *= static_cast<size_t>(d);
-        if (bytes > 0)
+          return -1;
+        if (size_t bytes = bytesOf(o, c->run->outputShape(o)))
           std::memcpy(at, bounded[o].data(), bytes);
       }
       return 0;
     }
     if (allocate) {
       for (size_t o = 0; o < plan.outputs.size(); ++o) {
-        const std::vector<int64_t> &shape = c->run->outputShape(o);
-        void *at = allocate(user, static_cast<int>(o), static_cast<int32_t>(plan.outputs[o].dtype),
-                            static_cast<int32_t>(shape.size()), shape.data());
+        void *at = allocated(o);
         if (!at)
-          return fail("output " + std::to_string(o) + " ('" + plan.outputs[o].name +
-                      "'): the allocator returned no memory");
+          return -1;
         out.push_back(at);
       }
       if (Status s = exec.run(*c->run, data.data(), out.data()))
@@ -227,10 +231,7 @@ int runIn(strata_context *c, const strata_tensor *inputs, int num_inputs,
     c->outputShapes.resize(plan.outputs.size());
     for (size_t o = 0; o < plan.outputs.size(); ++o) {
       c->outputShapes[o] = c->run->outputShape(o);
-      size_t bytes = dtypeSize(plan.outputs[o].dtype);
-      for (int64_t d : c->outputShapes[o])
-        bytes *= static_cast<size_t>(d);
-      c->outputs[o].resize(std::max<size_t>(bytes, 1));
+      c->outputs[o].resize(std::max<size_t>(bytesOf(o, c->outputShapes[o]), 1));
       out.push_back(c->outputs[o].data());
     }
     if (Status s = exec.run(*c->run, data.data(), out.data()))
