@@ -5,7 +5,10 @@ Transpose, GatherND) with a relu after, the columns whose sum is positive (Compr
 the negative elements (Compress of the flattened input), the
 concatenation of the two data-dependent vectors (a size that is a sum of two counts) and its sum
 (a static output computed from them).
-`make_nonzero.py --check DIR X.npy`: compares the outputs in DIR with numpy's on input X."""
+`make_nonzero.py --check DIR X.npy`: compares the outputs in DIR with numpy's on input X.
+`make_nonzero.py OUT --select`: rows of x [n, 8] (batch dynamic) whose max is above 0.5 (Compress
+along axis 0), through a MatMul, a Softmax and a mean over the selected rows: a data-dependent
+dim bounded by an input's symbol, as a batch of later ops."""
 import sys
 
 import numpy as np
@@ -23,6 +26,24 @@ if sys.argv[1] == "--check":
 
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+if "--select" in sys.argv:
+    w = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+    nodes = [helper.make_node("ReduceMax", ["x"], ["m"], axes=[1], keepdims=0),
+             helper.make_node("Greater", ["m", "half"], ["keep"]),
+             helper.make_node("Compress", ["x", "keep"], ["sel"], axis=0),
+             helper.make_node("MatMul", ["sel", "w"], ["h"]),
+             helper.make_node("Softmax", ["h"], ["p"], axis=1),
+             helper.make_node("ReduceMean", ["p"], ["avg"], axes=[0], keepdims=0)]
+    g = helper.make_graph(
+        nodes, "select", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 8])],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("p", "avg")],
+        initializer=[numpy_helper.from_array(w, "w"),
+                     numpy_helper.from_array(np.array(0.5, np.float32), "half")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, sys.argv[1])
+    sys.exit(0)
 
 nodes = [
     helper.make_node("Greater", ["x", "zero"], ["pos"]),
