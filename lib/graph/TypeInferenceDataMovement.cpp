@@ -409,6 +409,41 @@ void checkNmsOperands(const InferContext &c) {
     fail("max_output must be >= 0");
 }
 } // namespace
+namespace {
+// The number of items Unique compares: the axis' length, or every element.
+Dim uniqueItems(const InferContext &c) {
+  const TensorType &x = c.operand(0);
+  const int64_t axis = c.attrs.at("axis").getInt();
+  if (c.attrs.at("has_axis").getInt() == 0)
+    return x.isStatic() ? Dim(*x.staticNumElements()) : Dim::of([&] {
+      SymExpr n(1);
+      for (const Dim &d : x.dims)
+        n = n * d.asExpr();
+      return n;
+    }());
+  if (axis < 0 || axis >= x.rank())
+    fail("axis " + std::to_string(axis) + " is not within rank " + std::to_string(x.rank()));
+  return x.dims[static_cast<size_t>(axis)];
+}
+} // namespace
+std::vector<TensorType> inferUniqueCount(const InferContext &c) {
+  uniqueItems(c);
+  return {TensorType(DType::I64, {})};
+}
+std::vector<TensorType> inferUnique(const InferContext &c) {
+  const TensorType &x = c.operand(0), &count = c.operand(1);
+  if (count.dtype != DType::I64 || count.rank() != 0)
+    fail("operand 1 (the count) must be a rank-0 i64 tensor, got " + count.str());
+  requireDType(c, 0, x.dtype != DType::Bool, "a numeric dtype");
+  Dim items = uniqueItems(c), u = freshSymbol(c, {}, "unique");
+  std::vector<Dim> dims = {u};
+  if (c.attrs.at("has_axis").getInt() != 0) {
+    dims = x.dims;
+    dims[static_cast<size_t>(c.attrs.at("axis").getInt())] = u;
+  }
+  return {x.withDims(dims), TensorType(DType::I64, {u}), TensorType(DType::I64, {items}),
+          TensorType(DType::I64, {u})};
+}
 std::vector<TensorType> inferNmsCount(const InferContext &c) {
   checkNmsOperands(c);
   return {TensorType(DType::I64, {})};

@@ -12,6 +12,17 @@ std::optional<ValueBoundDim> valueBoundDim(const Op &op) {
       n = n * d.asExpr();
     return ValueBoundDim{0, 1, 1, n};
   }
+  if (op.kind() == OpKind::Unique && op.numOperands() == 2) {
+    const ops::UniqueOp attrs(op);
+    const auto &x = op.operand(0)->type().dims;
+    SymExpr items(1);
+    if (attrs.has_axis() && attrs.axis() >= 0 && attrs.axis() < static_cast<int64_t>(x.size()))
+      items = x[static_cast<size_t>(attrs.axis())].asExpr();
+    else
+      for (const Dim &d : x)
+        items = items * d.asExpr();
+    return ValueBoundDim{0, attrs.has_axis() ? static_cast<size_t>(attrs.axis()) : 0, 1, items};
+  }
   if (op.kind() == OpKind::Nms && op.numOperands() == 3) {
     const auto &boxes = op.operand(0)->type().dims, &scores = op.operand(1)->type().dims;
     if (boxes.size() != 3 || scores.size() != 3)

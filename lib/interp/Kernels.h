@@ -122,6 +122,8 @@ Tensors einsumKernel(const Op &op, const Tensors &operands);
 Tensors winogradInputKernel(const Op &op, const Tensors &operands);  // Winograd.cpp
 Tensors winogradOutputKernel(const Op &op, const Tensors &operands);
 Tensors nmsCountKernel(const Op &op, const Tensors &operands); // Nms.cpp
+Tensors uniqueCountKernel(const Op &op, const Tensors &operands); // Unique.cpp
+Tensors uniqueKernel(const Op &op, const Tensors &operands);
 Tensors nmsKernel(const Op &op, const Tensors &operands);
 
 // C += A * B for row-major A [m x k] (leading dim lda), B [k x n] (ldb), C [m x n] (ldc).

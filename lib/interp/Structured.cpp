@@ -86,6 +86,8 @@ void registerStructuredKernels(KernelFn *table) {
   set(OpKind::WinogradOutput, winogradOutputKernel);
   set(OpKind::NmsCount, nmsCountKernel);
   set(OpKind::Nms, nmsKernel);
+  set(OpKind::UniqueCount, uniqueCountKernel);
+  set(OpKind::Unique, uniqueKernel);
 }
 
 } // namespace strata::interp

@@ -182,6 +182,8 @@ Stmt lowerIota(LowerCtx &c);
 Stmt lowerNonZero(LowerCtx &c);
 Stmt lowerNmsCount(LowerCtx &c); // LowerNms.cpp
 Stmt lowerNms(LowerCtx &c);
+Stmt lowerUniqueCount(LowerCtx &c); // LowerUnique.cpp
+Stmt lowerUnique(LowerCtx &c);
 Stmt lowerPad(LowerCtx &c);
 Stmt lowerGather(LowerCtx &c);
 Stmt lowerGatherElements(LowerCtx &c);

@@ -25,6 +25,10 @@ Lowering loweringFor(OpKind k) {
     return {lowerIota, true, true};
   case OpKind::NonZero:
     return {lowerNonZero, false, true};
+  case OpKind::UniqueCount:
+    return {lowerUniqueCount};
+  case OpKind::Unique:
+    return {lowerUnique, false, true}; // its results' item count is a run-time extent
   case OpKind::NmsCount:
     return {lowerNmsCount};
   case OpKind::Nms:

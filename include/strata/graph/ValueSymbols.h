@@ -19,7 +19,8 @@ struct ValueBoundDim {
 };
 
 // The data-dependent dim of `op`, or none: nonzero's dim 1 (bound: its operand's element
-// count), nms's dim 0 (batches x classes x min(max_output, boxes)).
+// count), unique's items dim of result 0 (the number of items; results 1 and 3 share its
+// symbol), nms's dim 0 (batches x classes x min(max_output, boxes)).
 std::optional<ValueBoundDim> valueBoundDim(const Op &op);
 
 } // namespace strata

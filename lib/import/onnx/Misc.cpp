@@ -1,10 +1,9 @@
 // Converters for the remaining ONNX ops: constants and generators (folded at import), casts,
 // TopK, CumSum, Resize/Upsample, Einsum, Where, OneHot, Hardmax and the window generators.
 //
-// NonZero, Compress and NonMaxSuppression have data-dependent output shapes: an op counts what
-// they select (a reduce, nms_count) and the graph's nonzero or nms op, whose result dim is a
-// symbol of its own bound to that count at run time, lists it. Unique is not registered yet:
-// the driver reports it as unsupported.
+// NonZero, Compress, Unique and NonMaxSuppression have data-dependent output shapes: an op
+// counts what they select (a reduce, unique_count, nms_count) and the graph's nonzero, unique or
+// nms op, whose result dim is a symbol of its own bound to that count at run time, lists it.
 #include "Decompose.h"
 #include "strata/graph/ResizeMath.h"
 
@@ -309,6 +308,29 @@ Values convertNonZero(ImportContext &ctx, const Node &n) {
   return {nonzeroIndices(ctx, requiredInput(ctx, n, 0, "X"), n.output(0))};
 }
 
+// Unique: unique_count finds how many distinct items there are, unique lists them (y,
+// indices, inverse_indices, counts), the count dim of y, indices and counts one symbol.
+Values convertUnique(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *x = requiredInput(ctx, n, 0, "X");
+  const onnx::AttributeProto *axisAttr = findAttr(n, "axis");
+  const int64_t axis = axisAttr ? normalizeAxis(axisAttr->i(), x->type().rank()) : 0;
+  AttrMap attrs{{"axis", Attribute(axis)},
+                {"has_axis", Attribute(int64_t{axisAttr ? 1 : 0})}};
+  Value *count = b.value(OpKind::UniqueCount, {x}, attrs);
+  attrs["sorted"] = Attribute(attrInt(n, "sorted", 1) != 0 ? int64_t{1} : int64_t{0});
+  Op *op = b.create(OpKind::Unique, {x, count}, attrs);
+  const std::string name = n.output_size() > 0 ? n.output(0) : "";
+  nameDataDependentDim(op->result(0), axisAttr ? static_cast<size_t>(axis) : 0, "unique_", name);
+  const Dim u = op->result(0)->type().dims[axisAttr ? static_cast<size_t>(axis) : 0];
+  for (unsigned r : {1u, 3u}) {
+    TensorType t = op->result(r)->type();
+    t.dims[0] = u;
+    op->result(r)->setType(std::move(t));
+  }
+  return {op->result(0), op->result(1), op->result(2), op->result(3)};
+}
+
 // NonMaxSuppression: nms_count finds how many boxes the selection keeps, nms lists them; the
 // thresholds and the per-class limit are constants at import (inputs: bound per value).
 Values convertNonMaxSuppression(ImportContext &ctx, const Node &n) {
@@ -586,6 +608,7 @@ void registerMiscConverters(ConverterTable &t) {
   t["NonZero"] = convertNonZero;
   t["Compress"] = convertCompress;
   t["NonMaxSuppression"] = convertNonMaxSuppression;
+  t["Unique"] = convertUnique;
   t["Einsum"] = convertEinsum;
   t["Hardmax"] = convertHardmax;
   t["Resize"] = convertResize;

@@ -8,10 +8,28 @@ concatenation of the two data-dependent vectors (a size that is a sum of two cou
 `make_nonzero.py --check DIR X.npy`: compares the outputs in DIR with numpy's on input X.
 `make_nonzero.py OUT --select`: rows of x [n, 8] (batch dynamic) whose max is above 0.5 (Compress
 along axis 0), through a MatMul, a Softmax and a mean over the selected rows: a data-dependent
-dim bounded by an input's symbol, as a batch of later ops."""
+dim bounded by an input's symbol, as a batch of later ops.
+`make_nonzero.py OUT --unique`: Unique of an i64 vector v [12] (sorted) and of the rows of a
+matrix m [6, 3] (axis 0, in order of first occurrence), all four outputs each.
+`make_nonzero.py --check-unique DIR V.npy M.npy`: compares them with numpy's np.unique."""
 import sys
 
 import numpy as np
+
+if sys.argv[1] == "--check-unique":
+    v, m = np.load(sys.argv[3]), np.load(sys.argv[4])
+    y, idx, inv, cnt = np.unique(v, return_index=True, return_inverse=True, return_counts=True)
+    for name, ref in (("y", y), ("idx", idx), ("inv", inv), ("cnt", cnt)):
+        np.testing.assert_array_equal(np.load(sys.argv[2] + "/" + name + ".npy"), ref)
+    rows, first, inv, cnt = np.unique(m, axis=0, return_index=True, return_inverse=True,
+                                      return_counts=True)
+    order = np.argsort(first)  # in order of first occurrence
+    place = np.empty_like(order)
+    place[order] = np.arange(len(order))
+    for name, ref in (("rows", rows[order]), ("rows_idx", first[order]),
+                      ("rows_inv", place[inv.reshape(-1)]), ("rows_cnt", cnt[order])):
+        np.testing.assert_array_equal(np.load(sys.argv[2] + "/" + name + ".npy"), ref)
+    sys.exit(0)
 
 if sys.argv[1] == "--check":
     x = np.load(sys.argv[3])
@@ -26,6 +44,21 @@ if sys.argv[1] == "--check":
 
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+if "--unique" in sys.argv:
+    nodes = [helper.make_node("Unique", ["v"], ["y", "idx", "inv", "cnt"], sorted=1),
+             helper.make_node("Unique", ["m"], ["rows", "rows_idx", "rows_inv", "rows_cnt"],
+                              axis=0, sorted=0)]
+    g = helper.make_graph(
+        nodes, "unique", [helper.make_tensor_value_info("v", TensorProto.INT64, [12]),
+                          helper.make_tensor_value_info("m", TensorProto.FLOAT, [6, 3])],
+        [helper.make_tensor_value_info(o, TensorProto.INT64 if o != "rows" else
+                                       TensorProto.FLOAT, None)
+         for o in ("y", "idx", "inv", "cnt", "rows", "rows_idx", "rows_inv", "rows_cnt")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, sys.argv[1])
+    sys.exit(0)
 
 if "--select" in sys.argv:
     w = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
