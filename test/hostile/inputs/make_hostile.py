@@ -47,7 +47,7 @@ def build(case):
         nodes = [helper.make_node("FrobnicateV2", ["x"], ["a"], name="frob_1"),
                  helper.make_node("FrobnicateV2", ["a"], ["b"], name="frob_2"),
                  helper.make_node("Relu", ["b"], ["c"], name="relu_ok"),
-                 helper.make_node("Unique", ["c"], ["y"], name="unique_1")]
+                 helper.make_node("MaxUnpool", ["c"], ["y"], name="unpool_1")]
         return model(nodes, [vi("x", [4])], [vi("y", [4])])
     if case == "negative-dim":
         n = helper.make_node("Relu", ["x"], ["y"], name="relu_neg")
