@@ -5,6 +5,7 @@
 // the result (the distinct items before it, or below it when sorted), then the results.
 #include "LowerImpl.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace strata::lower {
