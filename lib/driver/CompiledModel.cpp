@@ -7,7 +7,7 @@
 #include "strata/runtime/Executor.h"
 #include "strata/support/CrashContext.h"
 
-#include <cstring>
+#include <optional>
 
 namespace strata::driver {
 
@@ -126,42 +126,20 @@ llvm::Error CompiledModel::runInto(RunContext &ctx, const std::vector<InputRef> 
   const Executor &exec = *exec_;
   if (Status s = exec.bind(ctx, dtypes, shapes))
     return withContext(toError(s), inPhase("jit"));
-  std::vector<void *> out;
-  const auto &outputs = exec.plan().outputs;
-  if (exec.plan().binds.empty()) { // every output's shape is known now: written in place
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      auto at = allocate(i, outputs[i].dtype, ctx.outputShape(i));
-      if (!at)
-        return at.takeError();
-      out.push_back(*at);
-    }
-    if (Status s = exec.run(ctx, in.data(), out.data()))
-      return withContext(toError(s), inPhase("jit"));
-    return llvm::Error::success();
-  }
-  // Data-dependent sizes: the run writes into space for the bound shapes; the caller's outputs
-  // are allocated at the shapes the run produced and receive the prefix that holds them.
-  std::vector<Tensor> bounded;
-  try {
-    for (size_t i = 0; i < outputs.size(); ++i)
-      bounded.emplace_back(outputs[i].dtype, ctx.outputShape(i));
-  } catch (const std::exception &e) {
-    return makeError(Diagnostic::error(std::string("outputs: ") + e.what()).inPhase("jit"));
-  }
-  for (Tensor &t : bounded)
-    out.push_back(t.rawData());
-  if (Status s = exec.run(ctx, in.data(), out.data()))
+  // The caller's allocator's own error, when it has one, is the run's.
+  std::optional<llvm::Error> refused;
+  auto give = [&](size_t i, const std::vector<int64_t> &shape) -> void * {
+    auto at = allocate(i, exec.plan().outputs[i].dtype, shape);
+    if (at)
+      return *at;
+    refused.emplace(at.takeError());
+    return nullptr;
+  };
+  Status s = exec.run(ctx, in.data(), give);
+  if (refused)
+    return std::move(*refused);
+  if (s)
     return withContext(toError(s), inPhase("jit"));
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    auto at = allocate(i, outputs[i].dtype, ctx.outputShape(i));
-    if (!at)
-      return at.takeError();
-    size_t bytes = dtypeSize(outputs[i].dtype);
-    for (int64_t d : ctx.outputShape(i))
-      bytes *= static_cast<size_t>(d);
-    if (bytes > 0)
-      std::memcpy(*at, bounded[i].rawData(), bytes);
-  }
   return llvm::Error::success();
 }
 

@@ -174,9 +174,8 @@ private:
     return t;
   }
 
-  // The data-dependent sizes (Plan::bounds, graph/ValueSymbols.h): a nonzero's or nms's
-  // result dim is a symbol no input binds; its count operand's value binds it before the op's
-  // step runs. Until then it stands at its bound (over the symbols declared before it).
+  // The data-dependent sizes (Plan::bounds, graph/ValueSymbols.h): such an op's result dim is
+  // a symbol no input binds; its count operand's value binds it before the op's step runs. Until then it stands at its bound (over the symbols declared before it).
   llvm::Error collectValueSymbols() {
     for (const Op &op : g_.ops()) {
       std::optional<ValueBoundDim> vb = valueBoundDim(op);

@@ -384,10 +384,18 @@ std::vector<TensorType> inferIota(const InferContext &c) {
     fail("axis " + std::to_string(axis) + " is not within rank " + std::to_string(x.rank()));
   return {TensorType(DType::I64, {x.dims[static_cast<size_t>(axis)]})};
 }
-std::vector<TensorType> inferNonZero(const InferContext &c) {
-  const TensorType &x = c.operand(0), &count = c.operand(1);
+namespace {
+// Operand i, the count a data-dependent dim is bound to (graph/ValueSymbols.h): a rank-0 i64.
+void requireCountOperand(const InferContext &c, unsigned i) {
+  const TensorType &count = c.operand(i);
   if (count.dtype != DType::I64 || count.rank() != 0)
-    fail("operand 1 (the count) must be a rank-0 i64 tensor, got " + count.str());
+    fail("operand " + std::to_string(i) + " (the count) must be a rank-0 i64 tensor, got " +
+         count.str());
+}
+} // namespace
+std::vector<TensorType> inferNonZero(const InferContext &c) {
+  const TensorType &x = c.operand(0);
+  requireCountOperand(c, 1);
   if (x.rank() == 0)
     fail("operand 0 must have rank >= 1 (ONNX's rank-0 NonZero is a reshape away)");
   return {TensorType(DType::I64, {Dim(x.rank()), freshSymbol(c, {}, "nonzero")})};
@@ -414,13 +422,16 @@ namespace {
 Dim uniqueItems(const InferContext &c) {
   const TensorType &x = c.operand(0);
   const int64_t axis = c.attrs.at("axis").getInt();
-  if (c.attrs.at("has_axis").getInt() == 0)
-    return x.isStatic() ? Dim(*x.staticNumElements()) : Dim::of([&] {
-      SymExpr n(1);
-      for (const Dim &d : x.dims)
-        n = n * d.asExpr();
-      return n;
-    }());
+  if (c.attrs.at("has_axis").getInt() == 0) {
+    if (std::optional<int64_t> n = x.staticNumElements())
+      return Dim(*n);
+    if (x.isStatic())
+      fail("the element count of " + x.str() + " overflows int64");
+    SymExpr n(1);
+    for (const Dim &d : x.dims)
+      n = n * d.asExpr();
+    return Dim::of(n);
+  }
   if (axis < 0 || axis >= x.rank())
     fail("axis " + std::to_string(axis) + " is not within rank " + std::to_string(x.rank()));
   return x.dims[static_cast<size_t>(axis)];
@@ -431,9 +442,8 @@ std::vector<TensorType> inferUniqueCount(const InferContext &c) {
   return {TensorType(DType::I64, {})};
 }
 std::vector<TensorType> inferUnique(const InferContext &c) {
-  const TensorType &x = c.operand(0), &count = c.operand(1);
-  if (count.dtype != DType::I64 || count.rank() != 0)
-    fail("operand 1 (the count) must be a rank-0 i64 tensor, got " + count.str());
+  const TensorType &x = c.operand(0);
+  requireCountOperand(c, 1);
   requireDType(c, 0, x.dtype != DType::Bool, "a numeric dtype");
   Dim items = uniqueItems(c), u = freshSymbol(c, {}, "unique");
   std::vector<Dim> dims = {u};
@@ -450,9 +460,7 @@ std::vector<TensorType> inferNmsCount(const InferContext &c) {
 }
 std::vector<TensorType> inferNms(const InferContext &c) {
   checkNmsOperands(c);
-  const TensorType &count = c.operand(2);
-  if (count.dtype != DType::I64 || count.rank() != 0)
-    fail("operand 2 (the count) must be a rank-0 i64 tensor, got " + count.str());
+  requireCountOperand(c, 2);
   return {TensorType(DType::I64, {freshSymbol(c, {}, "nms"), Dim(3)})};
 }
 std::vector<TensorType> inferShape(const InferContext &c) {

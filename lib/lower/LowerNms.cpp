@@ -55,11 +55,12 @@ Expr suppresses(const LowerCtx &c, const Expr &b, const Expr &i, const Expr &j, 
   return bin(ExprKind::And, ok, bin(ExprKind::GT, ratio, loop::floatImm(threshold, DType::F32)));
 }
 
+// The selection of an nms/nms_count op (its attribute view `View`): `pick(batch, class, box)`
+// records each selected box, counted in `total` (a local the caller allocates and zeroes).
 template <typename View>
-Stmt lowerSelection(
-    LowerCtx &c,
-    const std::function<Stmt(const Expr &, const Expr &, const Expr &, const Acc &)> &pick,
-    const Acc &total) {
+Stmt lowerSelection(LowerCtx &c,
+                    const std::function<Stmt(const Expr &, const Expr &, const Expr &)> &pick,
+                    const Acc &total) {
   const View attrs(c.op);
   const Shape &scores = c.inShapes[1];
   if (c.inTypes[0] != DType::F32 || c.inTypes[1] != DType::F32 || scores.size() != 3)
@@ -110,7 +111,7 @@ Stmt lowerSelection(
       loop::seq(
           {best.set(imm(-1)), bestScore.set(loop::floatImm(0, DType::F32)), scan,
            loop::ifThenElse(bin(ExprKind::LT, bi, imm(0)), live.set(loop::intImm(0, DType::I8)),
-                            loop::seq({pick(loop::var(b), loop::var(cl), bi, total),
+                            loop::seq({pick(loop::var(b), loop::var(cl), bi),
                                        total.set(total.get() + imm(1)), drop(bi), suppress}))}));
   Stmt perClass = loop::seq({init, live.set(loop::intImm(1, DType::I8)),
                              c.loopOver(r, rounds, LoopRole::Reduction, round)});
@@ -127,8 +128,7 @@ Stmt lowerSelection(
 Stmt lowerNmsCount(LowerCtx &c) {
   Acc total = makeAcc(c, "total", DType::I64);
   Stmt body = lowerSelection<ops::NmsCountOp>(
-      c, [](const Expr &, const Expr &, const Expr &, const Acc &) { return loop::seq({}); },
-      total);
+      c, [](const Expr &, const Expr &, const Expr &) { return loop::seq({}); }, total);
   return loop::allocate(
       total.buf, loop::seq({total.set(imm(0)), body, loop::store(c.outs[0], {}, total.get())}));
 }
@@ -138,8 +138,8 @@ Stmt lowerNms(LowerCtx &c) {
   const Expr count = c.outDims[0][0]; // bound from the count operand before this kernel
   Stmt body = lowerSelection<ops::NmsOp>(
       c,
-      [&](const Expr &b, const Expr &cl, const Expr &best, const Acc &t) {
-        Expr k = t.get();
+      [&](const Expr &b, const Expr &cl, const Expr &best) {
+        Expr k = total.get();
         return loop::ifThenElse(bin(ExprKind::LT, k, count),
                                 loop::seq({loop::store(c.outs[0], {k, imm(0)}, b),
                                            loop::store(c.outs[0], {k, imm(1)}, cl),

@@ -19,14 +19,17 @@ struct UniqueItems {
   int64_t n = 0, pre = 1, post = 1;
   loop::Buffer first, position; // per item: its first occurrence; per distinct item: its place
 
-  Expr element(const Expr &i, const Expr &e) const {
-    const Shape &x = c.inShapes[0];
-    Expr flat = (bin(ExprKind::FloorDiv, e, imm(post)) * imm(n) + i) * imm(post) +
-                bin(ExprKind::FloorMod, e, imm(post));
-    return loop::load(c.ins[0], delinearize(flat, extentsOf(x)));
+  // The row-major index of element e of item i among `count` items of this shape (x: n items;
+  // y: u of them).
+  Expr flat(const Expr &e, const Expr &count, const Expr &i) const {
+    return (bin(ExprKind::FloorDiv, e, imm(post)) * count + i) * imm(post) +
+           bin(ExprKind::FloorMod, e, imm(post));
   }
-  // A serial loop over the items' elements deciding `flag` (a local i64 set to `init` first):
-  // `step` runs on elements until the flag says stop.
+  Expr element(const Expr &i, const Expr &e) const {
+    return loop::load(c.ins[0], delinearize(flat(e, imm(n), i), extentsOf(c.inShapes[0])));
+  }
+  // A serial loop over an item's elements, `flag` (a local i64) set to `init` first and
+  // updated by `step` on each.
   Stmt overElements(const Acc &flag, int64_t init,
                     const std::function<Stmt(const Expr &)> &step) const {
     loop::Var e = c.newVar("e");
@@ -140,12 +143,10 @@ Stmt lowerUnique(LowerCtx &c) {
   // The results: each distinct item's slice, first index and count at its position (never past
   // u), then every item's position.
   const bool hasAxis = attrs.has_axis();
-  const Shape &x = c.inShapes[0];
   Exprs yDims = c.outDims[0];
   loop::Var i2 = c.newVar("i"), j2 = c.newVar("j");
   Expr i2v = loop::var(i2), r = loop::load(items.position, {i2v});
-  Expr flatY = (bin(ExprKind::FloorDiv, loop::var(e), imm(items.post)) * u + r) * imm(items.post) +
-               bin(ExprKind::FloorMod, loop::var(e), imm(items.post));
+  Expr flatY = items.flat(loop::var(e), u, r);
   Stmt copy = c.loopOver(e, items.pre * items.post, LoopRole::Reduction,
                          loop::store(c.outs[0], hasAxis ? delinearize(flatY, yDims) : Exprs{r},
                                      items.element(i2v, loop::var(e))));
@@ -163,7 +164,6 @@ Stmt lowerUnique(LowerCtx &c) {
       k, items.n, LoopRole::Reduction,
       loop::store(c.outs[2], {loop::var(k)},
                   loop::load(items.position, {loop::load(items.first, {loop::var(k)})})));
-  (void)x;
   Stmt verify = requireCount(c, total.get(), u,
                              "the count operand minus the distinct items found (must be 0)");
   return withLocals(items, {flag, seen, rank, total, occurrences},

@@ -22,51 +22,81 @@ namespace {
 
 using loop::ExprKind;
 
+// `v` as an f32 constant of `lanes` lanes.
+Expr splat(double v, int lanes) {
+  Expr f = loop::floatImm(v, DType::F32);
+  return lanes > 1 ? loop::broadcast(f, lanes) : f;
+}
+
+// lo <= v < hi.
+Expr within(const Expr &v, const Expr &lo, const Expr &hi) {
+  return bin(ExprKind::And, bin(ExprKind::GE, v, lo), bin(ExprKind::LT, v, hi));
+}
+
 // sum over k < count of coef(k) * term(k), skipping zero coefficients: adds and subtracts for
 // +-1, fused multiply-adds otherwise (every term a vector of `lanes`). A row of a constant
 // matrix times a column of values, unrolled.
 Expr combination(int64_t count, const std::function<double(int64_t)> &coef,
                  const std::function<Expr(int64_t)> &term, int lanes) {
   Expr acc;
-  auto constant = [&](double v) {
-    Expr f = loop::floatImm(v, DType::F32);
-    return lanes > 1 ? loop::broadcast(f, lanes) : f;
-  };
   for (int64_t k = 0; k < count; ++k) {
     const double a = coef(k);
     if (a == 0)
       continue;
     const Expr e = term(k);
     if (!acc)
-      acc = a == 1 ? e : constant(a) * e;
+      acc = a == 1 ? e : splat(a, lanes) * e;
     else if (a == 1)
       acc = acc + e;
     else if (a == -1)
       acc = acc - e;
     else
-      acc = loop::call(loop::Intrinsic::Fma, {constant(a), e, acc});
+      acc = loop::call(loop::Intrinsic::Fma, {splat(a, lanes), e, acc});
   }
-  return acc ? acc : constant(0);
+  return acc ? acc : splat(0, lanes);
 }
-
-struct TileLoop {
-  loop::Var p;
-  Expr n, cb, th, tw;
-};
 
 // One parallel loop over N x tilesH x tilesW x blocks, delinearized. Channel blocks fastest:
 // consecutive iterations then write (input transform) or read (output transform) each of the
 // t^2 planes of [N, t^2, tiles, C] contiguously, C channels of one tile after another.
-TileLoop tileLoop(LowerCtx &c, const Expr &n, int64_t blocks, int64_t tilesH, int64_t tilesW) {
-  TileLoop l;
-  l.p = c.newVar("p");
-  Exprs idx = delinearize(loop::var(l.p), {n, imm(tilesH), imm(tilesW), imm(blocks)});
-  l.n = idx[0];
-  l.th = idx[1];
-  l.tw = idx[2];
-  l.cb = idx[3];
-  return l;
-}
+struct TileLoop {
+  LowerCtx &c;
+  int64_t block, blocks, tilesH, tilesW;
+  int lanes;
+  loop::Var p;
+  Expr n, th, tw, cb;
+
+  TileLoop(LowerCtx &ctx, int64_t block, int64_t blocks, int64_t tilesH, int64_t tilesW)
+      : c(ctx), block(block), blocks(blocks), tilesH(tilesH), tilesW(tilesW),
+        lanes(block ? static_cast<int>(block) : 1), p(ctx.newVar("p")) {
+    Exprs idx = delinearize(loop::var(p), {c.inDims[0][0], imm(tilesH), imm(tilesW), imm(blocks)});
+    n = idx[0];
+    th = idx[1];
+    tw = idx[2];
+    cb = idx[3];
+  }
+  // The tile's index in the tiles dim, and the block's channels there (one vector; the one
+  // channel of a plain layout).
+  Expr tile() const { return th * imm(tilesW) + tw; }
+  Expr channels() const {
+    Expr first = block ? cb * imm(block) : cb;
+    return lanes > 1 ? loop::ramp(first, imm(1), lanes) : first;
+  }
+  // Vector k of a local array of vectors.
+  Expr at(int64_t k) const {
+    return lanes > 1 ? loop::ramp(imm(k * lanes), imm(1), lanes) : imm(k);
+  }
+  loop::Buffer local(int64_t vectors) const {
+    return localArray(c, "tile", DType::F32, vectors * lanes);
+  }
+  // The loop around `body`, which does `work` operations per lane and iteration.
+  Stmt wrap(Stmt body, int64_t work) const {
+    const Expr iterations = mulExtents(c.inDims[0][0], imm(blocks * tilesH * tilesW));
+    c.nest(p, {std::string(c.op.opName()),
+               iterations.asInt().value_or(blocks * tilesH * tilesW) * lanes * work, true});
+    return c.loopOver(p, iterations, LoopRole::Parallel, std::move(body));
+  }
+};
 
 const winograd::Transform &transformOf(const LowerCtx &c, int64_t m) {
   const winograd::Transform *tr = winograd::transformFor(m);
@@ -85,71 +115,49 @@ Stmt lowerWinogradInput(LowerCtx &c) {
   const std::vector<int64_t> &pads = attrs.pads();
   if (x.size() != (block ? 5u : 4u) || pads.size() != 4 || out.size() != 4)
     throw LowerError("winograd_input: operand " + shapeToString(x) + " and pads do not match");
-  const int64_t blocks = x[1], h = x[2], w = x[3];
-  const int lanes = block ? static_cast<int>(block) : 1;
-  const int64_t tilesW = winograd::tilesAlong(w + pads[1] + pads[3] - 2, m);
-  const int64_t tilesH = winograd::tilesAlong(h + pads[0] + pads[2] - 2, m);
-  TileLoop l = tileLoop(c, c.inDims[0][0], blocks, tilesH, tilesW);
-  const Expr vec = lanes > 1 ? loop::ramp(imm(0), imm(1), lanes) : imm(0);
-  auto local = [&](int64_t n) { return localArray(c, "tile", DType::F32, n * lanes); };
-  auto at = [&](int64_t k) {
-    return lanes > 1 ? loop::ramp(imm(k * lanes), imm(1), lanes) : imm(k);
-  };
-  loop::Buffer d = local(t * t), r = local(t * t);
+  const int64_t h = x[2], w = x[3];
+  const TileLoop l(c, block, x[1], winograd::tilesAlong(h + pads[0] + pads[2] - 2, m),
+                   winograd::tilesAlong(w + pads[1] + pads[3] - 2, m));
+  loop::Buffer d = l.local(t * t), r = l.local(t * t);
   const Expr y0 = l.th * imm(m) - imm(pads[0]), x0 = l.tw * imm(m) - imm(pads[1]);
   auto source = [&](const Expr &yy, const Expr &xx) {
-    return block ? Exprs{l.n, l.cb, yy, xx, vec} : Exprs{l.n, l.cb, yy, xx};
+    return block ? Exprs{l.n, l.cb, yy, xx, l.at(0)} : Exprs{l.n, l.cb, yy, xx};
+  };
+  auto clamp = [](const Expr &v, int64_t size) {
+    return bin(ExprKind::Max, bin(ExprKind::Min, v, imm(size - 1)), imm(0));
   };
   // The tile: loaded directly inside the input, else a clamped address selected against zero.
   std::vector<Stmt> direct, guarded;
-  const Expr zero = lanes > 1 ? loop::broadcast(loop::floatImm(0, DType::F32), lanes)
-                              : loop::floatImm(0, DType::F32);
   for (int64_t i = 0; i < t; ++i)
     for (int64_t j = 0; j < t; ++j) {
       Expr yy = y0 + imm(i), xx = x0 + imm(j);
-      direct.push_back(loop::store(d, {at(i * t + j)}, loop::load(c.ins[0], source(yy, xx))));
-      auto clamp = [](const Expr &v, int64_t size) {
-        return bin(ExprKind::Max, bin(ExprKind::Min, v, imm(size - 1)), imm(0));
-      };
-      Expr inside =
-          bin(ExprKind::And,
-              bin(ExprKind::And, bin(ExprKind::GE, yy, imm(0)), bin(ExprKind::LT, yy, imm(h))),
-              bin(ExprKind::And, bin(ExprKind::GE, xx, imm(0)), bin(ExprKind::LT, xx, imm(w))));
-      guarded.push_back(loop::store(d, {at(i * t + j)},
+      direct.push_back(loop::store(d, {l.at(i * t + j)}, loop::load(c.ins[0], source(yy, xx))));
+      Expr inside = bin(ExprKind::And, within(yy, imm(0), imm(h)), within(xx, imm(0), imm(w)));
+      guarded.push_back(loop::store(d, {l.at(i * t + j)},
                                     loop::load(c.ins[0], source(clamp(yy, h), clamp(xx, w)))));
-      guarded.push_back(loop::store(d, {at(i * t + j)},
-                                    loop::select(inside, loop::load(d, {at(i * t + j)}), zero)));
+      guarded.push_back(
+          loop::store(d, {l.at(i * t + j)},
+                      loop::select(inside, loop::load(d, {l.at(i * t + j)}), splat(0, l.lanes))));
     }
-  Expr interior = bin(
-      ExprKind::And,
-      bin(ExprKind::And, bin(ExprKind::GE, y0, imm(0)), bin(ExprKind::LE, y0 + imm(t), imm(h))),
-      bin(ExprKind::And, bin(ExprKind::GE, x0, imm(0)), bin(ExprKind::LE, x0 + imm(t), imm(w))));
+  Expr interior =
+      bin(ExprKind::And, within(y0, imm(0), imm(h - t + 1)), within(x0, imm(0), imm(w - t + 1)));
   std::vector<Stmt> body = {loop::ifThenElse(interior, loop::seq(direct), loop::seq(guarded))};
   // r = B^T d, then the result's row a: r[a] B, one vector per (a, b).
   for (int64_t a = 0; a < t; ++a)
     for (int64_t j = 0; j < t; ++j)
       body.push_back(
-          loop::store(r, {at(a * t + j)},
+          loop::store(r, {l.at(a * t + j)},
                       combination(
                           t, [&](int64_t i) { return tr.btAt(a, i); },
-                          [&](int64_t i) { return loop::load(d, {at(i * t + j)}); }, lanes)));
-  const Expr tile = l.th * imm(tilesW) + l.tw;
-  const Expr channel = block ? l.cb * imm(block) : l.cb;
-  const Expr ch = lanes > 1 ? loop::ramp(channel, imm(1), lanes) : channel;
+                          [&](int64_t i) { return loop::load(d, {l.at(i * t + j)}); }, l.lanes)));
   for (int64_t a = 0; a < t; ++a)
     for (int64_t b = 0; b < t; ++b)
       body.push_back(
-          loop::store(c.outs[0], {l.n, imm(a * t + b), tile, ch},
+          loop::store(c.outs[0], {l.n, imm(a * t + b), l.tile(), l.channels()},
                       combination(
                           t, [&](int64_t j) { return tr.btAt(b, j); },
-                          [&](int64_t j) { return loop::load(r, {at(a * t + j)}); }, lanes)));
-  Stmt s = loop::allocate(d, loop::allocate(r, loop::seq(body)));
-  const Expr iterations = mulExtents(c.inDims[0][0], imm(blocks * tilesH * tilesW));
-  c.nest(l.p,
-         {std::string(c.op.opName()),
-          (iterations.asInt() ? *iterations.asInt() : blocks * tilesH * tilesW) * lanes * 4 * t * t,
-          true});
-  return c.loopOver(l.p, iterations, LoopRole::Parallel, s);
+                          [&](int64_t j) { return loop::load(r, {l.at(a * t + j)}); }, l.lanes)));
+  return l.wrap(loop::allocate(d, loop::allocate(r, loop::seq(body))), 4 * t * t);
 }
 
 Stmt lowerWinogradOutput(LowerCtx &c) {
@@ -161,28 +169,22 @@ Stmt lowerWinogradOutput(LowerCtx &c) {
   if (p.size() != 4 || size.size() != 2)
     throw LowerError("winograd_output: operand " + shapeToString(p) + " and sizes do not match");
   const int64_t outH = size[0], outW = size[1], k = p[3];
-  const int64_t tilesH = winograd::tilesAlong(outH, m), tilesW = winograd::tilesAlong(outW, m);
-  const int lanes = block ? static_cast<int>(block) : 1;
-  const int64_t blocks = block ? k / block : k;
-  TileLoop l = tileLoop(c, c.inDims[0][0], blocks, tilesH, tilesW);
-  auto at = [&](int64_t i) {
-    return lanes > 1 ? loop::ramp(imm(i * lanes), imm(1), lanes) : imm(i);
-  };
-  loop::Buffer r = localArray(c, "tile", DType::F32, m * t * lanes);
-  const Expr channel = block ? l.cb * imm(block) : l.cb;
-  const Expr ch = lanes > 1 ? loop::ramp(channel, imm(1), lanes) : channel;
-  const Expr tile = l.th * imm(tilesW) + l.tw;
+  const TileLoop l(c, block, block ? k / block : k, winograd::tilesAlong(outH, m),
+                   winograd::tilesAlong(outW, m));
+  loop::Buffer r = l.local(m * t);
+  const Expr ch = l.channels();
   std::vector<Stmt> body;
   // r = A^T p (m x t vectors), loading each product vector once per use.
   for (int64_t i = 0; i < m; ++i)
     for (int64_t e = 0; e < t; ++e)
-      body.push_back(loop::store(r, {at(i * t + e)},
-                                 combination(
-                                     t, [&](int64_t a) { return tr.atAt(i, a); },
-                                     [&](int64_t a) {
-                                       return loop::load(c.ins[0], {l.n, imm(a * t + e), tile, ch});
-                                     },
-                                     lanes)));
+      body.push_back(
+          loop::store(r, {l.at(i * t + e)},
+                      combination(
+                          t, [&](int64_t a) { return tr.atAt(i, a); },
+                          [&](int64_t a) {
+                            return loop::load(c.ins[0], {l.n, imm(a * t + e), l.tile(), ch});
+                          },
+                          l.lanes)));
   Expr bias;
   if (c.ins.size() > 1)
     bias = loop::load(c.ins[1], {ch});
@@ -190,13 +192,12 @@ Stmt lowerWinogradOutput(LowerCtx &c) {
     for (int64_t j = 0; j < m; ++j) {
       Expr value = combination(
           t, [&](int64_t e) { return tr.atAt(j, e); },
-          [&](int64_t e) { return loop::load(r, {at(i * t + e)}); }, lanes);
+          [&](int64_t e) { return loop::load(r, {l.at(i * t + e)}); }, l.lanes);
       if (bias)
         value = value + bias;
       const Expr oy = l.th * imm(m) + imm(i), ox = l.tw * imm(m) + imm(j);
-      Stmt st = c.storeOut(block ? Exprs{l.n, l.cb, oy, ox, loop::ramp(imm(0), imm(1), lanes)}
-                                 : Exprs{l.n, l.cb, oy, ox},
-                           value);
+      Stmt st =
+          c.storeOut(block ? Exprs{l.n, l.cb, oy, ox, l.at(0)} : Exprs{l.n, l.cb, oy, ox}, value);
       // A partial last tile row or column: its outputs past the edge are dropped.
       Expr keep;
       if (outH % m != 0 && i >= outH % m)
@@ -207,13 +208,7 @@ Stmt lowerWinogradOutput(LowerCtx &c) {
       }
       body.push_back(keep ? loop::ifThenElse(keep, st) : st);
     }
-  Stmt s = loop::allocate(r, loop::seq(body));
-  const Expr iterations = mulExtents(c.inDims[0][0], imm(blocks * tilesH * tilesW));
-  c.nest(l.p, {std::string(c.op.opName()),
-               (iterations.asInt() ? *iterations.asInt() : blocks * tilesH * tilesW) * lanes * 2 *
-                   t * (t + m),
-               true});
-  return c.loopOver(l.p, iterations, LoopRole::Parallel, s);
+  return l.wrap(loop::allocate(r, loop::seq(body)), 2 * t * (t + m));
 }
 
 } // namespace strata::lower

@@ -8,9 +8,11 @@
 #include "strata/support/Tensor.h"
 #include "strata/support/ThreadPool.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <set>
 
 namespace strata::runtime {
@@ -281,8 +283,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     return nullptr;
   };
 
-  // Outputs no kernel writes: copies of inputs, constants, buffers or other outputs, each at
-  // most as large as its source (a plan whose sizes disagree is refused, not over-read).
+  // Bytes of a tensor or buffer at some symbol values (-1 past int64).
   auto tensorBytesAt = [&](const PlanTensor &t, const std::vector<int64_t> &values) {
     int64_t bytes = static_cast<int64_t>(dtypeSize(t.dtype));
     for (const PlanDim &d : t.dims)
@@ -314,15 +315,13 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
   // A step's binds: each data-dependent size read from the tensor holding it and checked
   // against its bound; then the derived sizes and deferred checks, and every buffer and output
   // against the size it was placed or allocated for, so no kernel writes past one.
+  // (Binds are sorted by step and each names a step, as parsePlan checked.)
   size_t nextBind = 0;
   auto applyBinds = [&](size_t step) -> Status {
-    bool any = false;
-    for (; nextBind < plan_.binds.size() && plan_.binds[nextBind].step <= static_cast<int64_t>(step);
+    const size_t first = nextBind;
+    for (; nextBind < plan_.binds.size() && plan_.binds[nextBind].step == static_cast<int64_t>(step);
          ++nextBind) {
       const PlanBind &b = plan_.binds[nextBind];
-      if (b.step != static_cast<int64_t>(step))
-        continue;
-      any = true;
       if (sourceBytes(b.value) < static_cast<int64_t>(sizeof(int64_t)))
         return Status::error("the data-dependent size '" + plan_.symbols[b.symbol] +
                              "' is read from a tensor smaller than an int64");
@@ -335,7 +334,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
                              ", outside its bounds [0, " + std::to_string(bound) + "]");
       ctx.symbolValues_[b.symbol] = v;
     }
-    if (!any)
+    if (nextBind == first)
       return Status();
     if (Status st = shapeProgram(ctx.symbolValues_, true))
       return st;
@@ -382,6 +381,8 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
       return Status::error(status.message()); // the site names the op and node
   }
 
+  // Outputs no kernel writes: copies of inputs, constants, buffers or other outputs, each at
+  // most as large as its source (a plan whose sizes disagree is refused, not over-read).
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
     const PlanArg &src = plan_.outputSources[i];
     if (src.kind == PlanArg::Output && src.index == static_cast<int64_t>(i))
@@ -400,6 +401,47 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
       for (size_t d = 0; d < plan_.outputs[i].dims.size(); ++d)
         if (!plan_.outputs[i].dims[d].isStatic())
           ctx.outputShapes_[i][d] = ctx.symbolValues_[plan_.outputs[i].dims[d].symbol];
+  return Status();
+}
+
+Status Executor::run(RunContext &ctx, const void *const *inputs,
+                     const OutputAllocator &allocate) const {
+  const size_t n = plan_.outputs.size();
+  auto bytesOf = [&](size_t i) { // the output's current shape: checked by bind()
+    size_t bytes = dtypeSize(plan_.outputs[i].dtype);
+    for (int64_t d : ctx.outputShape(i))
+      bytes *= static_cast<size_t>(d);
+    return bytes;
+  };
+  std::vector<void *> out(n);
+  auto give = [&](size_t i) { // (an empty output may get no memory)
+    out[i] = allocate(i, ctx.outputShape(i));
+    return out[i] || bytesOf(i) == 0 ? Status()
+                  : Status::error("output " + std::to_string(i) + " ('" + plan_.outputs[i].name +
+                                  "'): the allocator returned no memory");
+  };
+  if (plan_.binds.empty()) { // every output's shape is known now: written in place
+    for (size_t i = 0; i < n; ++i)
+      if (Status s = give(i))
+        return s;
+    return run(ctx, inputs, out.data());
+  }
+  std::vector<std::unique_ptr<uint8_t[]>> bounded(n);
+  std::vector<void *> space(n);
+  for (size_t i = 0; i < n; ++i) {
+    bounded[i].reset(new (std::nothrow) uint8_t[std::max<size_t>(bytesOf(i), 1)]);
+    if (!bounded[i])
+      return Status::error("output '" + plan_.outputs[i].name + "': cannot allocate its space");
+    space[i] = bounded[i].get();
+  }
+  if (Status s = run(ctx, inputs, space.data()))
+    return s;
+  for (size_t i = 0; i < n; ++i) {
+    if (Status s = give(i))
+      return s;
+    if (size_t bytes = bytesOf(i))
+      std::memcpy(out[i], space[i], bytes);
+  }
   return Status();
 }
 

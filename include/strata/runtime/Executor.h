@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,6 +89,13 @@ public:
   // Runs the plan in `ctx` on data laid out as bound by its last successful bind(): one pointer
   // per input and per output (each output sized for its bound shape).
   Status run(RunContext &ctx, const void *const *inputs, void *const *outputs) const;
+  // The same, asking `allocate(i, shape)` for output i's memory (null for a non-empty output:
+  // none, the run fails):
+  // before the run at the bound shapes or, when the plan has data-dependent sizes, after it at
+  // the shapes the run produced, the run having written into space for the bound ones (the
+  // prefix holding the result is copied).
+  using OutputAllocator = std::function<void *(size_t output, const std::vector<int64_t> &shape)>;
+  Status run(RunContext &ctx, const void *const *inputs, const OutputAllocator &allocate) const;
 
   // The same on the executor's own context, for callers that run from one thread at a time.
   Status bind(const std::vector<DType> &dtypes, const std::vector<std::vector<int64_t>> &shapes) {

@@ -149,7 +149,7 @@ public:
       // (attention's slice -> reshape -> transpose of a matmul operand) the kernel runs their
       // composed map as one copy instead of one copy per op.
       const int64_t movement = static_cast<int64_t>(m.size()) - compute;
-      if (compute == 0 ? m.size() < 2 : compute == 1 ? movement < 2 : false)
+      if (compute < 2 && movement < 2)
         continue;
       PlannedKernel k;
       k.kind = anchors      ? KernelKind::Epilogue

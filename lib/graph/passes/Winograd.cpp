@@ -121,7 +121,7 @@ int64_t chooseTile(const Op &conv, const PassOptions &opts, std::string &why) {
   return four <= two ? 4 : 2;
 }
 
-bool rewriteConv(Graph &g, Op &conv, int64_t m) {
+void rewriteConv(Graph &g, Op &conv, int64_t m) {
   const ops::ConvOp attrs(conv);
   const winograd::Transform &tr = *winograd::transformFor(m);
   const std::string layout = blockedLayoutName(attrs.layout());
@@ -148,7 +148,6 @@ bool rewriteConv(Graph &g, Op &conv, int64_t m) {
   g.eraseOp(&conv);
   if (weightDef && !weightDef->result(0)->hasUses() && !weightDef->result(0)->isGraphOutput())
     g.eraseOp(weightDef);
-  return true;
 }
 
 class WinogradPass : public Pass {

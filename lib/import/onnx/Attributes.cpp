@@ -10,6 +10,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cctype>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -391,6 +392,15 @@ Tensor takeTensorFromProto(TensorProto &t, const std::string &baseDir) {
 }
 
 // --- Shapes --------------------------------------------------------------------------------------
+
+std::string sanitizeSymbol(const std::string &s) {
+  std::string out;
+  for (char c : s)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
+    out = "_" + out;
+  return out;
+}
 
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   // A scalar accepts 0 and -1 (ONNX's rank-agnostic defaults); the ops then see no axis at all.

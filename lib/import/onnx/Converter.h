@@ -102,6 +102,10 @@ void registerRecurrentConverters(ConverterTable &t);     // Recurrent.cpp: RNN, 
 void registerControlFlowConverters(ConverterTable &t);   // ControlFlow.cpp: If, Loop, Scan
 void registerQuantizationConverters(ConverterTable &t);  // Quantization.cpp: (De)QuantizeLinear
 
+// `s` as a symbol name: characters other than letters, digits and '_' become '_' (and a name
+// that would start with a digit, or be empty, gets a leading '_').
+std::string sanitizeSymbol(const std::string &s);
+
 // Normalizes a possibly negative axis for a tensor of `rank`; throws ConvertError if out of range.
 // A scalar (rank 0) keeps 0 and -1 unchanged: a caller that indexes dims or per-axis vectors with
 // the result must refuse rank 0 first (the graph ops' axis attributes already do).

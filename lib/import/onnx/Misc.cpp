@@ -9,7 +9,6 @@
 
 #include "strata/support/ShapeMath.h"
 
-#include <cctype>
 #include <cmath>
 
 namespace strata::onnx_import {
@@ -278,14 +277,12 @@ Values convertCumSum(ImportContext &ctx, const Node &n) {
                                {"reverse", Attribute(attrInt(n, "reverse", 0))}})};
 }
 
-// Names the data-dependent dim `d` of `v` after the node's output: a symbol of its own.
-void nameDataDependentDim(Value *v, size_t d, const std::string &prefix,
-                          const std::string &outputName) {
-  std::string name = prefix;
-  for (char ch : outputName)
-    name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+// Sets dim `d` of `v` to `dim`: a data-dependent size gets a symbol of its own, named after the
+// node's output (sanitizeSymbol(prefix + output)), where its shape function gave every op of a
+// kind the same fresh one.
+void setDim(Value *v, size_t d, const Dim &dim) {
   TensorType t = v->type();
-  t.dims[d] = Dim::sym(name);
+  t.dims[d] = dim;
   v->setType(std::move(t));
 }
 
@@ -300,7 +297,7 @@ Value *nonzeroIndices(ImportContext &ctx, Value *x, const std::string &outputNam
   Value *count = reduce(b, castTo(b, castTo(b, x, DType::Bool), DType::I64), ReduceKind::Sum,
                         all, false);
   Value *indices = b.value(OpKind::NonZero, {x, count});
-  nameDataDependentDim(indices, 1, "nonzero_", outputName);
+  setDim(indices, 1, Dim::sym(sanitizeSymbol("nonzero_" + outputName)));
   return indices;
 }
 
@@ -320,14 +317,10 @@ Values convertUnique(ImportContext &ctx, const Node &n) {
   Value *count = b.value(OpKind::UniqueCount, {x}, attrs);
   attrs["sorted"] = Attribute(attrInt(n, "sorted", 1) != 0 ? int64_t{1} : int64_t{0});
   Op *op = b.create(OpKind::Unique, {x, count}, attrs);
-  const std::string name = n.output_size() > 0 ? n.output(0) : "";
-  nameDataDependentDim(op->result(0), axisAttr ? static_cast<size_t>(axis) : 0, "unique_", name);
-  const Dim u = op->result(0)->type().dims[axisAttr ? static_cast<size_t>(axis) : 0];
-  for (unsigned r : {1u, 3u}) {
-    TensorType t = op->result(r)->type();
-    t.dims[0] = u;
-    op->result(r)->setType(std::move(t));
-  }
+  const Dim u = Dim::sym(sanitizeSymbol("unique_" + (n.output_size() > 0 ? n.output(0) : "")));
+  setDim(op->result(0), axisAttr ? static_cast<size_t>(axis) : 0, u);
+  setDim(op->result(1), 0, u);
+  setDim(op->result(3), 0, u);
   return {op->result(0), op->result(1), op->result(2), op->result(3)};
 }
 
@@ -352,7 +345,7 @@ Values convertNonMaxSuppression(ImportContext &ctx, const Node &n) {
                 {"has_score_threshold", Attribute(int64_t{hasScore ? 1 : 0})}};
   Value *count = b.value(OpKind::NmsCount, {boxes, scores}, attrs);
   Value *selected = b.value(OpKind::Nms, {boxes, scores, count}, attrs);
-  nameDataDependentDim(selected, 0, "nms_", n.output(0));
+  setDim(selected, 0, Dim::sym(sanitizeSymbol("nms_" + n.output(0))));
   return {selected};
 }
 

@@ -96,15 +96,6 @@ std::vector<int> staticInputPositions(const std::string &op, int64_t opset) {
   return {};
 }
 
-std::string sanitizeSymbol(const std::string &s) {
-  std::string out;
-  for (char c : s)
-    out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
-    out = "_" + out;
-  return out;
-}
-
 std::string typeCategory(const onnx::TypeProto &t) {
   switch (t.value_case()) {
   case onnx::TypeProto::kSequenceType: return "a sequence";

@@ -6,7 +6,6 @@
 
 #include "strata/runtime/Executor.h"
 
-#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -180,65 +179,27 @@ int runIn(strata_context *c, const strata_tensor *inputs, int num_inputs,
         return fail("input " + std::to_string(i) + ": null data");
     }
     const Plan &plan = exec.plan();
-    std::vector<void *> out;
-    auto bytesOf = [&](size_t o, const std::vector<int64_t> &shape) {
-      size_t bytes = dtypeSize(plan.outputs[o].dtype);
-      for (int64_t d : shape)
-        bytes *= static_cast<size_t>(d);
-      return bytes;
-    };
-    // The caller's output o at the context's current shape for it, or null (failed).
-    auto allocated = [&](size_t o) -> void * {
-      const std::vector<int64_t> &shape = c->run->outputShape(o);
-      void *at = allocate(user, static_cast<int>(o), static_cast<int32_t>(plan.outputs[o].dtype),
-                          static_cast<int32_t>(shape.size()), shape.data());
-      if (!at)
-        fail("output " + std::to_string(o) + " ('" + plan.outputs[o].name +
-             "'): the allocator returned no memory");
-      return at;
-    };
-    if (allocate && !plan.binds.empty()) {
-      // Data-dependent sizes: run into space for the bound shapes, then hand the caller's
-      // outputs, allocated at the shapes the run produced, the prefix that holds them.
-      std::vector<std::vector<uint8_t>> bounded(plan.outputs.size());
-      for (size_t o = 0; o < plan.outputs.size(); ++o) {
-        bounded[o].resize(std::max<size_t>(bytesOf(o, c->run->outputShape(o)), 1));
-        out.push_back(bounded[o].data());
-      }
-      if (Status s = exec.run(*c->run, data.data(), out.data()))
-        return fail(s.message());
-      for (size_t o = 0; o < plan.outputs.size(); ++o) {
-        void *at = allocated(o);
-        if (!at)
-          return -1;
-        if (size_t bytes = bytesOf(o, c->run->outputShape(o)))
-          std::memcpy(at, bounded[o].data(), bytes);
-      }
-      return 0;
-    }
-    if (allocate) {
-      for (size_t o = 0; o < plan.outputs.size(); ++o) {
-        void *at = allocated(o);
-        if (!at)
-          return -1;
-        out.push_back(at);
-      }
-      if (Status s = exec.run(*c->run, data.data(), out.data()))
+    if (allocate) { // the caller's memory, at the shapes the run produces
+      auto give = [&](size_t o, const std::vector<int64_t> &shape) {
+        return allocate(user, static_cast<int>(o), static_cast<int32_t>(plan.outputs[o].dtype),
+                        static_cast<int32_t>(shape.size()), shape.data());
+      };
+      if (Status s = exec.run(*c->run, data.data(), give))
         return fail(s.message());
       return 0; // nothing kept: lastRunOk stays false
     }
     c->outputs.resize(plan.outputs.size());
     c->outputShapes.resize(plan.outputs.size());
-    for (size_t o = 0; o < plan.outputs.size(); ++o) {
-      c->outputShapes[o] = c->run->outputShape(o);
-      c->outputs[o].resize(std::max<size_t>(bytesOf(o, c->outputShapes[o]), 1));
-      out.push_back(c->outputs[o].data());
-    }
-    if (Status s = exec.run(*c->run, data.data(), out.data()))
+    auto keep = [&](size_t o, const std::vector<int64_t> &shape) -> void * {
+      size_t bytes = dtypeSize(plan.outputs[o].dtype);
+      for (int64_t d : shape)
+        bytes *= static_cast<size_t>(d);
+      c->outputShapes[o] = shape;
+      c->outputs[o].resize(std::max<size_t>(bytes, 1));
+      return c->outputs[o].data();
+    };
+    if (Status s = exec.run(*c->run, data.data(), keep))
       return fail(s.message());
-    // Data-dependent dims: the shapes the run produced (the data is a prefix of the space).
-    for (size_t o = 0; o < plan.outputs.size(); ++o)
-      c->outputShapes[o] = c->run->outputShape(o);
     c->lastRunOk = true;
     return 0;
   } catch (const std::exception &e) {
