@@ -72,6 +72,7 @@ llvm::Expected<std::unique_ptr<CompiledModel>> compileModel(Graph &g, const Comp
     model->kernelNames_.push_back(f.name);
   model->schedules_ = std::move(prog->schedules);
   model->kernelOps_ = prog->kernelOps;
+  model->stepOps_ = prog->stepOps;
   model->weights_ = std::move(prog->weights);
   model->exec_ = std::make_unique<Executor>(std::move(prog->plan), std::move(*entries),
                                             model->weights_.get(), opts.threads);

@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <functional>
 #include <fmt/format.h>
 #include <limits>
 #include <map>
@@ -486,6 +487,17 @@ llvm::Expected<nlohmann::ordered_json> explainModel(Graph &g, const std::vector<
   std::map<std::string, int64_t> scheduleCounts, llvmCounts, lowered;
   int64_t loopStmts = 0, scheduledStmts = 0, llvmInstructions = 0, asmInstructions = 0,
           vectorInstructions = 0, fmaInstructions = 0;
+  // Each kernel's step name, regions' plans included (an if/loop's kernels run inside it).
+  std::vector<std::string> stepOfKernel(prog->kernels.size());
+  std::function<void(const runtime::Plan &)> nameSteps = [&](const runtime::Plan &p) {
+    for (const runtime::PlanStep &st : p.steps)
+      if (st.kind == runtime::PlanStep::Kernel && st.kernel >= 0 &&
+          static_cast<size_t>(st.kernel) < stepOfKernel.size())
+        stepOfKernel[st.kernel] = st.name;
+    for (const runtime::Plan &r : p.regions)
+      nameSteps(r);
+  };
+  nameSteps(prog->plan);
   for (size_t k = 0; k < prog->kernels.size(); ++k) {
     const Op &op = *prog->kernelOps[k];
     const MachineText &m = (*machine)[k];
@@ -531,7 +543,7 @@ llvm::Expected<nlohmann::ordered_json> explainModel(Graph &g, const std::vector<
         {{"name", prog->kernels[k].name},
          {"op", std::string(op.opName())},
          {"kind", kind},
-         {"step", prog->plan.steps[k].name},
+         {"step", stepOfKernel[k]},
          {"type", op.numResults() ? op.result(0)->type().str() : ""},
          {"nodes", nodes},
          {"graph", printOp(op)},

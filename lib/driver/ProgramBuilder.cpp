@@ -4,6 +4,7 @@
 #include "strata/support/CrashContext.h"
 #include "strata/support/Error.h"
 
+#include "strata/graph/ControlFlow.h"
 #include "strata/graph/Ops.h"
 #include "strata/graph/ValueSymbols.h"
 #include "strata/graph/Walk.h"
@@ -68,9 +69,39 @@ std::vector<loop::Buffer> peelScratch(loop::LoopFunction &f) {
 
 class ProgramBuilder {
 public:
-  ProgramBuilder(Graph &g, const ProgramOptions &opts) : g_(g), opts_(opts) {}
+  ProgramBuilder(Graph &g, const ProgramOptions &opts)
+      : g_(g), opts_(opts), root_(this), plan_(&prog_.plan) {}
+  // A control-flow op's region, compiled into `plan` with its kernels and constants in the
+  // root's program (one kernel table and weights blob for the whole model).
+  ProgramBuilder(Graph &region, const ProgramOptions &opts, ProgramBuilder &root, Plan &plan)
+      : g_(region), opts_(opts), root_(&root), plan_(&plan) {}
 
   llvm::Expected<Program> build() {
+    if (auto err = buildPlan())
+      return std::move(err);
+    if (auto err = packWeights())
+      return std::move(err);
+    prog_.plan.numKernels = static_cast<int64_t>(prog_.kernels.size());
+    shareTables(prog_.plan);
+    return std::move(prog_);
+  }
+
+private:
+  // The kernel count, weights size and constants of the whole model in every region plan.
+  void shareTables(Plan &p) {
+    for (Plan &r : p.regions) {
+      r.numKernels = prog_.plan.numKernels;
+      r.weightsBytes = prog_.plan.weightsBytes;
+      r.constants = prog_.plan.constants;
+      shareTables(r);
+    }
+  }
+
+  bool isRegion() const { return root_ != this; }
+  Program &prog() { return root_->prog_; }
+
+  // Optimizes the graph and builds its plan (the root's or a region's).
+  llvm::Error buildPlan() {
     if (!opts_.pipeline.empty()) {
       PassManagerOptions pmo;
       if (opts_.fault.rung == FaultInjection::Rung::GraphPass)
@@ -96,20 +127,15 @@ public:
     if (auto err = collectChecks())
       return err;
     for (Op &op : g_.ops()) {
-      ++prog_.graphOps;
+      ++prog().graphOps;
       if (auto err = compileTopLevel(op))
         return err;
     }
-    if (auto err = resolveOutputs())
-      return err;
-    if (auto err = packWeights())
-      return err;
-    prog_.plan.numKernels = static_cast<int64_t>(prog_.kernels.size());
-    return std::move(prog_);
+    return resolveOutputs();
   }
 
-private:
-  Plan &plan() { return prog_.plan; }
+  Plan &plan() { return *plan_; }
+  const Plan &plan() const { return *plan_; }
 
   // The input symbol `s` (added when new).
   int symbolIndex(const std::string &s) {
@@ -123,9 +149,9 @@ private:
   }
 
   bool isInputSymbol(const std::string &s) const {
-    const auto &syms = prog_.plan.symbols;
+    const auto &syms = plan().symbols;
     for (size_t i = 0; i < syms.size(); ++i)
-      if (syms[i] == s && !prog_.plan.isDerived(i))
+      if (syms[i] == s && !plan().isDerived(i))
         return true;
     return false;
   }
@@ -159,6 +185,13 @@ private:
         continue;
       }
       const std::string *sym = d.symbolName();
+      if (input && !sym && isRegion()) { // a formula of the enclosing plan's symbols
+        auto index = dimSymbol(d, "region input '" + name + "'");
+        if (!index)
+          return index.takeError();
+        t.dims.push_back({0, *index});
+        continue;
+      }
       if (input && !sym)
         return makeError("input '" + name + "' has symbolic dim " + d.str() +
                          ", a formula; the compiled engines bind inputs' dims to plain symbols");
@@ -184,6 +217,9 @@ private:
       const std::string *sym = op.result(vb->result)->type().dims.at(vb->dim).symbolName();
       if (!sym)
         continue; // a static count (a specialized graph): nothing to bind
+      if (isRegion())
+        return makeError(diagnose(op, "a data-dependent size inside the region of an if or loop "
+                                      "is not supported yet"));
       if (isInputSymbol(*sym))
         return makeError(diagnose(op, "the result's data-dependent dim '" + *sym +
                                           "' is also another tensor's symbol"));
@@ -203,13 +239,23 @@ private:
 
   // The value-bound symbol named `name`, or -1.
   int valueSymbol(const std::string &name) const {
-    for (size_t i = 0; i < prog_.plan.symbols.size(); ++i)
-      if (prog_.plan.isValueBound(i) && prog_.plan.symbols[i] == name)
+    for (size_t i = 0; i < plan().symbols.size(); ++i)
+      if (plan().isValueBound(i) && plan().symbols[i] == name)
         return static_cast<int>(i);
     return -1;
   }
 
   llvm::Error collectInterface() {
+    // A region's inputs bind the enclosing plan's symbols by name, those of formulas included.
+    if (isRegion())
+      for (unsigned i = 0; i < g_.numInputs(); ++i)
+        for (const Dim &d : g_.input(i)->type().dims) {
+          std::set<std::string> used;
+          if (!d.isStatic())
+            d.expr.collectSymbols(used);
+          for (const std::string &u : used)
+            symbolIndex(u);
+        }
     for (unsigned i = 0; i < g_.numInputs(); ++i) {
       Value *in = g_.input(i);
       auto t = interfaceTensor(*in, in->name(), true);
@@ -329,10 +375,10 @@ private:
     if (!t.valid())
       return makeError(diagnose(op, "no data (elided blob)"));
     const void *key = t.rawData();
-    auto [it, fresh] = constantIndex_.emplace(key, constantData_.size());
+    auto [it, fresh] = root_->constantIndex_.emplace(key, root_->constantData_.size());
     if (fresh) {
-      constantData_.push_back(t);
-      plan().constants.push_back({0, static_cast<int64_t>(t.byteSize())});
+      root_->constantData_.push_back(t);
+      prog().plan.constants.push_back({0, static_cast<int64_t>(t.byteSize())});
     }
     slots_[op.result()] = {PlanArg::Constant, static_cast<int64_t>(it->second)};
     return llvm::Error::success();
@@ -421,6 +467,8 @@ private:
   llvm::Error compileTopLevel(Op &op) {
     if (op.kind() == OpKind::Constant)
       return addConstant(op);
+    if (isControlFlow(op))
+      return addControlStep(op);
     // The default schedule runs on the op's own nests: for a lifted op, before the loop over the
     // symbol wraps them (see lower::lowerSymbolic).
     auto schedule = [&](loop::LoopFunction &f) -> llvm::Error {
@@ -503,7 +551,7 @@ private:
     if (auto err = loop::verifyFunction(f))
       return fail("loop IR is invalid: " + llvm::toString(std::move(err)));
     // Kernel names are symbols of one module: make them unique.
-    f.name = fmt::format("k{}_{}", prog_.kernels.size(), f.name);
+    f.name = fmt::format("k{}_{}", prog().kernels.size(), f.name);
     if (opts_.fault.rung == FaultInjection::Rung::Kernel && f.name == opts_.fault.name)
       perturbLastResultStore(f);
 
@@ -515,7 +563,7 @@ private:
 
     PlanStep step;
     step.name = where;
-    step.kernel = static_cast<int64_t>(prog_.kernels.size());
+    step.kernel = static_cast<int64_t>(prog().kernels.size());
     int64_t at = static_cast<int64_t>(plan().steps.size());
     for (unsigned i = 0; i < numBuffers; ++i) {
       const Value *v = i < op.numOperands() ? op.operand(i) : op.result(i - op.numOperands());
@@ -575,15 +623,62 @@ private:
       return fail("loop IR is invalid after merging in-place parameters: " +
                   llvm::toString(std::move(err)));
     plan().steps.push_back(std::move(step));
-    prog_.kernels.push_back(std::move(f));
-    prog_.schedules.push_back(std::move(pendingSchedule_));
+    prog().kernels.push_back(std::move(f));
+    prog().schedules.push_back(std::move(pendingSchedule_));
     pendingSchedule_ = {};
-    prog_.kernelOps.push_back(&op);
+    prog().kernelOps.push_back(&op);
+    if (!isRegion())
+      prog().stepOps.push_back(&op);
     if (opts_.keepUnscheduled) {
-      pendingUnscheduled_.name = prog_.kernels.back().name;
-      prog_.unscheduled.push_back(std::move(pendingUnscheduled_));
+      pendingUnscheduled_.name = prog().kernels.back().name;
+      prog().unscheduled.push_back(std::move(pendingUnscheduled_));
       pendingUnscheduled_ = {};
     }
+    return llvm::Error::success();
+  }
+
+  // An if or loop: each region compiled into a plan of its own, run by the step on its operands
+  // (Plan.h's PlanStep::If/Loop).
+  llvm::Error addControlStep(Op &op) {
+    PlanStep step;
+    step.kind = op.kind() == OpKind::If ? PlanStep::If : PlanStep::Loop;
+    step.name = fmt::format("op '{}' (node {})", op.opName(), nodeName(op));
+    if (op.kind() == OpKind::Loop) {
+      auto layout = loopLayout(op);
+      if (!layout)
+        return withContext(layout.takeError(), diagnose(op, ""));
+      step.numCarried = layout->numCarried;
+    }
+    for (unsigned r = 0; r < op.numRegions(); ++r) {
+      Plan region;
+      ProgramBuilder sub(op.region(r), opts_, *root_, region);
+      if (auto err = sub.buildPlan())
+        return withContext(std::move(err), diagnose(op, "in region " + std::to_string(r)));
+      step.regions.push_back(static_cast<int64_t>(plan().regions.size()));
+      plan().regions.push_back(std::move(region));
+    }
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      if (!slots_.count(op.result(i)))
+        if (auto err = addBuffer(op.result(i)))
+          return err;
+    const int64_t at = static_cast<int64_t>(plan().steps.size());
+    const unsigned numArgs = op.numOperands() + op.numResults();
+    for (unsigned i = 0; i < numArgs; ++i) {
+      const Value *v = i < op.numOperands() ? op.operand(i) : op.result(i - op.numOperands());
+      PlanArg a = slotOf(v);
+      if (a.kind == PlanArg::Buffer) {
+        if (a.index < 0)
+          return makeError(diagnose(op, "an argument has no buffer").inPhase("internal"));
+        PlanBuffer &b = plan().buffers[a.index];
+        b.first = std::min(b.first, at);
+        b.last = std::max(b.last, at);
+      }
+      step.args.push_back(a);
+    }
+    step.numInputs = op.numOperands();
+    plan().steps.push_back(std::move(step));
+    if (!isRegion())
+      prog().stepOps.push_back(&op);
     return llvm::Error::success();
   }
 
@@ -603,7 +698,9 @@ private:
 
   Graph &g_;
   const ProgramOptions &opts_;
-  Program prog_;
+  ProgramBuilder *root_; // this builder, or the one of the graph holding the region
+  Plan *plan_;           // the plan being built: prog_.plan, or a region's
+  Program prog_;         // the root's: kernels and constants of every plan
   KernelSchedule pendingSchedule_; // the schedule of the kernel being built
   loop::LoopFunction pendingUnscheduled_; // and its loop IR before it (keepUnscheduled)
   std::unordered_map<const Value *, PlanArg> slots_;

@@ -13,14 +13,14 @@ Op *Builder::create(OpKind kind, const std::vector<Value *> &operands, AttrMap a
   auto results = inferResultTypes(kind, types, attrs);
   if (!results)
     throw BuildError(std::string(opInfo(kind).name) + ": " + llvm::toString(results.takeError()));
-  Op *op = g_.createOp(kind, operands, *results, std::move(attrs), before_);
+  Op *op = g_->createOp(kind, operands, *results, std::move(attrs), before_);
   op->setLocation(loc_);
   return op;
 }
 
 Value *Builder::constant(Tensor t) {
   TensorType type = TensorType::fromShape(t.dtype(), t.shape());
-  Op *op = g_.createOp(OpKind::Constant, {}, {type}, {{"value", Attribute(std::move(t))}}, before_);
+  Op *op = g_->createOp(OpKind::Constant, {}, {type}, {{"value", Attribute(std::move(t))}}, before_);
   op->setLocation(loc_);
   return op->result(0);
 }

@@ -48,6 +48,12 @@ Graph &Op::addRegion() {
   return *regions_.back();
 }
 
+Graph &Op::adoptRegion(std::unique_ptr<Graph> g) {
+  g->parentOp_ = this;
+  regions_.push_back(std::move(g));
+  return *regions_.back();
+}
+
 Graph::~Graph() {
   // Drop all operand references first so destruction order does not matter.
   for (auto &op : ops_)

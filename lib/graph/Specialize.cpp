@@ -2,6 +2,7 @@
 #include "strata/graph/Specialize.h"
 
 #include "strata/graph/Clone.h"
+#include "strata/graph/ControlFlow.h"
 #include "strata/graph/TypeInference.h"
 #include "strata/support/Error.h"
 
@@ -27,6 +28,51 @@ Dim substituteDim(const Dim &d, const std::map<std::string, int64_t> &sizes) {
     auto it = sizes.find(n);
     return it == sizes.end() ? std::nullopt : std::optional<SymExpr>(SymExpr(it->second));
   }));
+}
+
+// Re-infers the result types of `g`'s ops from its (re-typed) inputs; an if/loop types its
+// regions' inputs from its operands, re-infers them, and takes its results from them.
+llvm::Error retypeOps(Graph &g, const std::map<std::string, int64_t> &sizes) {
+  std::vector<TensorType> operandTypes;
+  for (Op &op : g.ops()) {
+    if (isControlFlow(op)) {
+      for (unsigned r = 0; r < op.numResults(); ++r) { // a loop's scan length
+        TensorType t = op.result(r)->type();
+        for (Dim &d : t.dims)
+          d = substituteDim(d, sizes);
+        op.result(r)->setType(std::move(t));
+      }
+      typeRegionInputs(op);
+      for (unsigned r = 0; r < op.numRegions(); ++r)
+        if (llvm::Error err = retypeOps(op.region(r), sizes))
+          return err;
+      if (llvm::Error err = setResultTypes(op))
+        return makeError(diagnose(op, "at the bound sizes: " + llvm::toString(std::move(err))));
+      continue;
+    }
+    if (op.numRegions() != 0)
+      return makeError(diagnose(op, "cannot bind symbolic dims inside a region"));
+    operandTypes.clear();
+    for (const Value *v : op.operands())
+      operandTypes.push_back(v->type());
+    auto types = inferResultTypes(op.kind(), operandTypes, op.attrs());
+    if (!types)
+      return makeError(diagnose(op, "at the bound sizes: " + llvm::toString(types.takeError())));
+    for (unsigned r = 0; r < op.numResults() && r < types->size(); ++r) {
+      // A dim the shape function leaves to a fresh symbol (a data-dependent size, a
+      // broadcast of two symbols) keeps the symbol the graph named it by: a fresh name is
+      // the same for every op of a kind, the graph's are its own.
+      TensorType t = std::move((*types)[r]);
+      const TensorType &old = op.result(r)->type();
+      if (old.rank() == t.rank())
+        for (size_t d = 0; d < t.dims.size(); ++d)
+          if (const std::string *sym = t.dims[d].symbolName();
+              sym && !sizes.count(*sym) && old.dims[d].symbolName())
+            t.dims[d] = old.dims[d];
+      op.result(r)->setType(std::move(t));
+    }
+  }
+  return llvm::Error::success();
 }
 
 } // namespace
@@ -126,31 +172,8 @@ llvm::Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &g,
         d = substituteDim(d, sizes);
       in->setType(std::move(t));
     }
-    std::vector<TensorType> operandTypes;
-    for (Op &op : copy->ops()) {
-      if (op.numRegions() != 0)
-        return makeError(diagnose(op, "cannot bind symbolic dims inside a region"));
-      operandTypes.clear();
-      for (const Value *v : op.operands())
-        operandTypes.push_back(v->type());
-      auto types = inferResultTypes(op.kind(), operandTypes, op.attrs());
-      if (!types)
-        return makeError(
-            diagnose(op, "at the bound sizes: " + llvm::toString(types.takeError())));
-      for (unsigned r = 0; r < op.numResults() && r < types->size(); ++r) {
-        // A dim the shape function leaves to a fresh symbol (a data-dependent size, a
-        // broadcast of two symbols) keeps the symbol the graph named it by: a fresh name is
-        // the same for every op of a kind, the graph's are its own.
-        TensorType t = std::move((*types)[r]);
-        const TensorType &old = op.result(r)->type();
-        if (old.rank() == t.rank())
-          for (size_t d = 0; d < t.dims.size(); ++d)
-            if (const std::string *sym = t.dims[d].symbolName();
-                sym && !sizes.count(*sym) && old.dims[d].symbolName())
-              t.dims[d] = old.dims[d];
-        op.result(r)->setType(std::move(t));
-      }
-    }
+    if (llvm::Error err = retypeOps(*copy, sizes))
+      return std::move(err);
   } catch (const SymExprError &e) {
     return makeError(std::string("binding symbolic dims: ") + e.what());
   }

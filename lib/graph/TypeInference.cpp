@@ -183,6 +183,11 @@ std::vector<TensorType> inferKernel(const InferContext &) {
   fail("kernel result types come from its region");
 }
 
+std::vector<TensorType> inferControlFlow(const InferContext &) {
+  // if/loop results are their regions' outputs (graph/ControlFlow.h); the verifier checks them.
+  fail("control-flow result types come from the op's regions");
+}
+
 // --- Attributes, arity, dispatch
 // ------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 // recursively through regions. Stops at the first problem and reports it as one line:
 //   verifier: op 'add' (node "Add_3"): operand 1 has dtype i64 but operand 0 has f32
 #include "strata/graph/Verifier.h"
+#include "strata/graph/ControlFlow.h"
 #include "strata/graph/Kernel.h"
 #include "strata/support/Error.h"
 #include "strata/support/Limits.h"
@@ -100,7 +101,7 @@ public:
         const Graph &region = op.region(r);
         if (region.parentOp() != &op)
           opError(op, "region " + std::to_string(r) + " does not record this op as its parent");
-        if (op.kind() == OpKind::Kernel) {
+        if (op.kind() == OpKind::Kernel || isControlFlow(op)) {
           verifyClosedRegion(region);
           continue;
         }
@@ -243,6 +244,16 @@ private:
     }
     if (op.kind() == OpKind::Kernel) {
       verifyKernel(op, operandTypes);
+      return;
+    }
+    if (isControlFlow(op)) {
+      if (llvm::Error err = checkAttributes(op.kind(), op.attrs()))
+        opError(op, llvm::toString(std::move(err)));
+      if (op.numOperands() < static_cast<unsigned>(info.minOperands))
+        opError(op, "has " + std::to_string(op.numOperands()) + " operands; expected at least " +
+                        std::to_string(info.minOperands));
+      if (llvm::Error err = checkControlFlow(op))
+        opError(op, llvm::toString(std::move(err)));
       return;
     }
     if (static_cast<int>(op.numResults()) != info.numResults)

@@ -2,11 +2,13 @@
 // dispatch table filled by the kernel families, freeing of dead intermediates, and a check of
 // every result against its op's static type (which catches type-inference bugs).
 #include "strata/interp/Interpreter.h"
+#include "strata/graph/ControlFlow.h"
 #include "strata/support/Error.h"
 
 #include "Kernels.h"
 
 #include <array>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -46,6 +48,93 @@ llvm::Error interpError(std::string message) {
   return makeError(Diagnostic::error(std::move(message)).inPhase("interp"));
 }
 
+// Runs region `r` of `op` on `inputs`; throws InterpError naming the region on failure.
+Tensors runRegion(const Op &op, unsigned r, const Tensors &inputs) {
+  auto results = interpret(op.region(r), inputs);
+  if (!results)
+    throw InterpError("in region " + std::to_string(r) + ": " +
+                      llvm::toString(results.takeError()));
+  return std::move(*results);
+}
+
+bool truthOf(const Tensor &t, const char *what) {
+  if (t.numElements() != 1)
+    throw InterpError(std::string(what) + " has " + std::to_string(t.numElements()) +
+                      " elements; expected one");
+  return t.getDouble(0) != 0;
+}
+
+// if: the region its condition picks; loop: the body until the trip count or its condition
+// ends it, carried values fed back, scan outputs stacked (graph/ControlFlow.h).
+Tensors runControlFlow(const Op &op, const Tensors &operands) {
+  if (op.kind() == OpKind::If) {
+    if (op.numRegions() != 2)
+      throw InterpError("an if needs two regions");
+    Tensors captures(operands.begin() + 1, operands.end());
+    return runRegion(op, truthOf(operands[0], "the condition") ? 0 : 1, captures);
+  }
+  auto layout = loopLayout(op);
+  if (!layout)
+    throw InterpError(llvm::toString(layout.takeError()));
+  const int64_t trips = operands[0].numElements() == 1
+                            ? operands[0].getInt(0)
+                            : throw InterpError("the trip count must have one element");
+  bool running = truthOf(operands[1], "the condition");
+  const unsigned nc = layout->numCarried;
+  Tensors carried(operands.begin() + 2, operands.begin() + 2 + nc);
+  Tensors captures(operands.begin() + 2 + nc, operands.end());
+  std::vector<Tensors> scans(layout->numScans);
+  int64_t iter = 0;
+  for (; running && iter < trips; ++iter) {
+    Tensors in{Tensor::scalar(DType::I64, static_cast<double>(iter)),
+               Tensor::scalar(DType::Bool, 1.0)};
+    in.insert(in.end(), carried.begin(), carried.end());
+    in.insert(in.end(), captures.begin(), captures.end());
+    Tensors out = runRegion(op, 0, in);
+    running = truthOf(out[0], "the body's condition");
+    for (unsigned k = 0; k < nc; ++k) {
+      if (out[1 + k].shape() != carried[k].shape())
+        throw InterpError("loop-carried value " + std::to_string(k) + " changed shape");
+      carried[k] = out[1 + k];
+    }
+    for (unsigned k = 0; k < layout->numScans; ++k)
+      scans[k].push_back(out[1 + nc + k]);
+  }
+  Tensors results = carried;
+  for (unsigned k = 0; k < layout->numScans; ++k) {
+    const TensorType &type = op.result(nc + k)->type();
+    const Dim &length = type.dims.at(0);
+    if (length.isStatic() && length.size != iter)
+      throw InterpError("the loop ran " + std::to_string(iter) + " iterations but its scan output " +
+                        std::to_string(k) + " has " + std::to_string(length.size) +
+                        " entries (a loop with scan outputs must run all of them)");
+    Shape item;
+    if (!scans[k].empty()) {
+      item = scans[k][0].shape();
+    } else {
+      for (size_t d = 1; d < type.dims.size(); ++d) {
+        if (!type.dims[d].isStatic())
+          throw InterpError("the loop ran no iteration and scan output " + std::to_string(k) +
+                            " has symbolic dims");
+        item.push_back(type.dims[d].size);
+      }
+    }
+    Shape shape{iter};
+    shape.insert(shape.end(), item.begin(), item.end());
+    Tensor stacked(type.dtype, shape);
+    size_t at = 0;
+    for (const Tensor &t : scans[k]) {
+      if (t.shape() != item)
+        throw InterpError("scan output " + std::to_string(k) + " changed shape across iterations");
+      if (t.byteSize())
+        std::memcpy(static_cast<uint8_t *>(stacked.rawData()) + at, t.rawData(), t.byteSize());
+      at += t.byteSize();
+    }
+    results.push_back(std::move(stacked));
+  }
+  return results;
+}
+
 // Runs the kernel of `op`; throws InterpError or whatever the kernel throws.
 Tensors runKernel(const Op &op, const Tensors &operands) {
   const OpInfo &info = op.info();
@@ -74,6 +163,8 @@ Tensors runKernel(const Op &op, const Tensors &operands) {
                         " results, expected " + std::to_string(op.numResults()));
     return std::move(*results);
   }
+  if (isControlFlow(op))
+    return runControlFlow(op, operands);
   KernelFn fn = kernelTable()[static_cast<size_t>(op.kind())];
   if (!fn)
     throw InterpError("no interpreter kernel for this op");

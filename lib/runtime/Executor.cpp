@@ -41,6 +41,14 @@ RunContext::RunContext(const Executor &ex) : exec_(ex) {
   argPointers_.resize(plan.steps.size());
   for (size_t s = 0; s < plan.steps.size(); ++s)
     argPointers_[s].resize(plan.steps[s].args.size() + 1); // + the run's KernelStatus
+  for (const auto &region : ex.regions_)
+    regionContexts_.push_back(std::make_unique<RunContext>(*region));
+  carriedSpare_.resize(plan.steps.size());
+  carriedSpareBytes_.resize(plan.steps.size());
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    carriedSpare_[s].resize(static_cast<size_t>(plan.steps[s].numCarried));
+    carriedSpareBytes_[s].assign(static_cast<size_t>(plan.steps[s].numCarried), 0);
+  }
 }
 
 void RunContext::setProfiling(bool on) {
@@ -50,8 +58,22 @@ void RunContext::setProfiling(bool on) {
 
 Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weights,
                    unsigned threads)
-    : plan_(std::move(plan)), kernels_(std::move(kernels)), weights_(weights),
-      pool_(std::make_unique<ThreadPool>(threads)) {
+    : Executor(std::move(plan), std::move(kernels), weights, nullptr) {
+  ownPool_ = std::make_unique<ThreadPool>(threads);
+  sharePool(ownPool_.get());
+}
+
+void Executor::sharePool(ThreadPool *pool) {
+  pool_ = pool;
+  for (auto &r : regions_)
+    r->sharePool(pool);
+}
+
+Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weights,
+                   ThreadPool *pool)
+    : plan_(std::move(plan)), kernels_(std::move(kernels)), weights_(weights), pool_(pool) {
+  for (const Plan &region : plan_.regions)
+    regions_.push_back(std::unique_ptr<Executor>(new Executor(region, kernels_, weights_, pool)));
   own_ = std::make_unique<RunContext>(*this);
   for (const PlanStep &step : plan_.steps)
     runLabels_.push_back("running " + step.name);
@@ -86,6 +108,8 @@ bool Executor::setLimit(int64_t Limits::*field, int64_t value) {
     maxTensorElements_.store(value, std::memory_order_relaxed);
   else
     return false;
+  for (auto &r : regions_)
+    r->setLimit(field, value);
   return true;
 }
 
@@ -136,6 +160,23 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
       return Status::error(what + " of shape " + shapeText(shapes[i]) + " " +
                            tooManyElements(n, maxTensorElements()));
   }
+  return bindValues(ctx, std::move(values));
+}
+
+Status Executor::bindFromEnclosing(RunContext &ctx, const RunContext &outer) const {
+  const Plan &enclosing = outer.exec_.plan();
+  std::vector<int64_t> values(plan_.symbols.size(), -1);
+  for (size_t s = 0; s < values.size(); ++s) {
+    if (plan_.isDerived(s) || plan_.isValueBound(s))
+      continue;
+    for (size_t o = 0; o < enclosing.symbols.size(); ++o)
+      if (!enclosing.isDerived(o) && enclosing.symbols[o] == plan_.symbols[s])
+        values[s] = outer.symbolValues_[o];
+  }
+  return bindValues(ctx, std::move(values));
+}
+
+Status Executor::bindValues(RunContext &ctx, std::vector<int64_t> values) const {
   for (size_t s = 0; s < values.size(); ++s)
     if (values[s] < 0 && !plan_.isDerived(s) && !plan_.isValueBound(s))
       return Status::error("symbol '" + plan_.symbols[s] + "' is not bound by any input");
@@ -357,7 +398,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
 
   // Kernels' parallel loops (strata_parallel_for) run on this executor's pool; their failed
   // index checks land in `status`, and the run stops after the kernel that failed one.
-  ThreadPool::ScopedPool scope(pool_.get());
+  ThreadPool::ScopedPool scope(pool_);
   KernelStatus status;
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     const PlanStep &step = plan_.steps[s];
@@ -367,6 +408,16 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     args.back() = &status;
     if (Status st = applyBinds(s))
       return st;
+    if (step.kind != PlanStep::Kernel) {
+      auto start = std::chrono::steady_clock::now();
+      if (Status st = runControl(ctx, s, args, sourceBytes))
+        return st;
+      if (ctx.profiling_)
+        ctx.stepMillis_[s] +=
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+      continue;
+    }
     setCrashContext(runLabels_[s]);
     if (!ctx.profiling_) {
       kernels_[step.kernel](args.data());
@@ -401,6 +452,152 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
       for (size_t d = 0; d < plan_.outputs[i].dims.size(); ++d)
         if (!plan_.outputs[i].dims[d].isStatic())
           ctx.outputShapes_[i][d] = ctx.symbolValues_[plan_.outputs[i].dims[d].symbol];
+  return Status();
+}
+
+Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *> &args,
+                            const std::function<int64_t(const PlanArg &)> &bytes) const {
+  const PlanStep &step = plan_.steps[s];
+  const size_t numIn = static_cast<size_t>(step.numInputs);
+  const size_t numResults = step.args.size() - numIn;
+  auto fail = [&](const std::string &why) { return Status::error("in " + step.name + ": " + why); };
+  // Binds region `r` at the enclosing sizes; its inputs and outputs must fit the arguments.
+  auto enter = [&](int64_t r, const std::vector<size_t> &inArgs,
+                   const std::vector<size_t> &outArgs) -> Status {
+    const Executor &region = *regions_[static_cast<size_t>(r)];
+    RunContext &rc = *ctx.regionContexts_[static_cast<size_t>(r)];
+    if (Status st = region.bindFromEnclosing(rc, ctx))
+      return fail(st.message());
+    auto tensorBytes = [&](const PlanTensor &t) {
+      int64_t n = static_cast<int64_t>(dtypeSize(t.dtype));
+      for (const PlanDim &d : t.dims)
+        n = n < 0 ? -1 : checkedMul(n, d.isStatic() ? d.size : rc.symbolValues_[d.symbol]);
+      return n;
+    };
+    const Plan &rp = region.plan();
+    for (size_t i = 0; i < rp.inputs.size(); ++i) {
+      int64_t want = tensorBytes(rp.inputs[i]);
+      if (inArgs[i] != SIZE_MAX && (want < 0 || want > bytes(step.args[inArgs[i]])))
+        return fail("region input '" + rp.inputs[i].name + "' is larger than its argument");
+    }
+    for (size_t i = 0; i < rp.outputs.size(); ++i) {
+      int64_t want = tensorBytes(rp.outputs[i]);
+      if (outArgs[i] != SIZE_MAX && (want < 0 || want > bytes(step.args[outArgs[i]])))
+        return fail("region output '" + rp.outputs[i].name + "' is larger than its result");
+    }
+    return Status();
+  };
+
+  if (step.kind == PlanStep::If) {
+    bool cond = false;
+    std::memcpy(&cond, args[0], 1);
+    const int64_t r = step.regions[cond ? 0 : 1];
+    std::vector<size_t> inArgs, outArgs;
+    for (size_t i = 1; i < numIn; ++i)
+      inArgs.push_back(i);
+    for (size_t i = 0; i < numResults; ++i)
+      outArgs.push_back(numIn + i);
+    if (Status st = enter(r, inArgs, outArgs))
+      return st;
+    const Executor &region = *regions_[static_cast<size_t>(r)];
+    RunContext &rc = *ctx.regionContexts_[static_cast<size_t>(r)];
+    std::vector<void *> ins(args.begin() + 1, args.begin() + numIn);
+    std::vector<void *> outs(args.begin() + numIn, args.begin() + numIn + numResults);
+    if (Status st = region.run(rc, ins.data(), outs.data()))
+      return fail(st.message());
+    return Status();
+  }
+
+  // Loop: the body runs while iteration < trip count and its condition holds. Each carried
+  // value alternates between its result buffer and a spare one; scan entries are written in
+  // place at their offsets in the results.
+  const size_t nc = static_cast<size_t>(step.numCarried);
+  const size_t numScans = numResults - nc;
+  int64_t trips = 0;
+  bool cond = false;
+  std::memcpy(&trips, args[0], sizeof trips);
+  std::memcpy(&cond, args[1], 1);
+  const int64_t r = step.regions[0];
+  const Executor &body = *regions_[static_cast<size_t>(r)];
+  RunContext &rc = *ctx.regionContexts_[static_cast<size_t>(r)];
+  std::vector<size_t> inArgs{SIZE_MAX, SIZE_MAX}, outArgs{SIZE_MAX};
+  for (size_t i = 2; i < numIn; ++i)
+    inArgs.push_back(i);
+  for (size_t k = 0; k < nc; ++k)
+    outArgs.push_back(numIn + k);
+  for (size_t k = 0; k < numScans; ++k)
+    outArgs.push_back(SIZE_MAX); // an entry: checked against the result below
+  if (Status st = enter(r, inArgs, outArgs))
+    return st;
+  std::vector<int64_t> carriedBytes(nc), scanBytes(numScans), scanCapacity(numScans);
+  for (size_t k = 0; k < nc; ++k) {
+    carriedBytes[k] = bytes(step.args[numIn + k]);
+    if (carriedBytes[k] < 0 || carriedBytes[k] > bytes(step.args[2 + k]))
+      return fail("loop-carried value " + std::to_string(k) + " does not fit its initial value");
+    if (ctx.carriedSpareBytes_[s][k] < carriedBytes[k]) {
+      ctx.carriedSpare_[s][k].reset(
+          new (std::nothrow) uint8_t[static_cast<size_t>(std::max<int64_t>(carriedBytes[k], 1))]);
+      if (!ctx.carriedSpare_[s][k])
+        return fail("cannot allocate a loop-carried value's buffer");
+      ctx.carriedSpareBytes_[s][k] = carriedBytes[k];
+    }
+  }
+  for (size_t k = 0; k < numScans; ++k) {
+    const PlanTensor &t = body.plan().outputs[1 + nc + k];
+    int64_t n = static_cast<int64_t>(dtypeSize(t.dtype));
+    for (const PlanDim &d : t.dims)
+      n = n < 0 ? -1 : checkedMul(n, d.isStatic() ? d.size : rc.symbolValues_[d.symbol]);
+    scanBytes[k] = n;
+    scanCapacity[k] = bytes(step.args[numIn + nc + k]);
+    if (n < 0)
+      return fail("a scan output's entry is too large");
+  }
+  std::vector<void *> current(nc), next(nc);
+  for (size_t k = 0; k < nc; ++k) {
+    current[k] = args[2 + k]; // read only
+    next[k] = args[numIn + k];
+  }
+  int64_t iteration = 0;
+  bool again = true;
+  std::vector<void *> ins(numIn), outs(1 + numResults);
+  for (; cond && iteration < trips; ++iteration) {
+    ins[0] = &iteration;
+    ins[1] = &again;
+    again = true;
+    for (size_t k = 0; k < nc; ++k)
+      ins[2 + k] = current[k];
+    for (size_t i = 2 + nc; i < numIn; ++i)
+      ins[i] = args[i];
+    bool condOut = false;
+    outs[0] = &condOut;
+    for (size_t k = 0; k < nc; ++k)
+      outs[1 + k] = next[k];
+    for (size_t k = 0; k < numScans; ++k) {
+      int64_t at = checkedMul(iteration + 1, scanBytes[k]);
+      if (at < 0 || at > scanCapacity[k])
+        return fail("iteration " + std::to_string(iteration) + " runs past the length of scan "
+                    "output " + std::to_string(k));
+      outs[1 + nc + k] = static_cast<uint8_t *>(args[numIn + nc + k]) + iteration * scanBytes[k];
+    }
+    if (Status st = body.run(rc, ins.data(), outs.data()))
+      return fail("iteration " + std::to_string(iteration) + ": " + st.message());
+    cond = condOut;
+    for (size_t k = 0; k < nc; ++k) {
+      // The next iteration reads what this one wrote and writes the other buffer.
+      void *result = args[numIn + k], *spare = ctx.carriedSpare_[s][k].get();
+      current[k] = next[k];
+      next[k] = next[k] == result ? spare : result;
+    }
+  }
+  for (size_t k = 0; k < nc; ++k)
+    if (current[k] != args[numIn + k] && carriedBytes[k] > 0)
+      std::memcpy(args[numIn + k], current[k], static_cast<size_t>(carriedBytes[k]));
+  for (size_t k = 0; k < numScans; ++k)
+    if (checkedMul(iteration, scanBytes[k]) != scanCapacity[k])
+      return fail("the loop ended after " + std::to_string(iteration) +
+                  " iterations but its scan outputs hold " +
+                  std::to_string(scanBytes[k] ? scanCapacity[k] / scanBytes[k] : 0) +
+                  " entries (an early exit of a loop with scan outputs is not supported)");
   return Status();
 }
 

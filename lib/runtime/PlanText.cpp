@@ -9,6 +9,9 @@
 //   buffer <bytes> <first> <last> <nsym> <symbol>...
 //   constant <offset> <bytes>
 //   step <kernel> <nargs> <kind> <index>... <name>
+//   if <then> <else> <ninputs> <nargs> <kind> <index>... <name>     regions' indices
+//   loop <body> <ncarried> <ninputs> <nargs> <kind> <index>... <name>
+//   region begin ... region end                     a region's plan, this form nested
 //   check <lhs> <rhs> <where>                        formulas that must be equal when bound
 //   atleast <lhs> <rhs> <where>                      lhs >= rhs when bound
 //   bind <step> <symbol> <kind> <index>              before the step: symbol = the int64 there
@@ -154,8 +157,17 @@ std::string printPlan(const Plan &p) {
   }
   for (const PlanConstant &c : p.constants)
     os << "constant " << c.offset << ' ' << c.bytes << '\n';
+  for (const Plan &r : p.regions)
+    os << "region begin\n" << printPlan(r) << "region end\n";
   for (const PlanStep &s : p.steps) {
-    os << "step " << s.kernel << ' ' << s.args.size();
+    if (s.kind == PlanStep::If)
+      os << "if " << s.regions.at(0) << ' ' << s.regions.at(1) << ' ' << s.numInputs << ' '
+         << s.args.size();
+    else if (s.kind == PlanStep::Loop)
+      os << "loop " << s.regions.at(0) << ' ' << s.numCarried << ' ' << s.numInputs << ' '
+         << s.args.size();
+    else
+      os << "step " << s.kernel << ' ' << s.args.size();
     for (const PlanArg &a : s.args)
       os << ' ' << kindName(a.kind) << ' ' << a.index;
     os << ' ' << escape(s.name) << '\n';
@@ -168,7 +180,56 @@ std::string printPlan(const Plan &p) {
   return os.str();
 }
 
-Status parsePlan(const std::string &text, Plan &p) {
+namespace {
+Status parsePlanAt(const std::string &text, Plan &p, int depth);
+// Region plans nest at most this deep (a damaged plan must not recurse without bound).
+constexpr int kMaxRegionDepth = 16;
+} // namespace
+
+Status parsePlan(const std::string &text, Plan &p) { return parsePlanAt(text, p, 0); }
+
+namespace {
+// A control step's arguments against its regions' plans: counts, and the loop body's fixed
+// inputs (iteration i64 [], cond bool []) and first output (cond bool []).
+Status checkControlStep(const Plan &p, const PlanStep &s) {
+  if (s.kind == PlanStep::Kernel)
+    return Status();
+  const int64_t nargs = static_cast<int64_t>(s.args.size());
+  const int64_t fixed = s.kind == PlanStep::If ? 1 : 2 + s.numCarried;
+  if (s.numInputs < fixed || s.numInputs > nargs)
+    return Status::error("control step '" + s.name + "' has a bad input count");
+  const int64_t results = nargs - s.numInputs;
+  for (int64_t r : s.regions) {
+    const Plan &region = p.regions[static_cast<size_t>(r)];
+    const int64_t ins = static_cast<int64_t>(region.inputs.size());
+    const int64_t outs = static_cast<int64_t>(region.outputs.size());
+    bool ok = s.kind == PlanStep::If
+                  ? ins == s.numInputs - 1 && outs == results
+                  : ins == s.numInputs && outs >= 1 + s.numCarried && outs - 1 == results;
+    if (!ok)
+      return Status::error("control step '" + s.name + "' does not match its region's " +
+                           std::to_string(ins) + " inputs and " + std::to_string(outs) +
+                           " outputs");
+    auto scalarOf = [](const PlanTensor &t, DType dt) {
+      return t.dtype == dt && t.dims.empty();
+    };
+    if (s.kind == PlanStep::Loop &&
+        (!scalarOf(region.inputs[0], DType::I64) || !scalarOf(region.inputs[1], DType::Bool) ||
+         !scalarOf(region.outputs[0], DType::Bool)))
+      return Status::error("loop step '" + s.name + "' has a body without its iteration and "
+                           "condition scalars");
+    if (!region.binds.empty())
+      return Status::error("control step '" + s.name + "' has a region with data-dependent sizes");
+  }
+  // A control step writes only buffers and outputs.
+  for (int64_t i = s.numInputs; i < nargs; ++i)
+    if (s.args[i].kind != PlanArg::Buffer && s.args[i].kind != PlanArg::Output)
+      return Status::error("control step '" + s.name + "' writes a result into an input, a "
+                           "constant or a symbol");
+  return Status();
+}
+
+Status parsePlanAt(const std::string &text, Plan &p, int depth) {
   p = Plan{};
   std::istringstream in(text);
   std::string line;
@@ -302,11 +363,48 @@ Status parsePlan(const std::string &text, Plan &p) {
           c.offset > p.weightsBytes || c.bytes > p.weightsBytes - c.offset)
         return fail("bad constant");
       p.constants.push_back(c);
-    } else if (tag == "step") {
+    } else if (tag == "region") {
+      std::string what;
+      if (!(ls >> what) || what != "begin")
+        return fail("bad region");
+      if (depth + 1 > kMaxRegionDepth)
+        return fail("regions nest deeper than " + std::to_string(kMaxRegionDepth));
+      // The nested plan's lines up to the matching "region end".
+      std::string inner;
+      int open = 1;
+      const int first = lineNo;
+      while (open > 0 && std::getline(in, line)) {
+        ++lineNo;
+        if (line == "region begin")
+          ++open;
+        else if (line == "region end" && --open == 0)
+          break;
+        inner += line + '\n';
+      }
+      if (open > 0)
+        return fail("region begun on line " + std::to_string(first) + " does not end");
+      Plan region;
+      if (Status st = parsePlanAt(inner, region, depth + 1))
+        return Status::error("plan line " + std::to_string(first) + ": in the region: " +
+                             st.message());
+      p.regions.push_back(std::move(region));
+    } else if (tag == "step" || tag == "if" || tag == "loop") {
       PlanStep s;
       size_t n = 0;
-      if (!(ls >> s.kernel >> n) || s.kernel < 0 || s.kernel >= p.numKernels)
-        return fail("bad step");
+      bool ok = true;
+      if (tag == "step") {
+        ok = (ls >> s.kernel) && s.kernel >= 0 && s.kernel < p.numKernels;
+      } else {
+        s.kind = tag == "if" ? PlanStep::If : PlanStep::Loop;
+        s.regions.resize(tag == "if" ? 2 : 1);
+        for (int64_t &r : s.regions)
+          ok = ok && (ls >> r) && r >= 0 && r < static_cast<int64_t>(p.regions.size());
+        if (tag == "loop")
+          ok = ok && (ls >> s.numCarried) && s.numCarried >= 0;
+        ok = ok && (ls >> s.numInputs) && s.numInputs >= 0;
+      }
+      if (!ok || !(ls >> n))
+        return fail("bad " + tag);
       for (size_t i = 0; i < n; ++i) {
         std::string k;
         PlanArg a;
@@ -317,6 +415,8 @@ Status parsePlan(const std::string &text, Plan &p) {
       std::string raw;
       if (!(ls >> raw) || !unescape(raw, s.name))
         return fail("bad step name");
+      if (Status st = checkControlStep(p, s))
+        return fail(st.message());
       p.steps.push_back(std::move(s));
     } else {
       return fail("unknown record '" + tag + "'");
@@ -365,6 +465,8 @@ Status parsePlan(const std::string &text, Plan &p) {
       return fail("bind before step " + std::to_string(b.step) + " out of range");
   return Status();
 }
+
+} // namespace
 
 Status parseLibraryPlan(const char *text, int64_t tableKernels, int64_t weightsBytes, Plan &p) {
   if (Status s = parsePlan(text ? text : "", p))

@@ -71,7 +71,7 @@ public:
     if (!graph_)
       return costs;
     auto symbols = driver::symbolSizes(*graph_, inputs);
-    for (const Op *op : model_->kernelOps())
+    for (const Op *op : model_->stepOps())
       costs.push_back(driver::kernelCost(*op, symbols));
     return costs;
   }
@@ -131,7 +131,7 @@ public:
     if (!model_.lastModel())
       return costs;
     auto symbols = driver::symbolSizes(*model_.lastGraph(), model_.runtimeInputs(inputs));
-    for (const Op *op : model_.lastModel()->kernelOps())
+    for (const Op *op : model_.lastModel()->stepOps())
       costs.push_back(driver::kernelCost(*op, symbols));
     return costs;
   }

@@ -212,4 +212,100 @@ TEST(Executor, BindsDataDependentSizesDuringTheRun) {
   EXPECT_NE(parsePlan(bad, q).message().find("out of range"), std::string::npos);
 }
 
+// Control-flow steps (PlanStep::If, Loop) over region plans sharing the kernel table: the branch
+// the condition picks runs on the step's arguments; the loop feeds its carried value back
+// through its result and a spare buffer. Regions bind the enclosing plan's symbols by name.
+Plan controlFlowPlan() {
+  auto rows = [](const char *name, DType dt = DType::F32) {
+    return PlanTensor{name, dt, {{0, 0}, {3, -1}}};
+  };
+  Plan then, other, body;
+  for (Plan *r : {&then, &other, &body}) {
+    r->symbols = {"n"};
+    r->numKernels = 1;
+    r->weightsBytes = 64;
+  }
+  then.inputs = {rows("x")};
+  then.outputs = {rows("y")};
+  then.outputSources = {{PlanArg::Output, 0}};
+  then.steps = {{"double (node then)", 0,
+                 {{PlanArg::Input, 0}, {PlanArg::Output, 0}, {PlanArg::Symbol, 0}}}};
+  other.inputs = {rows("x")};
+  other.outputs = {rows("y")};
+  other.outputSources = {{PlanArg::Input, 0}};
+  body.inputs = {{"i", DType::I64, {}}, {"c", DType::Bool, {}}, rows("acc")};
+  body.outputs = {{"c", DType::Bool, {}}, rows("acc2")};
+  body.outputSources = {{PlanArg::Input, 1}, {PlanArg::Output, 1}};
+  body.steps = {{"double (node body)", 0,
+                 {{PlanArg::Input, 2}, {PlanArg::Output, 1}, {PlanArg::Symbol, 0}}}};
+  Plan p;
+  p.symbols = {"n"};
+  p.inputs = {{"c", DType::Bool, {}}, rows("x"), {"m", DType::I64, {}}};
+  p.outputs = {rows("y"), rows("z")};
+  p.outputSources = {{PlanArg::Output, 0}, {PlanArg::Output, 1}};
+  p.regions = {then, other, body};
+  p.numKernels = 1;
+  p.weightsBytes = 64;
+  PlanStep branch{"op 'if' (node pick)", 0,
+                  {{PlanArg::Input, 0}, {PlanArg::Input, 1}, {PlanArg::Output, 0}}};
+  branch.kind = PlanStep::If;
+  branch.regions = {0, 1};
+  branch.numInputs = 2;
+  PlanStep loop{"op 'loop' (node again)", 0,
+                {{PlanArg::Input, 2}, {PlanArg::Input, 0}, {PlanArg::Input, 1}, {PlanArg::Output, 1}}};
+  loop.kind = PlanStep::Loop;
+  loop.regions = {2};
+  loop.numInputs = 3;
+  loop.numCarried = 1;
+  p.steps = {branch, loop};
+  return p;
+}
+
+TEST(Executor, RunsIfAndLoopRegions) {
+  Plan q;
+  const std::string text = printPlan(controlFlowPlan());
+  ASSERT_EQ(parsePlan(text, q).message(), "");
+  EXPECT_EQ(printPlan(q), text);
+  ASSERT_EQ(q.regions.size(), 3u);
+  Executor ex(q, {&doubleKernel}, reinterpret_cast<const uint8_t *>(kPlanWeights), 1);
+  for (bool cond : {true, false})
+    for (int64_t trips : {0, 1, 3}) {
+      const int64_t n = 2 + trips;
+      std::vector<float> x(n * 3), y(n * 3, -1), z(n * 3, -1);
+      for (size_t i = 0; i < x.size(); ++i)
+        x[i] = static_cast<float>(i);
+      ASSERT_EQ(ex.bind({DType::Bool, DType::F32, DType::I64}, {{}, {n, 3}, {}}).message(), "");
+      const void *in[] = {&cond, x.data(), &trips};
+      void *out[] = {y.data(), z.data()};
+      ASSERT_EQ(ex.run(in, out).message(), "");
+      const float scale = cond ? static_cast<float>(1 << trips) : 1;
+      for (size_t i = 0; i < x.size(); ++i) {
+        EXPECT_EQ(y[i], cond ? 2 * x[i] : x[i]) << cond << " " << trips;
+        EXPECT_EQ(z[i], scale * x[i]) << cond << " " << trips;
+      }
+    }
+  // Damage: a region that does not end, a step whose region is missing or does not match.
+  std::string bad = text.substr(0, text.rfind("region end"));
+  EXPECT_NE(parsePlan(bad, q).message().find("does not end"), std::string::npos);
+  bad = text;
+  bad.replace(bad.find("if 0 1"), 6, "if 0 7");
+  EXPECT_NE(parsePlan(bad, q).message().find("bad if"), std::string::npos);
+  bad = text;
+  bad.replace(bad.find("loop 2 1 3"), 10, "loop 2 1 2");
+  EXPECT_NE(parsePlan(bad, q).message().find("bad input count"), std::string::npos);
+  bad = text;
+  bad.replace(bad.find("if 0 1 2 3"), 10, "if 0 2 2 3");
+  EXPECT_NE(parsePlan(bad, q).message().find("does not match its region"), std::string::npos);
+  bad = text;
+  bad.replace(bad.find("if 0 1 2 3 input 0 input 1 output 0"), 35, "if 0 1 2 3 input 0 input 1 input 0");
+  EXPECT_NE(parsePlan(bad, q).message().find("writes a result into an input"), std::string::npos);
+  // Regions nest at most 16 deep.
+  std::string deep = "strata-plan 1\nkernels 0 weights 0\n";
+  for (int i = 0; i < 20; ++i)
+    deep += "region begin\nstrata-plan 1\nkernels 0 weights 0\n";
+  for (int i = 0; i < 20; ++i)
+    deep += "region end\n";
+  EXPECT_NE(parsePlan(deep, q).message().find("nest deeper"), std::string::npos);
+}
+
 } // namespace

@@ -84,6 +84,8 @@ public:
   // Kernel i's top-level op in the graph this model was compiled from: valid only while that
   // graph lives (strata bench keeps it, for each kernel's FLOPs and bytes).
   const std::vector<const Op *> &kernelOps() const { return kernelOps_; }
+  // The graph op of each plan step (an if/loop runs kernels of its regions).
+  const std::vector<const Op *> &stepOps() const { return stepOps_; }
   int64_t arenaBytes() const;        // of the last run's binding
   int64_t arenaAllocations() const; // 1 after any number of runs at one binding
   unsigned threads() const;
@@ -102,6 +104,7 @@ private:
   std::vector<std::string> kernelNames_;
   std::vector<KernelSchedule> schedules_;
   std::vector<const Op *> kernelOps_;
+  std::vector<const Op *> stepOps_;
 };
 
 // The ProgramOptions (passes, schedule, SIMD width of the target) that `opts` implies.

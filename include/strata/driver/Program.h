@@ -51,6 +51,9 @@ struct Program {
   // ProgramOptions::keepUnscheduled, its loop IR before scheduling (of the op's own nests: a
   // kernel lifted over a symbolic dim is scheduled before the loop over the symbol wraps it).
   std::vector<const Op *> kernelOps;
+  // The graph op of each step of the top plan (a kernel's, or an if/loop's): profiles and
+  // costs are per step.
+  std::vector<const Op *> stepOps;
   std::vector<loop::LoopFunction> unscheduled;
   // The weights blob (plan.weightsBytes, 64-byte aligned, every constant at a 64-byte offset).
   std::unique_ptr<uint8_t, decltype(&std::free)> weights{nullptr, &std::free};

@@ -15,7 +15,7 @@ struct BuildError : std::runtime_error {
 
 class Builder {
 public:
-  explicit Builder(Graph &g) : g_(g) {}
+  explicit Builder(Graph &g) : g_(&g) {}
   // Ops are inserted at the end of the graph, or before `insertBefore` when set.
   void setInsertBefore(Op *op) { before_ = op; }
   // Location stamped on every op created from now on (e.g. the ONNX node being imported).
@@ -32,10 +32,19 @@ public:
   Value *constant(Tensor t);
   Value *scalar(DType dt, double v) { return constant(Tensor::scalar(dt, v)); }
 
-  Graph &graph() { return g_; }
+  Graph &graph() { return *g_; }
+  // Builds into `g` from now on (at its end); returns the graph it built into. The importer
+  // builds an ONNX branch into a region this way.
+  Graph &setGraph(Graph &g) {
+    Graph &old = *g_;
+    g_ = &g;
+    before_ = nullptr;
+    return old;
+  }
+  Op *insertBefore() const { return before_; }
 
 private:
-  Graph &g_;
+  Graph *g_;
   Op *before_ = nullptr;
   std::string loc_;
 };

@@ -159,6 +159,8 @@ public:
   unsigned numRegions() const { return static_cast<unsigned>(regions_.size()); }
   Graph &region(unsigned i) const { return *regions_[i]; }
   Graph &addRegion();
+  // Makes `g` (built apart, as the importer builds a branch before its op exists) a region.
+  Graph &adoptRegion(std::unique_ptr<Graph> g);
 
   Graph *parentGraph() const { return parent_; }
 
@@ -239,6 +241,7 @@ public:
 
 private:
   friend class Value;
+  friend class Op;
   std::string name_;
   Op *parentOp_;
   std::vector<std::unique_ptr<Value>> inputs_;

@@ -63,6 +63,11 @@ private:
   int64_t arenaBytes_ = 0, arenaCapacity_ = 0, arenaAllocations_ = 0;
   std::unique_ptr<uint8_t, decltype(&std::free)> arena_{nullptr, &std::free};
   std::vector<std::vector<void *>> argPointers_; // per step, reused every run
+  // Control-flow steps: a context per region plan, and per loop step the second buffer of each
+  // carried value (the body reads one while it writes the other), grown as needed.
+  std::vector<std::unique_ptr<RunContext>> regionContexts_;
+  std::vector<std::vector<std::unique_ptr<uint8_t[]>>> carriedSpare_;
+  std::vector<std::vector<int64_t>> carriedSpareBytes_;
   bool profiling_ = false;
   std::vector<double> stepMillis_;
 };
@@ -122,12 +127,27 @@ public:
   int64_t maxTensorElements() const { return maxTensorElements_.load(std::memory_order_relaxed); }
 
 private:
+  friend class RunContext;
+  // A region plan's executor: the enclosing one's kernels, weights and pool.
+  Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weights, ThreadPool *pool);
+  void sharePool(ThreadPool *pool); // this executor's and its regions'
   Status placeBuffers(RunContext &ctx) const;
+  // bind() once the input symbols are in `values` (the others -1): bounds, the shape program,
+  // output shapes.
+  Status bindValues(RunContext &ctx, std::vector<int64_t> values) const;
+  // A region's bind: its input symbols take the enclosing context's values of the same names.
+  Status bindFromEnclosing(RunContext &ctx, const RunContext &outer) const;
+  // Runs control-flow step `s` (If, Loop) of `ctx` on its arguments' pointers; `bytes(a)` is
+  // the size of argument a's tensor at the current sizes.
+  Status runControl(RunContext &ctx, size_t s, const std::vector<void *> &args,
+                    const std::function<int64_t(const PlanArg &)> &bytes) const;
 
   Plan plan_;
   std::vector<KernelFn> kernels_;
   const uint8_t *weights_;
-  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<ThreadPool> ownPool_;
+  ThreadPool *pool_;
+  std::vector<std::unique_ptr<Executor>> regions_; // one per plan_.regions
   std::unique_ptr<RunContext> own_;
   std::vector<std::string> runLabels_; // per step, for the crash context
   // Per symbol: its formula when derived (parsed once; nullopt for input symbols or a formula

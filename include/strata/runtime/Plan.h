@@ -51,10 +51,18 @@ struct PlanArg {
 
 // One native call: kernel `kernel` (index into the kernel table) with its arguments in the
 // order of the kernel's parameters (buffers as data pointers, symbols as pointers to int64).
+// Or run-time control flow (graph/ControlFlow.h), its regions plans of their own (Plan::regions)
+// run on the step's arguments: args [0, numInputs) are read, the rest are its results.
+//   If:   regions {then, else}; args cond (bool), captures..., results...
+//   Loop: regions {body}; args trip count (i64), cond (bool), carried[numCarried], captures...,
+//         results: carried..., scans... (each scan output's entries stacked)
 struct PlanStep {
   std::string name; // "conv (node conv_3)": for traces and error messages
   int64_t kernel = 0;
   std::vector<PlanArg> args;
+  enum Kind : uint8_t { Kernel, If, Loop } kind = Kernel;
+  std::vector<int64_t> regions; // indices into Plan::regions
+  int64_t numInputs = 0, numCarried = 0;
 };
 
 // A condition on the bound sizes that the shape functions assumed: two dims equal (a symbolic
@@ -103,6 +111,9 @@ struct Plan {
   std::vector<PlanConstant> constants;
   std::vector<PlanStep> steps;
   std::vector<PlanCheck> checks;
+  // The plans of control-flow steps' regions. Each shares this plan's kernel table, weights and
+  // constants (the same list); its inputs' symbols are the enclosing plan's, bound by name.
+  std::vector<Plan> regions;
   int64_t numKernels = 0;
   int64_t weightsBytes = 0;
 };

@@ -1,6 +1,7 @@
 // constant-fold: an op whose operands are all constants is evaluated by the reference
 // interpreter (the one definition of every op) and replaced by constants holding its results.
 #include "strata/graph/Builder.h"
+#include "strata/graph/ControlFlow.h"
 #include "strata/graph/Walk.h"
 #include "strata/graph/passes/Passes.h"
 #include "strata/graph/passes/Rewrite.h"
@@ -22,12 +23,27 @@ public:
 private:
   // One forward walk folds whole constant subgraphs: a folded op becomes a constant before its
   // users are visited.
+  // An if on a known condition becomes its taken branch, whose ops the next round folds (a
+  // round walks a snapshot of each graph's ops).
   static int64_t foldGraph(Graph &root, const PassOptions &options) {
     int64_t folded = 0;
-    forEachGraph(root, [&](Graph &g) {
-      for (Op *op : g.opList())
-        folded += tryFold(g, *op, options);
-    });
+    for (bool inlined = true; inlined;) {
+      inlined = false;
+      forEachGraph(root, [&](Graph &g) {
+        for (Op *op : g.opList()) {
+          if (op->kind() == OpKind::If) {
+            const Tensor *cond = constantValue(op->operand(0));
+            if (cond && cond->valid() && cond->numElements() == 1) {
+              inlineIfBranch(*op, cond->getDouble(0) != 0 ? 0 : 1);
+              ++folded;
+              inlined = true;
+            }
+            continue;
+          }
+          folded += tryFold(g, *op, options);
+        }
+      });
+    }
     return folded;
   }
 

@@ -1,12 +1,15 @@
-// ONNX If, Loop and Scan, resolved at import: an If whose condition is known there (a constant,
-// or computed from static shapes, as it is when a model is imported at its input shapes) becomes
-// the ops of its taken branch; a Loop whose trip count is known and whose condition stays a
-// constant is unrolled; a Scan is unrolled over its (static) scan axis. Each body is converted
-// inline once per iteration (ImportContext::inlineSubgraph), so every later rung sees plain ops.
-// Control flow decided by tensor data at run time is refused with the reason: it needs region
-// ops run by the executor, which do not exist yet.
+// ONNX If, Loop and Scan. Resolved at import where it can be: an If whose condition is known
+// there (a constant, or computed from static shapes, as it is when a model is imported at its
+// input shapes) becomes the ops of its taken branch; a Loop whose trip count and condition stay
+// known is unrolled; a Scan is unrolled over its (static) scan axis, each body converted inline
+// once per iteration (ImportContext::inlineSubgraph). Control flow decided by tensor data at run
+// time becomes a region op (graph/ControlFlow.h): `if` with both branches as closed regions,
+// `loop` with its body as one.
 #include "Decompose.h"
+#include "strata/graph/ControlFlow.h"
 #include "strata/support/Limits.h"
+
+#include <limits>
 
 namespace strata::onnx_import {
 namespace {
@@ -66,42 +69,170 @@ Value *stack(Builder &b, const Values &items, int64_t axis) {
   return parts.size() == 1 ? parts[0] : b.value(OpKind::Concat, parts, {{"axis", axis}});
 }
 
+// The ONNX output names of `body`, for the region's outputs.
+void addRegionOutputs(Graph &region, const onnx::GraphProto &body, const Values &outs) {
+  for (size_t i = 0; i < outs.size(); ++i)
+    region.addOutput(outs[i], static_cast<int>(i) < body.output_size() ? body.output(i).name() : "");
+}
+
+// Creates `kind` with `regions`, closed over the outer values they read (appended to
+// `operands`), results typed by the regions (ControlFlow.h).
+Op *createRegionOp(Builder &b, OpKind kind, Values operands,
+                   std::vector<std::unique_ptr<Graph>> regions, AttrMap attrs,
+                   const std::vector<TensorType> &scanLengthTypes = {}) {
+  std::vector<Graph *> raw;
+  for (auto &g : regions)
+    raw.push_back(g.get());
+  Values captures = captureOuterValues(raw);
+  operands.insert(operands.end(), captures.begin(), captures.end());
+  // Result types are the regions' (a loop's scan results: their leading dim first, as given).
+  Op *op = b.graph().createOp(kind, operands, scanLengthTypes, std::move(attrs), b.insertBefore());
+  op->setLocation(b.location());
+  for (auto &g : regions)
+    op->adoptRegion(std::move(g));
+  if (llvm::Error err = setResultTypes(*op)) {
+    std::string why = llvm::toString(std::move(err));
+    op->parentGraph()->eraseOp(op);
+    throw ConvertError(why);
+  }
+  if (llvm::Error err = checkControlFlow(*op)) {
+    std::string why = llvm::toString(std::move(err));
+    op->parentGraph()->eraseOp(op);
+    throw ConvertError(why);
+  }
+  return op;
+}
+
+Values resultsOf(Op *op) {
+  Values r;
+  for (unsigned i = 0; i < op->numResults(); ++i)
+    r.push_back(op->result(i));
+  return r;
+}
+
 Values convertIf(ImportContext &ctx, const Node &n) {
-  std::optional<Tensor> cond = ctx.constantInput(n, 0);
-  if (!cond)
-    throw ConvertError("the condition of If is computed from tensor data at run time; strata "
-                       "resolves an If only when its condition is known at import (a constant, or "
-                       "computed from static shapes): run-time control flow is not supported yet");
-  bool taken = truthOf(*cond, "the condition of If");
-  const char *branch = taken ? "then_branch" : "else_branch";
-  Values out = ctx.inlineSubgraph(graphAttr(n, branch), {}, nodeLabel(n) + "/" + branch);
-  if (static_cast<int>(out.size()) != n.output_size())
-    throw ConvertError(std::string(branch) + " has " + std::to_string(out.size()) +
-                       " outputs but the If node has " + std::to_string(n.output_size()));
-  return out;
+  if (std::optional<Tensor> cond = ctx.constantInput(n, 0)) {
+    bool taken = truthOf(*cond, "the condition of If");
+    const char *branch = taken ? "then_branch" : "else_branch";
+    Values out = ctx.inlineSubgraph(graphAttr(n, branch), {}, nodeLabel(n) + "/" + branch);
+    if (static_cast<int>(out.size()) != n.output_size())
+      throw ConvertError(std::string(branch) + " has " + std::to_string(out.size()) +
+                         " outputs but the If node has " + std::to_string(n.output_size()));
+    return out;
+  }
+  // Decided by data at run time: an `if` op running one branch.
+  Value *cond = requiredInput(ctx, n, 0, "condition");
+  if (cond->type().rank() > 1 || cond->type().staticNumElements() != std::optional<int64_t>(1))
+    throw ConvertError("the condition of If must have one element, has type " +
+                       cond->type().str());
+  std::vector<std::unique_ptr<Graph>> regions;
+  for (const char *branch : {"then_branch", "else_branch"}) {
+    const onnx::GraphProto &body = graphAttr(n, branch);
+    auto g = std::make_unique<Graph>(branch);
+    Values out = ctx.convertIntoRegion(body, *g, {}, nodeLabel(n) + "/" + branch);
+    if (static_cast<int>(out.size()) != n.output_size())
+      throw ConvertError(std::string(branch) + " has " + std::to_string(out.size()) +
+                         " outputs but the If node has " + std::to_string(n.output_size()));
+    addRegionOutputs(*g, body, out);
+    regions.push_back(std::move(g));
+  }
+  std::vector<TensorType> types;
+  for (unsigned i = 0; i < regions[0]->numOutputs(); ++i)
+    types.push_back(regions[0]->output(i)->type());
+  return resultsOf(createRegionOp(ctx.builder(), OpKind::If, {cond}, std::move(regions), {},
+                                  types));
+}
+
+// A Loop run at run time: its body as the region of a `loop` op. Scan outputs need their length
+// known before the loop runs: the trip count (a constant or a formula of symbolic dims) with a
+// condition that stays true.
+Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int numScan) {
+  Builder &b = ctx.builder();
+  const onnx::GraphProto &body = graphAttr(n, "body");
+  const int numCarried = static_cast<int>(carried.size());
+  Value *trips = ctx.input(n, 0);
+  std::optional<SymExpr> tripLength;
+  if (!trips) {
+    trips = b.scalar(DType::I64, static_cast<double>(std::numeric_limits<int64_t>::max()));
+  } else {
+    if (trips->type().dtype != DType::I64 ||
+        trips->type().staticNumElements() != std::optional<int64_t>(1))
+      throw ConvertError("the trip count of Loop must be one int64, has type " +
+                         trips->type().str());
+    if (auto m = ctx.constantInput(n, 0))
+      tripLength = SymExpr(intOf(*m, "the trip count of Loop"));
+    else if (auto f = ctx.symbolicInput(n, 0); f && f->size() == 1)
+      tripLength = (*f)[0];
+  }
+  Value *cond = ctx.input(n, 1);
+  bool condAlwaysTrue = false;
+  if (!cond) {
+    cond = b.scalar(DType::Bool, 1.0);
+    condAlwaysTrue = true;
+  } else if (auto c = ctx.constantInput(n, 1)) {
+    condAlwaysTrue = truthOf(*c, "the condition of Loop");
+  }
+  if (cond->type().dtype != DType::Bool || cond->type().staticNumElements() != std::optional<int64_t>(1))
+    throw ConvertError("the condition of Loop must be one bool, has type " + cond->type().str());
+
+  auto g = std::make_unique<Graph>("body");
+  Values formals = {g->addInput(TensorType(DType::I64, {}), body.input(0).name()),
+                    g->addInput(TensorType(DType::Bool, {}), body.input(1).name())};
+  for (int k = 0; k < numCarried; ++k)
+    formals.push_back(g->addInput(carried[k]->type(), body.input(2 + k).name()));
+  Values out = ctx.convertIntoRegion(body, *g, formals, nodeLabel(n) + "/body");
+  if (static_cast<int>(out.size()) != 1 + numCarried + numScan)
+    throw ConvertError("the body gives " + std::to_string(out.size()) + " outputs; expected " +
+                       std::to_string(1 + numCarried + numScan));
+  {
+    Builder rb(*g);
+    rb.setLocation(b.location());
+    if (out[0]->type().dtype != DType::Bool ||
+        out[0]->type().staticNumElements() != std::optional<int64_t>(1))
+      throw ConvertError("the body's condition output must be one bool, has type " +
+                         out[0]->type().str());
+    if (out[0]->type().rank() != 0)
+      out[0] = reshapeTo(rb, out[0], {});
+    // The body keeps going while its condition output is a true constant or the condition it
+    // was given.
+    std::optional<Tensor> again = constantOf(out[0]);
+    bool bodyKeepsGoing = (again && truthOf(*again, "the body's condition output")) ||
+                          out[0] == formals[1];
+    condAlwaysTrue &= bodyKeepsGoing;
+    for (int k = 0; k < numCarried; ++k)
+      if (out[1 + k]->type() != carried[k]->type())
+        throw ConvertError("loop-carried value " + std::to_string(k) + " enters the body as " +
+                           carried[k]->type().str() + " but leaves it as " +
+                           out[1 + k]->type().str() +
+                           ": values that change type or shape across iterations are not "
+                           "supported in a loop run at run time yet");
+  }
+  addRegionOutputs(*g, body, out);
+  std::vector<TensorType> types;
+  for (int k = 0; k < numCarried; ++k)
+    types.push_back(carried[k]->type());
+  for (int k = 0; k < numScan; ++k) {
+    if (!tripLength || !condAlwaysTrue)
+      throw ConvertError("the Loop has scan outputs and its iteration count is decided at run "
+                         "time (a trip count from tensor data, or a condition that can end it "
+                         "early): scan outputs of such loops are not supported yet");
+    if (auto m = tripLength->constant(); m && (*m < 0 || *m > processLimits().maxTensorElements))
+      throw ConvertError("the Loop's trip count " + std::to_string(*m) + " is out of range");
+    types.push_back(TensorType(out[1 + numCarried + k]->type().dtype,
+                               {Dim::of(*tripLength)})); // the rest from the body
+  }
+  std::vector<std::unique_ptr<Graph>> regions;
+  regions.push_back(std::move(g));
+  Values operands = {trips, cond};
+  operands.insert(operands.end(), carried.begin(), carried.end());
+  return resultsOf(createRegionOp(b, OpKind::Loop, operands, std::move(regions),
+                                  {{"num_carried", Attribute(static_cast<int64_t>(numCarried))}},
+                                  types));
 }
 
 Values convertLoop(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
   const onnx::GraphProto &body = graphAttr(n, "body");
-  // M: the trip count; absent means no bound (then the condition must end the loop).
-  std::optional<int64_t> tripCount;
-  if (ctx.input(n, 0)) {
-    auto m = ctx.constantInput(n, 0);
-    if (!m)
-      throw ConvertError("the trip count of Loop is computed from tensor data at run time; strata "
-                         "unrolls a Loop only when its trip count is known at import: run-time "
-                         "control flow is not supported yet");
-    tripCount = intOf(*m, "the trip count of Loop");
-  }
-  bool running = true;
-  if (ctx.input(n, 1)) {
-    auto c = ctx.constantInput(n, 1);
-    if (!c)
-      throw ConvertError("the condition of Loop is computed from tensor data at run time: run-time "
-                         "control flow is not supported yet");
-    running = truthOf(*c, "the condition of Loop");
-  }
   Values carried;
   for (int i = 2; i < n.input_size(); ++i)
     carried.push_back(requiredInput(ctx, n, i, "loop-carried value"));
@@ -113,23 +244,43 @@ Values convertLoop(ImportContext &ctx, const Node &n) {
   if (numScan < 0)
     throw ConvertError("the body has " + std::to_string(body.output_size()) +
                        " outputs; expected at least 1 + " + std::to_string(numCarried));
+  // M: the trip count; absent means no bound (then the condition must end the loop). Either
+  // computed from tensor data at run time: a loop op.
+  std::optional<int64_t> tripCount;
+  if (ctx.input(n, 0)) {
+    auto m = ctx.constantInput(n, 0);
+    if (!m)
+      return buildLoopOp(ctx, n, carried, numScan);
+    tripCount = intOf(*m, "the trip count of Loop");
+  }
+  bool running = true;
+  if (ctx.input(n, 1)) {
+    auto c = ctx.constantInput(n, 1);
+    if (!c)
+      return buildLoopOp(ctx, n, carried, numScan);
+    running = truthOf(*c, "the condition of Loop");
+  }
   if (!tripCount && !running)
     tripCount = 0;
+  // Unrolled while the body's condition stays known; a loop op once it is not (the iterations
+  // unrolled so far are left dead).
   const int64_t limit = processLimits().maxOps;
+  const Values initial = carried;
   std::vector<Values> scans(static_cast<size_t>(numScan));
   int64_t iter = 0;
   for (; running && (!tripCount || iter < *tripCount); ++iter) {
-    if (iter >= limit)
+    if (iter >= limit) {
+      if (tripCount)
+        return buildLoopOp(ctx, n, initial, numScan);
       throw ConvertError("the Loop runs past " + std::to_string(limit) +
                          " iterations when unrolled, " + overLimit(&Limits::maxOps, limit));
+    }
     Values in = {b.scalar(DType::I64, static_cast<double>(iter)), b.scalar(DType::Bool, 1.0)};
     in.insert(in.end(), carried.begin(), carried.end());
     Values out = ctx.inlineSubgraph(body, in, nodeLabel(n) + "/body#" + std::to_string(iter));
     std::optional<Tensor> again = constantOf(out[0]);
     if (!again)
-      throw ConvertError("the body's condition output is computed from tensor data at run time; "
-                         "strata unrolls a Loop only when it stays known at import: run-time "
-                         "control flow is not supported yet");
+      return buildLoopOp(ctx, n, initial, numScan);
     running = truthOf(*again, "the body's condition output");
     for (int k = 0; k < numCarried; ++k) {
       Value *next = out[1 + k];

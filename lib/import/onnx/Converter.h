@@ -47,6 +47,13 @@ public:
                                               const std::vector<Value *> &inputs,
                                               const std::string &where) = 0;
 
+  // Converts a subgraph into `region`, a graph built apart (an if branch, a loop body) whose
+  // values `inputs` bind the subgraph's inputs; returns its outputs. Values of enclosing scopes
+  // it reads stay references out of the region until ControlFlow.h's captureOuterValues.
+  virtual std::vector<Value *> convertIntoRegion(const onnx::GraphProto &body, Graph &region,
+                                                 const std::vector<Value *> &inputs,
+                                                 const std::string &where) = 0;
+
   // The constant value of input i when it is known at import (initializer, Constant node, folded
   // subgraph, or a specializable graph input); nullopt otherwise. Use this for every input that
   // must be static (shapes, axes, pads, scales, k, ...).

@@ -66,8 +66,11 @@ std::vector<int> staticInputPositions(const std::string &op, int64_t opset) {
   if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "OneHot" || op == "Trilu" ||
       op == "CumSum")
     return {1};
-  if (op == "ConstantOfShape" || op == "If")
+  if (op == "ConstantOfShape")
     return {0};
+  // An If's condition is not among them: a run-time one makes an `if` op. A Loop's trip count
+  // and condition are, for its scan outputs, whose length a run-time loop must know before it
+  // runs (ControlFlow.cpp).
   if (op == "Loop")
     return {0, 1};
   if (op == "Range")
@@ -847,6 +850,33 @@ private:
     return outputs;
   }
 
+  // Converts a subgraph into `region` (an if branch, a loop body), built apart from the graph:
+  // its inputs bound to `inputs` (values of `region`), its nodes converted into it. Names of
+  // enclosing scopes resolve to their values outside the region (ControlFlow.h's
+  // captureOuterValues closes it afterwards). Every name bound meanwhile is forgotten after,
+  // initializers materialized inside included.
+  std::vector<Value *> convertIntoRegion(const onnx::GraphProto &body, Graph &region,
+                                         const std::vector<Value *> &inputs,
+                                         const std::string &where) override {
+    const auto values = values_;
+    Op *before = builder_.insertBefore();
+    Graph &outer = builder_.setGraph(region);
+    auto leave = [&] {
+      values_ = values;
+      builder_.setGraph(outer);
+      builder_.setInsertBefore(before);
+    };
+    std::vector<Value *> outputs;
+    try {
+      outputs = inlineSubgraph(body, inputs, where);
+    } catch (...) {
+      leave();
+      throw;
+    }
+    leave();
+    return outputs;
+  }
+
   void restore(const std::unordered_map<std::string, Value *> &saved) {
     for (const auto &[name, v] : saved) {
       if (v == kUnbound)
@@ -858,7 +888,7 @@ private:
 
   void convertNodeProto(const onnx::NodeProto &node, const std::string &name) {
     builder_.setLocation(name);
-    auto ops = graph_->ops();
+    auto ops = builder_.graph().ops(); // the main graph, or a region being built
     bool wasEmpty = ops.size() == 0;
     auto mark = wasEmpty ? ops.end() : Graph::OpRange::iterator{std::prev(ops.end().it)};
     std::vector<Value *> results;
@@ -929,7 +959,7 @@ private:
         replaced[op->result(r)] = c;
       }
       builder_.setInsertBefore(nullptr);
-      graph_->eraseOp(op);
+      builder_.graph().eraseOp(op);
     }
     return replaced;
   }

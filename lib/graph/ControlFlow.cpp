@@ -1,0 +1,238 @@
+// Region ops that run at run time (see ControlFlow.h).
+#include "strata/graph/ControlFlow.h"
+
+#include "strata/graph/Clone.h"
+#include "strata/graph/Ops.h"
+#include "strata/support/Error.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace strata {
+
+namespace {
+
+bool isScalarOf(const TensorType &t, DType dt) {
+  if (t.dtype != dt)
+    return false;
+  for (const Dim &d : t.dims)
+    if (!(d.isStatic() && d.size == 1))
+      return false;
+  return true;
+}
+
+llvm::Error regionError(const std::string &msg) { return makeError(msg); }
+
+// Region `r`'s input `i` against the type it binds.
+llvm::Error checkInput(const Op &op, unsigned r, unsigned i, const TensorType &want) {
+  const Graph &g = op.region(r);
+  if (g.input(i)->type() != want)
+    return regionError("region " + std::to_string(r) + " input " + std::to_string(i) +
+                       " has type " + g.input(i)->type().str() + " but binds " + want.str());
+  return llvm::Error::success();
+}
+
+bool definedIn(const Value *v, const Graph &g) {
+  return v->isGraphInput() ? v->ownerGraph() == &g : v->definingOp()->parentGraph() == &g;
+}
+
+} // namespace
+
+llvm::Expected<LoopLayout> loopLayout(const Op &loop) {
+  if (loop.numRegions() != 1)
+    return regionError("a loop has one region (its body), this one has " +
+                       std::to_string(loop.numRegions()));
+  const Graph &body = loop.region(0);
+  if (!loop.hasAttr("num_carried") || loop.attr("num_carried").kind() != AttrKind::Int)
+    return regionError("a loop needs its int attribute 'num_carried'");
+  const int64_t carried = ops::LoopOp(loop).num_carried();
+  const int64_t operands = loop.numOperands(), outputs = body.numOutputs();
+  if (carried < 0 || 2 + carried > operands)
+    return regionError("num_carried " + std::to_string(carried) + " does not fit " +
+                       std::to_string(operands) + " operands");
+  if (1 + carried > outputs)
+    return regionError("the body has " + std::to_string(outputs) +
+                       " outputs; expected the condition and " + std::to_string(carried) +
+                       " carried values first");
+  LoopLayout l;
+  l.numCarried = static_cast<unsigned>(carried);
+  l.numCaptures = static_cast<unsigned>(operands - 2 - carried);
+  l.numScans = static_cast<unsigned>(outputs - 1 - carried);
+  return l;
+}
+
+llvm::Expected<std::vector<TensorType>> controlFlowResultTypes(const Op &op) {
+  std::vector<TensorType> types;
+  if (op.kind() == OpKind::If) {
+    if (op.numRegions() != 2)
+      return regionError("an if has two regions (then, else), this one has " +
+                         std::to_string(op.numRegions()));
+    const Graph &then = op.region(0), &other = op.region(1);
+    if (then.numOutputs() != other.numOutputs())
+      return regionError("the then branch has " + std::to_string(then.numOutputs()) +
+                         " outputs but the else branch " + std::to_string(other.numOutputs()));
+    for (unsigned i = 0; i < then.numOutputs(); ++i) {
+      if (!then.output(i) || !other.output(i))
+        return regionError("branch output " + std::to_string(i) + " is missing");
+      const TensorType &a = then.output(i)->type(), &b = other.output(i)->type();
+      if (a != b)
+        return regionError("branch output " + std::to_string(i) + " has type " + a.str() +
+                           " in the then branch but " + b.str() +
+                           " in the else branch (branches of different shapes are not "
+                           "supported yet)");
+      types.push_back(a);
+    }
+    return types;
+  }
+  auto layout = loopLayout(op);
+  if (!layout)
+    return layout.takeError();
+  const Graph &body = op.region(0);
+  for (unsigned k = 0; k < layout->numCarried; ++k) {
+    const Value *out = body.output(1 + k);
+    if (!out)
+      return regionError("the body's carried output " + std::to_string(k) + " is missing");
+    if (out->type() != body.input(2 + k)->type())
+      return regionError("loop-carried value " + std::to_string(k) + " enters the body as " +
+                         body.input(2 + k)->type().str() + " but leaves it as " +
+                         out->type().str() +
+                         " (values that change shape across iterations are not supported yet)");
+    types.push_back(out->type());
+  }
+  for (unsigned k = 0; k < layout->numScans; ++k) {
+    const Value *out = body.output(1 + layout->numCarried + k);
+    if (!out)
+      return regionError("the body's scan output " + std::to_string(k) + " is missing");
+    const unsigned r = layout->numCarried + k;
+    Dim trips = r < op.numResults() && op.result(r)->type().rank() > 0
+                    ? op.result(r)->type().dims[0]
+                    : Dim(0);
+    std::vector<Dim> dims{trips};
+    dims.insert(dims.end(), out->type().dims.begin(), out->type().dims.end());
+    types.push_back(out->type().withDims(std::move(dims)));
+  }
+  return types;
+}
+
+llvm::Error checkControlFlow(const Op &op) {
+  std::vector<TensorType> inputs; // what the regions' inputs bind, in order
+  if (op.kind() == OpKind::If) {
+    if (!isScalarOf(op.operand(0)->type(), op.operand(0)->type().dtype) ||
+        op.operand(0)->type().dims.size() > 1)
+      return regionError("the condition must have one element, has type " +
+                         op.operand(0)->type().str());
+    for (unsigned i = 1; i < op.numOperands(); ++i)
+      inputs.push_back(op.operand(i)->type());
+  } else {
+    auto layout = loopLayout(op);
+    if (!layout)
+      return layout.takeError();
+    if (!isScalarOf(op.operand(0)->type(), DType::I64) || op.operand(0)->type().rank() > 1)
+      return regionError("the trip count must be one i64, has type " + op.operand(0)->type().str());
+    if (!isScalarOf(op.operand(1)->type(), DType::Bool) || op.operand(1)->type().rank() > 1)
+      return regionError("the condition must be one bool, has type " + op.operand(1)->type().str());
+    inputs.push_back(TensorType(DType::I64, {}));
+    inputs.push_back(TensorType(DType::Bool, {}));
+    for (unsigned i = 2; i < op.numOperands(); ++i)
+      inputs.push_back(op.operand(i)->type());
+    const Graph &body = op.region(0);
+    if (body.numOutputs() == 0 || !body.output(0) ||
+        body.output(0)->type() != TensorType(DType::Bool, {}))
+      return regionError("the body's first output must be its condition, a bool []");
+    if (op.numResults() != layout->numCarried + layout->numScans)
+      return regionError("has " + std::to_string(op.numResults()) + " results; the body gives " +
+                         std::to_string(layout->numCarried) + " carried and " +
+                         std::to_string(layout->numScans) + " scan outputs");
+  }
+  for (unsigned r = 0; r < op.numRegions(); ++r) {
+    const Graph &g = op.region(r);
+    if (g.numInputs() != inputs.size())
+      return regionError("region " + std::to_string(r) + " has " + std::to_string(g.numInputs()) +
+                         " inputs; the op binds " + std::to_string(inputs.size()));
+    for (unsigned i = 0; i < inputs.size(); ++i)
+      if (auto err = checkInput(op, r, i, inputs[i]))
+        return err;
+  }
+  auto types = controlFlowResultTypes(op);
+  if (!types)
+    return types.takeError();
+  if (types->size() != op.numResults())
+    return regionError("has " + std::to_string(op.numResults()) + " results but its regions give " +
+                       std::to_string(types->size()));
+  for (unsigned i = 0; i < types->size(); ++i)
+    if ((*types)[i] != op.result(i)->type())
+      return regionError("result " + std::to_string(i) + " has type " + op.result(i)->type().str() +
+                         " but its region gives " + (*types)[i].str());
+  return llvm::Error::success();
+}
+
+void typeRegionInputs(Op &op) {
+  const unsigned first = op.kind() == OpKind::If ? 1 : 0;
+  for (unsigned r = 0; r < op.numRegions(); ++r) {
+    Graph &g = op.region(r);
+    for (unsigned i = first; i < op.numOperands() && i - first < g.numInputs(); ++i) {
+      if (op.kind() == OpKind::Loop && i < 2)
+        continue; // iteration and cond: fixed types
+      g.input(i - first)->setType(op.operand(i)->type());
+    }
+  }
+}
+
+llvm::Error setResultTypes(Op &op) {
+  auto types = controlFlowResultTypes(op);
+  if (!types)
+    return types.takeError();
+  if (types->size() != op.numResults())
+    return regionError("its regions give " + std::to_string(types->size()) +
+                       " results, the op has " + std::to_string(op.numResults()));
+  for (unsigned i = 0; i < types->size(); ++i)
+    op.result(i)->setType((*types)[i]);
+  return llvm::Error::success();
+}
+
+void inlineIfBranch(Op &op, unsigned r) {
+  Graph &parent = *op.parentGraph();
+  const Graph &region = op.region(r);
+  ValueMap map;
+  for (unsigned i = 0; i < region.numInputs(); ++i)
+    map[region.input(i)] = op.operand(1 + i);
+  // cloneOp appends; move each copy before the op to keep the graph's order.
+  for (const Op &inner : region.ops()) {
+    Op *copy = cloneOp(parent, inner, map);
+    parent.moveBefore(copy, &op);
+  }
+  for (unsigned i = 0; i < op.numResults(); ++i)
+    op.result(i)->replaceAllUsesWith(map.at(region.output(i)));
+  parent.eraseOp(&op);
+}
+
+std::vector<Value *> captureOuterValues(const std::vector<Graph *> &regions) {
+  std::vector<Value *> captured;
+  std::unordered_set<Value *> seen;
+  auto note = [&](Value *v, const Graph &g) {
+    if (v && !definedIn(v, g) && seen.insert(v).second)
+      captured.push_back(v);
+  };
+  for (Graph *g : regions) {
+    for (Op &op : g->ops())
+      for (Value *v : op.operands())
+        note(v, *g);
+    for (unsigned i = 0; i < g->numOutputs(); ++i)
+      note(g->output(i), *g);
+  }
+  for (Graph *g : regions) {
+    std::unordered_map<Value *, Value *> inner;
+    for (Value *v : captured)
+      inner[v] = g->addInput(v->type(), v->name());
+    for (Op &op : g->ops())
+      for (unsigned i = 0; i < op.numOperands(); ++i)
+        if (auto it = inner.find(op.operand(i)); it != inner.end() && !definedIn(op.operand(i), *g))
+          op.setOperand(i, it->second);
+    for (unsigned i = 0; i < g->numOutputs(); ++i)
+      if (auto it = inner.find(g->output(i)); it != inner.end() && !definedIn(g->output(i), *g))
+        g->setOutput(i, it->second);
+  }
+  return captured;
+}
+
+} // namespace strata
