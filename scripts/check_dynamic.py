@@ -15,7 +15,8 @@ Exports (with Debian's torch, seeded) and checks:
   lstm_dyn      a 2-layer bidirectional LSTM (batch first) and a linear head, batch and seq dynamic;
   gru_dyn       a 2-layer GRU and a linear head, batch and seq dynamic: each at (1, 7) and (3, 20);
   control_flow_dyn  a scripted module: a Loop whose trip count is the input's dim 1 and an If on
-                its dim 0 (both resolved at each input shape), at [3, 4, 8] and [1, 6, 8];
+                its dim 0 (resolved at each input shape by the jit; run-time `loop` and `if` ops
+                in one library compiled once), at [3, 4, 8] and [1, 6, 8];
 and for each: `strata run` with the jit engine (one process per shape, so each compiles its shape)
 and with the interpreter, outputs within 1e-4 of torch's relative to max |reference|; `strata
 bench` on the conv net at two sizes; a 4-channel image refused as an input error. (Several shapes
@@ -317,6 +318,15 @@ def main():
             run_against(strata, env, failures, f"gpt2_dyn {list(x.shape)} one .so", lib, [],
                         os.path.join(args.work, f"gpt2_dyn.{i}.input.npy"),
                         os.path.join(args.work, f"gpt2_dyn.{i}.aot"), "logits", want)
+    # The scripted Loop/If model compiled once: its trip count (a dim) and its If's condition (a
+    # test on a dim) are decided when it runs, by the library's loop and if steps.
+    path, cases = models["control_flow_dyn"]
+    lib = compile_once(strata, env, failures, args.work, "control_flow_dyn", path)
+    if lib:
+        for i, (x, want) in enumerate(cases):
+            run_against(strata, env, failures, f"control_flow_dyn {list(x.shape)} one .so", lib,
+                        [], os.path.join(args.work, f"control_flow_dyn.{i}.input.npy"),
+                        os.path.join(args.work, f"control_flow_dyn.{i}.aot"), "y", want)
     # A shape that breaks the model's own constraints is an input error, not a crash.
     bad = os.path.join(args.work, "bad.npy")
     np.save(bad, np.zeros((1, 4, 32, 32), np.float32))
