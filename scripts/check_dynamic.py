@@ -13,7 +13,8 @@ Exports (with Debian's torch, seeded) and checks:
                 (1, 128) and (2, 37); its export reads its own shape (Shape -> Gather -> Reshape,
                 Range, Slice with computed ends);
   lstm_dyn      a 2-layer bidirectional LSTM (batch first) and a linear head, batch and seq dynamic;
-  gru_dyn       a 2-layer GRU and a linear head, batch and seq dynamic: each at (1, 7) and (3, 20);
+  gru_dyn       a 2-layer GRU and a linear head, batch and seq dynamic: each at (1, 7) and (3, 20),
+                per shape and from one library each (the recurrence a run-time loop);
   control_flow_dyn  a scripted module: a Loop whose trip count is the input's dim 1 and an If on
                 its dim 0 (resolved at each input shape by the jit; run-time `loop` and `if` ops
                 in one library compiled once), at [3, 4, 8] and [1, 6, 8];
@@ -318,15 +319,18 @@ def main():
             run_against(strata, env, failures, f"gpt2_dyn {list(x.shape)} one .so", lib, [],
                         os.path.join(args.work, f"gpt2_dyn.{i}.input.npy"),
                         os.path.join(args.work, f"gpt2_dyn.{i}.aot"), "logits", want)
-    # The scripted Loop/If model compiled once: its trip count (a dim) and its If's condition (a
-    # test on a dim) are decided when it runs, by the library's loop and if steps.
-    path, cases = models["control_flow_dyn"]
-    lib = compile_once(strata, env, failures, args.work, "control_flow_dyn", path)
-    if lib:
-        for i, (x, want) in enumerate(cases):
-            run_against(strata, env, failures, f"control_flow_dyn {list(x.shape)} one .so", lib,
-                        [], os.path.join(args.work, f"control_flow_dyn.{i}.input.npy"),
-                        os.path.join(args.work, f"control_flow_dyn.{i}.aot"), "y", want)
+    # Compiled once: the scripted Loop/If model (its trip count, a dim, and its If's condition, a
+    # test on a dim, decided when it runs by the library's loop and if steps) and the LSTM and
+    # GRU (their recurrence a loop over the sequence; torch's zero initial states sized by the
+    # batch at run time).
+    for name, output in [("control_flow_dyn", "y"), ("lstm_dyn", "y"), ("gru_dyn", "y")]:
+        path, cases = models[name]
+        lib = compile_once(strata, env, failures, args.work, name, path)
+        if lib:
+            for i, (x, want) in enumerate(cases):
+                run_against(strata, env, failures, f"{name} {list(x.shape)} one .so", lib, [],
+                            os.path.join(args.work, f"{name}.{i}.input.npy"),
+                            os.path.join(args.work, f"{name}.{i}.aot"), output, want)
     # A shape that breaks the model's own constraints is an input error, not a crash.
     bad = os.path.join(args.work, "bad.npy")
     np.save(bad, np.zeros((1, 4, 32, 32), np.float32))

@@ -206,6 +206,41 @@ void inlineIfBranch(Op &op, unsigned r) {
   parent.eraseOp(&op);
 }
 
+int64_t sinkConstantCaptures(Op &op) {
+  if (!isControlFlow(op))
+    return 0;
+  // Operand i binds region input i - first (if: the condition is no region input).
+  const unsigned first = op.kind() == OpKind::If ? 1 : 0;
+  // A loop's carried values change from iteration to iteration: only its captures are sunk.
+  unsigned captures = 1;
+  if (op.kind() == OpKind::Loop) {
+    auto layout = loopLayout(op);
+    if (!layout) {
+      llvm::consumeError(layout.takeError());
+      return 0;
+    }
+    captures = 2 + layout->numCarried;
+  }
+  int64_t sunk = 0;
+  for (unsigned i = captures; i < op.numOperands(); ++i) {
+    const Op *def = op.operand(i)->definingOp();
+    if (!def || def->kind() != OpKind::Constant)
+      continue;
+    for (unsigned r = 0; r < op.numRegions(); ++r) {
+      Graph &g = op.region(r);
+      Value *in = i - first < g.numInputs() ? g.input(i - first) : nullptr;
+      if (!in || (!in->hasUses() && !in->isGraphOutput()))
+        continue;
+      Op *before = g.numOps() ? &*g.ops().begin() : nullptr;
+      Op *copy = g.createOp(OpKind::Constant, {}, {def->result()->type()}, def->attrs(), before);
+      copy->setLocation(def->location());
+      in->replaceAllUsesWith(copy->result());
+      ++sunk;
+    }
+  }
+  return sunk;
+}
+
 std::vector<Value *> captureOuterValues(const std::vector<Graph *> &regions) {
   std::vector<Value *> captured;
   std::unordered_set<Value *> seen;

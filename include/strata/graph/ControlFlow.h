@@ -45,6 +45,12 @@ llvm::Error setResultTypes(Op &op);
 // op's captures); the op is erased. Constant folding of a known condition.
 void inlineIfBranch(Op &op, unsigned r);
 
+// Gives each region its own copy of every constant the op captures (sharing the data), in
+// place of the region input binding it, so the region's optimizations see the constant (a
+// matmul's packed weights, folding). The operand and the now unused input stay. Returns how
+// many region inputs it replaced.
+int64_t sinkConstantCaptures(Op &op);
+
 // Closes regions built with references to enclosing graphs (the importer converts an ONNX
 // branch reading outer tensors by name): every value some region reads from outside it (an
 // operand of one of its ops, or an output) becomes a new input of every region, appended in one

@@ -31,6 +31,11 @@ private:
       inlined = false;
       forEachGraph(root, [&](Graph &g) {
         for (Op *op : g.opList()) {
+          // Constants a region op captures: copied into its regions, where they fold.
+          if (int64_t sunk = sinkConstantCaptures(*op)) {
+            folded += sunk;
+            inlined = true;
+          }
           if (op->kind() == OpKind::If) {
             const Tensor *cond = constantValue(op->operand(0));
             if (cond && cond->valid() && cond->numElements() == 1) {

@@ -100,6 +100,7 @@ Op *createRegionOp(Builder &b, OpKind kind, Values operands,
     op->parentGraph()->eraseOp(op);
     throw ConvertError(why);
   }
+  sinkConstantCaptures(*op);
   return op;
 }
 
@@ -384,6 +385,16 @@ Values convertScan(ImportContext &ctx, const Node &n) {
 }
 
 } // namespace
+
+Op *createLoop(Builder &b, Value *trips, Value *cond, const std::vector<Value *> &carried,
+               std::unique_ptr<Graph> body, const std::vector<TensorType> &types) {
+  Values operands = {trips, cond};
+  operands.insert(operands.end(), carried.begin(), carried.end());
+  std::vector<std::unique_ptr<Graph>> regions;
+  regions.push_back(std::move(body));
+  return createRegionOp(b, OpKind::Loop, operands, std::move(regions),
+                        {{"num_carried", Attribute(static_cast<int64_t>(carried.size()))}}, types);
+}
 
 void registerControlFlowConverters(ConverterTable &t) {
   t["If"] = convertIf;

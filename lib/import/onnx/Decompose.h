@@ -62,6 +62,11 @@ bool outputRequested(const onnx::NodeProto &node, int i);
 // Input 1.. that is optional: nullptr when absent.
 Value *optionalInput(ImportContext &ctx, const onnx::NodeProto &node, int i);
 // Input that must exist; throws ConvertError naming `what` when absent.
+// A run-time `loop` op (graph/ControlFlow.h) over `body`, a region built apart whose first
+// inputs are the iteration, the condition and the carried values: closed over the outer values
+// it reads (its constants copied in); `types` are the results' (a scan's length its first dim).
+Op *createLoop(Builder &b, Value *trips, Value *cond, const std::vector<Value *> &carried,
+               std::unique_ptr<Graph> body, const std::vector<TensorType> &types);
 Value *requiredInput(ImportContext &ctx, const onnx::NodeProto &node, int i, const char *what);
 // Throws ConvertError when x's rank is not at least `minRank`.
 void requireRank(Value *x, int64_t minRank, const char *what);

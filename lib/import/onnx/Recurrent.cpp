@@ -1,9 +1,10 @@
-// ONNX RNN, GRU and LSTM, decomposed onto matmuls and elementwise ops, unrolled over the sequence
-// (its length must be static; a model with a dynamic sequence length is imported again at each
-// length, docs/runtime.md). Done the way fast engines do it: the input projection of every time step
-// is one matmul of the whole sequence against all gates' weights (with both biases folded in), and
-// each step adds one small matmul of the previous hidden state against the recurrent weights, then
-// the gate math, which fusion turns into one kernel per step. Every direction, activation list,
+// ONNX RNN, GRU and LSTM, decomposed onto matmuls and elementwise ops. Done the way fast engines
+// do it: the input projection of every time step is one matmul of the whole sequence against all
+// gates' weights (with both biases folded in), and each step adds one small matmul of the previous
+// hidden state against the recurrent weights, then the gate math, which fusion turns into one
+// kernel per step. A sequence of static length (up to kMaxUnrolledSteps) is unrolled; a symbolic
+// or longer one runs the step as the body of a run-time `loop` (graph/ControlFlow.h) carrying
+// the states, its outputs the scan entries, so one compiled model serves every length. Every direction, activation list,
 // clip, input_forget, peepholes, linear_before_reset, layout, initial states and optional outputs.
 // `sequence_lens` is a run-time input: a step at or past a batch entry's length keeps its state
 // and writes zeros to Y, as ONNX says (reverse directions then start at each entry's last valid
@@ -18,6 +19,9 @@ using Node = onnx::NodeProto;
 using Values = std::vector<Value *>;
 
 enum class Cell { Rnn, Gru, Lstm };
+
+// Longer static sequences run as a loop too: unrolling them costs compile time and code size.
+constexpr int64_t kMaxUnrolledSteps = 256;
 
 int64_t gateCount(Cell c) { return c == Cell::Rnn ? 1 : c == Cell::Gru ? 3 : 4; }
 
@@ -133,10 +137,8 @@ private:
       throw ConvertError("X must have rank 3, got " + x_->type().str());
     if (layout_ == 1)
       x_ = transpose(b_, x_, {1, 0, 2}); // [seq, batch, input] from here on
-    seq_ = staticDim(x_, 0, (std::string(cellName(cell_)) + " sequence length").c_str());
-    if (seq_ > processLimits().maxOps / 16)
-      throw ConvertError("a sequence of " + std::to_string(seq_) + " steps unrolls to a graph " +
-                         overLimit(&Limits::maxOps, processLimits().maxOps));
+    seqDim_ = x_->type().dims[0];
+    seq_ = seqDim_.isStatic() ? seqDim_.size : -1;
     inputSize_ = staticDim(x_, 2, "input size");
     if (w_->type().rank() != 3 || r_->type().rank() != 3)
       throw ConvertError("W and R must have rank 3, got " + w_->type().str() + " and " +
@@ -230,6 +232,130 @@ private:
     return namedActivation(b_, clip(v), a.name, a.alpha, a.beta);
   }
 
+  // What a step reads besides its input and states: the recurrent weights transposed
+  // [hidden, G*H], GRU's recurrent h-gate bias (linear_before_reset), the peepholes.
+  struct Weights {
+    Value *rT = nullptr, *rb = nullptr, *pi = nullptr, *po = nullptr, *pf = nullptr;
+  };
+  struct Step {
+    Value *h = nullptr, *c = nullptr, *y = nullptr;
+  };
+
+  // One time step: projected input xt [batch, G*H], states h and c [batch, hidden], t the
+  // step's index (i64 []) for sequence_lens. Returns the next states and the step's Y entry.
+  Step step(int64_t d, const Weights &w, Value *xt, Value *h, Value *c, Value *t) {
+    Value *hNew = nullptr, *cNew = nullptr;
+    if (cell_ == Cell::Rnn) {
+      hNew = act(d, 0, add(b_, xt, b_.value(OpKind::MatMul, {h, w.rT})));
+    } else if (cell_ == Cell::Gru) {
+      // Gates z, r, h: z and r take the recurrence of all of h at once.
+      Value *rzr = b_.value(OpKind::MatMul, {h, slice(b_, w.rT, {0}, {2 * hidden_}, {1})});
+      Value *z = act(d, 0, add(b_, gate(xt, 0), gate(rzr, 0)));
+      Value *r = act(d, 0, add(b_, gate(xt, 1), gate(rzr, 1)));
+      Value *rh = slice(b_, w.rT, {2 * hidden_}, {3 * hidden_}, {1});
+      Value *recur;
+      if (linearBeforeReset_) {
+        Value *lin = b_.value(OpKind::MatMul, {h, rh});
+        if (w.rb)
+          lin = add(b_, lin, w.rb);
+        recur = mul(b_, r, lin);
+      } else {
+        recur = b_.value(OpKind::MatMul, {mul(b_, r, h), rh});
+        if (w.rb)
+          recur = add(b_, recur, w.rb);
+      }
+      Value *hh = act(d, 1, add(b_, gate(xt, 2), recur));
+      // (1 - z) * hh + z * h
+      hNew = add(b_, mul(b_, sub(b_, scalarLike(b_, z, 1.0), z), hh), mul(b_, z, h));
+    } else {
+      Value *g = add(b_, xt, b_.value(OpKind::MatMul, {h, w.rT})); // gates i, o, f, c
+      Value *gi = gate(g, 0), *go = gate(g, 1), *gf = gate(g, 2), *gc = gate(g, 3);
+      if (w.pi)
+        gi = add(b_, gi, mul(b_, w.pi, c));
+      Value *i = act(d, 0, gi);
+      Value *f;
+      if (inputForget_) {
+        f = sub(b_, scalarLike(b_, i, 1.0), i);
+      } else {
+        if (w.pf)
+          gf = add(b_, gf, mul(b_, w.pf, c));
+        f = act(d, 0, gf);
+      }
+      Value *cc = act(d, 1, gc);
+      cNew = add(b_, mul(b_, f, c), mul(b_, i, cc));
+      if (w.po)
+        go = add(b_, go, mul(b_, w.po, cNew));
+      Value *o = act(d, 0, go);
+      hNew = mul(b_, o, act(d, 2, cNew));
+    }
+    Value *yt = hNew;
+    if (seqLens_) {
+      // Steps at or past an entry's length keep its state and write zeros.
+      Value *valid = lessThan(b_, t, seqLens_);
+      hNew = select(b_, valid, hNew, h);
+      if (cNew)
+        cNew = select(b_, valid, cNew, c);
+      yt = select(b_, valid, yt, scalarLike(b_, yt, 0.0));
+    }
+    return {hNew, cNew, yt};
+  }
+
+  // The steps of direction d as the body of a run-time loop over the sequence: the states
+  // carried, each step's Y entry a scan output (stacked in iteration order, then reversed for a
+  // reverse direction).
+  DirectionResult loopDirection(int64_t d, bool reverse, Value *proj, const Weights &w, Value *h,
+                                Value *c) {
+    const bool lstm = cell_ == Cell::Lstm;
+    Value *steps = reshape(b_, b_.value(OpKind::Shape, {proj}, {{"start", Attribute(int64_t{0})},
+                                                                {"end", Attribute(int64_t{1})}}),
+                           std::vector<int64_t>{});
+    Value *last = sub(b_, steps, b_.scalar(DType::I64, 1.0));
+    auto body = std::make_unique<Graph>("step");
+    Value *iteration = body->addInput(TensorType(DType::I64, {}), "t");
+    Value *cond = body->addInput(TensorType(DType::Bool, {}), "cond");
+    Value *hIn = body->addInput(h->type(), "h");
+    Value *cIn = lstm ? body->addInput(c->type(), "c") : nullptr;
+    Graph &outer = b_.setGraph(*body);
+    Step s;
+    try {
+      Value *t = reverse ? sub(b_, last, iteration) : iteration;
+      Value *xt = b_.value(OpKind::Gather, {proj, t}, {{"axis", Attribute(int64_t{0})}});
+      s = step(d, w, xt, hIn, cIn, t);
+    } catch (...) {
+      b_.setGraph(outer);
+      throw;
+    }
+    b_.setGraph(outer);
+    body->addOutput(cond, "cond");
+    body->addOutput(s.h, "h");
+    if (lstm)
+      body->addOutput(s.c, "c");
+    body->addOutput(s.y, "y");
+    std::vector<TensorType> types = {h->type()};
+    if (lstm)
+      types.push_back(c->type());
+    std::vector<Dim> ydims = {seqDim_};
+    ydims.insert(ydims.end(), s.y->type().dims.begin(), s.y->type().dims.end());
+    types.push_back(TensorType(s.y->type().dtype, ydims));
+    Values carried = {h};
+    if (lstm)
+      carried.push_back(c);
+    Op *loop = createLoop(b_, steps, b_.scalar(DType::Bool, 1.0), carried, std::move(body), types);
+    Value *ys = loop->result(lstm ? 2 : 1); // [seq, batch, hidden]
+    if (reverse) // entry k is step seq-1-k
+      ys = b_.value(OpKind::Gather,
+                    {ys, sub(b_, last, b_.value(OpKind::Iota, {ys}, {{"axis", Attribute(int64_t{0})}}))},
+                    {{"axis", Attribute(int64_t{0})}});
+    std::vector<Dim> y4 = {seqDim_, Dim(1)};
+    y4.insert(y4.end(), ys->type().dims.begin() + 1, ys->type().dims.end());
+    DirectionResult r;
+    r.y = reshapeTo(b_, ys, y4); // [seq, 1, batch, hidden]
+    r.h = reshape(b_, loop->result(0), {1, -1, hidden_});
+    if (lstm)
+      r.c = reshape(b_, loop->result(1), {1, -1, hidden_});
+    return r;
+  }
+
   DirectionResult runDirection(int64_t d, bool reverse) {
     Value *wT = transpose(b_, direction(w_, d), {1, 0}); // [input, G*H]
     Value *rT = transpose(b_, direction(r_, d), {1, 0}); // [hidden, G*H]
@@ -269,6 +395,19 @@ private:
         return b_.constant(Tensor(like->type().dtype, {batch.size, hidden_}));
       return mul(b_, gate(like, 0), scalarLike(b_, like, 0.0));
     };
+    Weights wts{rT, rb, pi, po, pf};
+    if (seq_ < 0 || seq_ > kMaxUnrolledSteps) {
+      // The projection summed over the steps: [batch, G*H], the shape a zero state is cut from.
+      Value *like = b_.value(OpKind::Reduce, {proj},
+                             {{"axes", Attribute(std::vector<int64_t>{0})},
+                              {"keepdims", Attribute(int64_t{0})},
+                              {"kind", Attribute(std::string("sum"))}});
+      if (!h)
+        h = zeros(like);
+      if (cell_ == Cell::Lstm && !c)
+        c = zeros(like);
+      return loopDirection(d, reverse, proj, wts, h, c);
+    }
     std::vector<Value *> ys(static_cast<size_t>(seq_));
     for (int64_t k = 0; k < seq_; ++k) {
       const int64_t t = reverse ? seq_ - 1 - k : k;
@@ -278,63 +417,11 @@ private:
         h = zeros(xt);
       if (cell_ == Cell::Lstm && !c)
         c = zeros(xt);
-      Value *hNew = nullptr, *cNew = nullptr;
-      if (cell_ == Cell::Rnn) {
-        hNew = act(d, 0, add(b_, xt, b_.value(OpKind::MatMul, {h, rT})));
-      } else if (cell_ == Cell::Gru) {
-        // Gates z, r, h: z and r take the recurrence of all of h at once.
-        Value *rzr = b_.value(OpKind::MatMul, {h, slice(b_, rT, {0}, {2 * hidden_}, {1})});
-        Value *z = act(d, 0, add(b_, gate(xt, 0), gate(rzr, 0)));
-        Value *r = act(d, 0, add(b_, gate(xt, 1), gate(rzr, 1)));
-        Value *rh = slice(b_, rT, {2 * hidden_}, {3 * hidden_}, {1});
-        Value *recur;
-        if (linearBeforeReset_) {
-          Value *lin = b_.value(OpKind::MatMul, {h, rh});
-          if (rb)
-            lin = add(b_, lin, rb);
-          recur = mul(b_, r, lin);
-        } else {
-          recur = b_.value(OpKind::MatMul, {mul(b_, r, h), rh});
-          if (rb)
-            recur = add(b_, recur, rb);
-        }
-        Value *hh = act(d, 1, add(b_, gate(xt, 2), recur));
-        // (1 - z) * hh + z * h
-        hNew = add(b_, mul(b_, sub(b_, scalarLike(b_, z, 1.0), z), hh), mul(b_, z, h));
-      } else {
-        Value *g = add(b_, xt, b_.value(OpKind::MatMul, {h, rT})); // gates i, o, f, c
-        Value *gi = gate(g, 0), *go = gate(g, 1), *gf = gate(g, 2), *gc = gate(g, 3);
-        if (pi)
-          gi = add(b_, gi, mul(b_, pi, c));
-        Value *i = act(d, 0, gi);
-        Value *f;
-        if (inputForget_) {
-          f = sub(b_, scalarLike(b_, i, 1.0), i);
-        } else {
-          if (pf)
-            gf = add(b_, gf, mul(b_, pf, c));
-          f = act(d, 0, gf);
-        }
-        Value *cc = act(d, 1, gc);
-        cNew = add(b_, mul(b_, f, c), mul(b_, i, cc));
-        if (po)
-          go = add(b_, go, mul(b_, po, cNew));
-        Value *o = act(d, 0, go);
-        hNew = mul(b_, o, act(d, 2, cNew));
-      }
-      Value *yt = hNew;
-      if (seqLens_) {
-        // Steps at or past an entry's length keep its state and write zeros.
-        Value *valid = lessThan(b_, b_.scalar(DType::I64, static_cast<double>(t)), seqLens_);
-        hNew = select(b_, valid, hNew, h);
-        if (cNew)
-          cNew = select(b_, valid, cNew, c);
-        yt = select(b_, valid, yt, scalarLike(b_, yt, 0.0));
-      }
-      h = hNew;
-      if (cNew)
-        c = cNew;
-      ys[static_cast<size_t>(t)] = reshape(b_, yt, {1, 1, -1, hidden_}); // [1, 1, batch, hidden]
+      Step s = step(d, wts, xt, h, c, b_.scalar(DType::I64, static_cast<double>(t)));
+      h = s.h;
+      if (s.c)
+        c = s.c;
+      ys[static_cast<size_t>(t)] = reshape(b_, s.y, {1, 1, -1, hidden_}); // [1, 1, batch, hidden]
     }
     DirectionResult r;
     r.y = ys.size() == 1 ? ys[0] : b_.value(OpKind::Concat, ys, {{"axis", int64_t{0}}});
@@ -351,7 +438,8 @@ private:
   int64_t gates_;
   Value *x_ = nullptr, *w_ = nullptr, *r_ = nullptr, *bias_ = nullptr, *seqLens_ = nullptr,
         *initH_ = nullptr, *initC_ = nullptr, *peep_ = nullptr;
-  int64_t layout_ = 0, seq_ = 0, inputSize_ = 0, dirs_ = 1, hidden_ = 0;
+  int64_t layout_ = 0, seq_ = 0, inputSize_ = 0, dirs_ = 1, hidden_ = 0; // seq_ -1: symbolic
+  Dim seqDim_;
   std::optional<double> clip_;
   bool inputForget_ = false, linearBeforeReset_ = false;
   std::vector<std::vector<Activation>> acts_;
