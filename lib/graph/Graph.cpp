@@ -35,6 +35,12 @@ void Op::setOperand(unsigned i, Value *v) {
     v->uses_.push_back({this, i});
 }
 
+void Op::addOperand(Value *v) {
+  operands_.push_back(v);
+  if (v)
+    v->uses_.push_back({this, static_cast<unsigned>(operands_.size() - 1)});
+}
+
 const Attribute &Op::attr(std::string_view n) const {
   auto it = attrs_.find(std::string(n));
   if (it == attrs_.end())

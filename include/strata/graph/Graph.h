@@ -139,6 +139,8 @@ public:
   Value *operand(unsigned i) const { return operands_[i]; }
   const std::vector<Value *> &operands() const { return operands_; }
   void setOperand(unsigned i, Value *v);
+  // Appends an operand (a region op's new capture: its regions get the input binding it).
+  void addOperand(Value *v);
 
   unsigned numResults() const { return static_cast<unsigned>(results_.size()); }
   Value *result(unsigned i = 0) const { return results_[i].get(); }

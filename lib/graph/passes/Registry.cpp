@@ -10,6 +10,8 @@ const std::vector<PassInfo> &passRegistry() {
        createConstantFoldPass},
       {"cse", "merge identical ops (constants compared by content)", createCSEPass},
       {"dce", "remove ops whose results are unused", createDCEPass},
+      {"hoist-loop-invariants", "move ops a loop's body computes alike every iteration before it",
+       createHoistLoopInvariantsPass},
       {"fold-batchnorm", "fold per-channel scale and shift into a conv or matmul",
        createFoldBatchNormPass},
       {"fuse-bias", "merge a bias add into the conv or matmul before it", createFuseBiasPass},
