@@ -15,6 +15,8 @@
 #include "strata/lower/Capabilities.h"
 #include "strata/lower/Lower.h"
 
+#include "llvm/Support/xxhash.h"
+
 #include <cstring>
 #include <functional>
 #include <fmt/format.h>
@@ -70,15 +72,25 @@ std::vector<loop::Buffer> peelScratch(loop::LoopFunction &f) {
 class ProgramBuilder {
 public:
   ProgramBuilder(Graph &g, const ProgramOptions &opts)
-      : g_(g), opts_(opts), root_(this), plan_(&prog_.plan) {}
+      : g_(g), opts_(opts), root_(this), plan_(&prog_.plan), pipeline_(opts.pipeline) {}
   // A control-flow op's region, compiled into `plan` with its kernels and constants in the
   // root's program (one kernel table and weights blob for the whole model).
-  ProgramBuilder(Graph &region, const ProgramOptions &opts, ProgramBuilder &root, Plan &plan)
-      : g_(region), opts_(opts), root_(&root), plan_(&plan) {}
+  ProgramBuilder(Graph &region, const ProgramOptions &opts, ProgramBuilder &root, Plan &plan,
+                 std::string pipeline)
+      : g_(region), opts_(opts), root_(&root), plan_(&plan), pipeline_(std::move(pipeline)) {}
 
-  llvm::Expected<Program> build() {
+  llvm::Expected<Program> build(const std::vector<ShapeVariant> &variants = {}) {
     if (auto err = buildPlan())
       return std::move(err);
+    for (const ShapeVariant &v : variants) {
+      Plan region;
+      ProgramBuilder sub(*v.graph, opts_, *this, region, opts_.pipeline); // optimized as `g`
+      sub.variant_ = true;
+      if (auto err = sub.buildPlan())
+        return withContext(std::move(err), inPhase("compiling the variant for the given shapes"));
+      prog_.plan.variants.push_back({v.shapes, static_cast<int64_t>(prog_.plan.regions.size())});
+      prog_.plan.regions.push_back(std::move(region));
+    }
     if (auto err = packWeights())
       return std::move(err);
     prog_.plan.numKernels = static_cast<int64_t>(prog_.kernels.size());
@@ -102,7 +114,7 @@ private:
 
   // Optimizes the graph and builds its plan (the root's or a region's).
   llvm::Error buildPlan() {
-    if (!opts_.pipeline.empty()) {
+    if (!pipeline_.empty()) {
       PassManagerOptions pmo;
       if (opts_.fault.rung == FaultInjection::Rung::GraphPass)
         pmo.afterPass = [this](std::string_view pass, bool changed, double, Graph &g) {
@@ -114,7 +126,7 @@ private:
       PassContext ctx;
       ctx.options = passOptionsFor(opts_.scheduleTarget);
       ctx.options.winogradTile = opts_.winogradTile;
-      llvm::Error err = pm.parsePipeline(opts_.pipeline);
+      llvm::Error err = pm.parsePipeline(pipeline_);
       if (!err)
         err = pm.run(g_, ctx);
       if (err)
@@ -217,7 +229,7 @@ private:
       const std::string *sym = op.result(vb->result)->type().dims.at(vb->dim).symbolName();
       if (!sym)
         continue; // a static count (a specialized graph): nothing to bind
-      if (isRegion())
+      if (isRegion() && !variant_)
         return makeError(diagnose(op, "a data-dependent size inside the region of an if or loop "
                                       "is not supported yet"));
       if (isInputSymbol(*sym))
@@ -377,8 +389,24 @@ private:
     const void *key = t.rawData();
     auto [it, fresh] = root_->constantIndex_.emplace(key, root_->constantData_.size());
     if (fresh) {
-      root_->constantData_.push_back(t);
-      prog().plan.constants.push_back({0, static_cast<int64_t>(t.byteSize())});
+      // Equal bytes share one place in the blob (a shape variant's weights are the general
+      // graph's, imported again).
+      const uint64_t hash = llvm::xxh3_64bits(
+          llvm::ArrayRef<uint8_t>(static_cast<const uint8_t *>(t.rawData()), t.byteSize()));
+      auto [first, last] = root_->constantsByHash_.equal_range(hash);
+      for (auto c = first; c != last && fresh; ++c) {
+        const Tensor &other = root_->constantData_[c->second];
+        if (other.byteSize() == t.byteSize() &&
+            std::memcmp(other.rawData(), t.rawData(), t.byteSize()) == 0) {
+          it->second = c->second;
+          fresh = false;
+        }
+      }
+      if (fresh) {
+        root_->constantsByHash_.emplace(hash, root_->constantData_.size());
+        root_->constantData_.push_back(t);
+        prog().plan.constants.push_back({0, static_cast<int64_t>(t.byteSize())});
+      }
     }
     slots_[op.result()] = {PlanArg::Constant, static_cast<int64_t>(it->second)};
     return llvm::Error::success();
@@ -651,7 +679,8 @@ private:
     }
     for (unsigned r = 0; r < op.numRegions(); ++r) {
       Plan region;
-      ProgramBuilder sub(op.region(r), opts_, *root_, region);
+      ProgramBuilder sub(op.region(r), opts_, *root_, region,
+                         opts_.regionPipeline.empty() ? opts_.pipeline : opts_.regionPipeline);
       if (auto err = sub.buildPlan())
         return withContext(std::move(err), diagnose(op, "in region " + std::to_string(r)));
       step.regions.push_back(static_cast<int64_t>(plan().regions.size()));
@@ -700,6 +729,8 @@ private:
   const ProgramOptions &opts_;
   ProgramBuilder *root_; // this builder, or the one of the graph holding the region
   Plan *plan_;           // the plan being built: prog_.plan, or a region's
+  std::string pipeline_; // run on g_ before it is compiled
+  bool variant_ = false; // a region that is a shape variant of the whole model
   Program prog_;         // the root's: kernels and constants of every plan
   KernelSchedule pendingSchedule_; // the schedule of the kernel being built
   loop::LoopFunction pendingUnscheduled_; // and its loop IR before it (keepUnscheduled)
@@ -707,6 +738,7 @@ private:
   BufferSharing sharing_;
   std::unordered_map<int64_t, int64_t> groupBuffer_; // sharing group -> plan buffer
   std::unordered_map<const void *, size_t> constantIndex_;
+  std::unordered_multimap<uint64_t, size_t> constantsByHash_; // content hash -> constantData_
   std::vector<Tensor> constantData_;
 };
 
@@ -714,6 +746,11 @@ private:
 
 llvm::Expected<Program> buildProgram(Graph &g, const ProgramOptions &opts) {
   return ProgramBuilder(g, opts).build();
+}
+
+llvm::Expected<Program> buildProgram(Graph &g, const ProgramOptions &opts,
+                                     const std::vector<ShapeVariant> &variants) {
+  return ProgramBuilder(g, opts).build(variants);
 }
 
 int64_t f32Lanes(const loop::ScheduleTarget &t) { return std::max<int64_t>(8, t.vectorBytes / 4); }

@@ -51,6 +51,14 @@ RunContext::RunContext(const Executor &ex) : exec_(ex) {
   }
 }
 
+int64_t RunContext::arenaBytes() const {
+  if (variant_ >= 0) {
+    const int64_t region = exec_.plan().variants[static_cast<size_t>(variant_)].region;
+    return regionContexts_[static_cast<size_t>(region)]->arenaBytes();
+  }
+  return arenaBytes_;
+}
+
 void RunContext::setProfiling(bool on) {
   profiling_ = on;
   stepMillis_.assign(on ? exec_.plan().steps.size() : 0, 0.0);
@@ -119,6 +127,20 @@ Status Executor::bind(RunContext &ctx, const std::vector<DType> &dtypes,
                       const std::vector<std::vector<int64_t>> &shapes) const {
   if (&ctx.exec_ != this)
     return Status::error("the run context belongs to another model");
+  // Shapes a variant was compiled for run it (its kernels specialized for them).
+  for (size_t v = 0; v < plan_.variants.size(); ++v) {
+    const PlanVariant &variant = plan_.variants[v];
+    if (variant.shapes != shapes)
+      continue;
+    const size_t r = static_cast<size_t>(variant.region);
+    RunContext &rc = *ctx.regionContexts_[r];
+    if (Status st = regions_[r]->bind(rc, dtypes, shapes))
+      return st;
+    ctx.variant_ = static_cast<int>(v);
+    ctx.outputShapes_ = rc.outputShapes_;
+    ctx.bound_ = true;
+    return Status();
+  }
   const auto &ins = plan_.inputs;
   if (dtypes.size() != ins.size() || shapes.size() != ins.size())
     return Status::error("expected " + std::to_string(ins.size()) + " inputs, got " +
@@ -215,6 +237,7 @@ Status Executor::bindValues(RunContext &ctx, std::vector<int64_t> values) const 
       return Status::error("output '" + o.name + "' of shape " + shapeText(s) + " is too large");
     outShapes.push_back(std::move(s));
   }
+  ctx.variant_ = -1;
   ctx.boundValues_ = values;
   ctx.symbolValues_ = std::move(values);
   ctx.boundOutputShapes_ = outShapes;
@@ -297,6 +320,13 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     return Status::error("the run context belongs to another model");
   if (!ctx.bound_)
     return Status::error("run before a successful bind");
+  if (ctx.variant_ >= 0) {
+    const size_t r = static_cast<size_t>(plan_.variants[static_cast<size_t>(ctx.variant_)].region);
+    RunContext &rc = *ctx.regionContexts_[r];
+    Status st = regions_[r]->run(rc, inputs, outputs);
+    ctx.outputShapes_ = rc.outputShapes_;
+    return st;
+  }
   // A run starts from the bound sizes (data-dependent ones at their bounds): the previous run's
   // binds are undone, and the placement is made for them.
   ctx.symbolValues_ = ctx.boundValues_;
@@ -617,7 +647,11 @@ Status Executor::run(RunContext &ctx, const void *const *inputs,
                   : Status::error("output " + std::to_string(i) + " ('" + plan_.outputs[i].name +
                                   "'): the allocator returned no memory");
   };
-  if (plan_.binds.empty()) { // every output's shape is known now: written in place
+  const Plan &runs = ctx.variant_ >= 0
+                        ? plan_.regions[static_cast<size_t>(
+                              plan_.variants[static_cast<size_t>(ctx.variant_)].region)]
+                        : plan_;
+  if (runs.binds.empty()) { // every output's shape is known now: written in place
     for (size_t i = 0; i < n; ++i)
       if (Status s = give(i))
         return s;

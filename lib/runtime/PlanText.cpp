@@ -12,6 +12,7 @@
 //   if <then> <else> <ninputs> <nargs> <kind> <index>... <name>     regions' indices
 //   loop <body> <ncarried> <ninputs> <nargs> <kind> <index>... <name>
 //   region begin ... region end                     a region's plan, this form nested
+//   variant <region> <ninputs> (<rank> <dim>...)...  input shapes run by a region's plan
 //   check <lhs> <rhs> <where>                        formulas that must be equal when bound
 //   atleast <lhs> <rhs> <where>                      lhs >= rhs when bound
 //   bind <step> <symbol> <kind> <index>              before the step: symbol = the int64 there
@@ -177,6 +178,15 @@ std::string printPlan(const Plan &p) {
   for (const PlanBind &b : p.binds)
     os << "bind " << b.step << ' ' << b.symbol << ' ' << kindName(b.value.kind) << ' '
        << b.value.index << '\n';
+  for (const PlanVariant &v : p.variants) {
+    os << "variant " << v.region << ' ' << v.shapes.size();
+    for (const std::vector<int64_t> &shape : v.shapes) {
+      os << ' ' << shape.size();
+      for (int64_t d : shape)
+        os << ' ' << d;
+    }
+    os << '\n';
+  }
   return os.str();
 }
 
@@ -295,6 +305,24 @@ Status parsePlanAt(const std::string &text, Plan &p, int depth) {
           (!p.binds.empty() && b.step < p.binds.back().step))
         return fail("bad bind");
       p.binds.push_back(b);
+    } else if (tag == "variant") {
+      PlanVariant v;
+      size_t n = 0;
+      if (!(ls >> v.region >> n) || v.region < 0 ||
+          v.region >= static_cast<int64_t>(p.regions.size()) || n > 4096)
+        return fail("bad variant");
+      constexpr size_t kMaxRank = 64;
+      for (size_t i = 0; i < n; ++i) {
+        size_t rank = 0;
+        if (!(ls >> rank) || rank > kMaxRank)
+          return fail("bad variant shape");
+        std::vector<int64_t> shape(rank);
+        for (int64_t &d : shape)
+          if (!(ls >> d) || d < 0)
+            return fail("bad variant dim");
+        v.shapes.push_back(std::move(shape));
+      }
+      p.variants.push_back(std::move(v));
     } else if (tag == "check" || tag == "atleast") {
       PlanCheck c;
       c.atLeast = tag == "atleast";
@@ -458,6 +486,24 @@ Status parsePlanAt(const std::string &text, Plan &p, int depth) {
     for (const PlanArg &a : s.args)
       if (!argOk(a))
         return fail("argument of step '" + s.name + "' out of range");
+  // A variant's region takes this plan's inputs, at shapes of their ranks and static dims, and
+  // gives its outputs.
+  for (const PlanVariant &v : p.variants) {
+    const Plan &r = p.regions[static_cast<size_t>(v.region)];
+    bool ok = v.shapes.size() == p.inputs.size() && r.inputs.size() == p.inputs.size() &&
+              r.outputs.size() == p.outputs.size();
+    for (size_t i = 0; ok && i < p.inputs.size(); ++i) {
+      ok = v.shapes[i].size() == p.inputs[i].dims.size() && r.inputs[i].dtype == p.inputs[i].dtype;
+      for (size_t d = 0; ok && d < v.shapes[i].size(); ++d)
+        ok = p.inputs[i].dims[d].symbol >= 0 || p.inputs[i].dims[d].size == v.shapes[i][d];
+    }
+    for (size_t i = 0; ok && i < p.outputs.size(); ++i)
+      ok = r.outputs[i].dtype == p.outputs[i].dtype &&
+           r.outputs[i].dims.size() == p.outputs[i].dims.size();
+    if (!ok)
+      return fail("variant of region " + std::to_string(v.region) +
+                  " does not match the plan's inputs and outputs");
+  }
   // A bind reads one int64 from an input, a constant or a buffer the plan sized for it.
   for (const PlanBind &b : p.binds)
     if (b.step >= static_cast<int64_t>(p.steps.size()) || !argOk(b.value) ||

@@ -138,15 +138,57 @@ int printStats(const CompileOpts &o, const std::string &emit, const Graph &graph
   return 0;
 }
 
-// The program for `graph` (already optimized): lowering and schedules for --target.
-llvm::Expected<driver::Program> buildFor(const CompileOpts &o, Graph &graph) {
+// The program for `graph` (already optimized; so are the variants'): lowering and schedules for
+// --target; the regions of its if/loop ops get --passes first.
+llvm::Expected<driver::Program> buildFor(const CompileOpts &o, Graph &graph,
+                                         const std::vector<driver::ShapeVariant> &variants = {}) {
   driver::CompileOptions co;
   co.pipeline = ""; // the graph is already optimized
   co.target = o.target;
   auto po = driver::programOptions(co);
   if (!po)
     return po.takeError();
-  return withContext(driver::buildProgram(graph, *po), inFile(o.model));
+  po->regionPipeline = o.passes;
+  return withContext(driver::buildProgram(graph, *po, variants), inFile(o.model));
+}
+
+// --shape specs as sets of input shapes: a name given again starts the next set.
+llvm::Expected<std::vector<std::map<std::string, Shape>>>
+parseShapeSets(const std::vector<std::string> &specs) {
+  std::vector<std::map<std::string, Shape>> sets;
+  for (const std::string &spec : specs) {
+    auto one = parseShapeHints({spec});
+    if (!one)
+      return one.takeError();
+    const auto &[name, shape] = *one->begin();
+    if (sets.empty() || sets.back().count(name))
+      sets.emplace_back();
+    sets.back()[name] = shape;
+  }
+  return sets;
+}
+
+// The models `strata compile` builds one program from: the graph (at the first --shape set, if
+// any), the general graph when --shape is given for a model with symbolic dims (then the
+// library keeps the path for every shape, the sets its variants), and the other sets' graphs.
+struct CompileGraphs {
+  std::unique_ptr<Graph> main, general;
+  std::vector<std::unique_ptr<Graph>> more;
+};
+
+// Each variant's input shapes, in `general`'s input order.
+std::vector<driver::ShapeVariant> shapeVariants(const Graph &general,
+                                                const std::vector<Graph *> &specialized) {
+  std::vector<driver::ShapeVariant> variants;
+  for (Graph *g : specialized) {
+    driver::ShapeVariant v{g, {}};
+    for (const Value *in : general.inputs())
+      for (const Value *at : g->inputs())
+        if (at->name() == in->name())
+          v.shapes.push_back(at->type().staticShape());
+    variants.push_back(std::move(v));
+  }
+  return variants;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -158,10 +200,28 @@ void printTime(const CompileOpts &o, const char *phase, double ms) {
 }
 
 // The rungs below the graph: build the program (lowering, schedules) and emit it.
-int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
+int emitProgram(const CompileOpts &o, const std::string &emit, CompileGraphs &graphs,
                 std::chrono::steady_clock::time_point start, const GraphCounts &counts) {
+  Graph &graph = *graphs.main;
   Clock::time_point phase = Clock::now();
-  auto prog = buildFor(o, graph);
+  std::vector<Graph *> more;
+  for (auto &g : graphs.more)
+    more.push_back(g.get());
+  llvm::Expected<driver::Program> prog = llvm::make_error<llvm::StringError>(
+      "no program", llvm::inconvertibleErrorCode());
+  if (graphs.general) {
+    // The general path with a variant per --shape set; where it does not compile, the library
+    // runs only at the given shapes.
+    std::vector<Graph *> all = {&graph};
+    all.insert(all.end(), more.begin(), more.end());
+    prog = buildFor(o, *graphs.general, shapeVariants(*graphs.general, all));
+    if (!prog)
+      std::cerr << "note: " << llvm::toString(prog.takeError())
+                << "\nnote: the model does not compile for every input shape; the library runs "
+                   "at the --shape sizes only\n";
+  }
+  if (!graphs.general || !prog)
+    prog = buildFor(o, graph, shapeVariants(graph, more));
   if (!prog) {
     std::string why = llvm::toString(prog.takeError());
     if (!needsShapeSpecialization(graph))
@@ -221,8 +281,11 @@ int emitProgram(const CompileOpts &o, const std::string &emit, Graph &graph,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::cout << "wrote " << path << " and " << header.str().str() << ": "
             << prog->plan.steps.size() << " kernels, " << prog->plan.weightsBytes
-            << " weight bytes, " << prog->plan.symbols.size() << " symbolic dims; compile time "
-            << static_cast<int64_t>(ms) << " ms\n";
+            << " weight bytes, " << prog->plan.symbols.size() << " symbolic dims";
+  if (!prog->plan.variants.empty())
+    std::cout << ", " << prog->plan.variants.size() << " shape variant"
+              << (prog->plan.variants.size() == 1 ? "" : "s");
+  std::cout << "; compile time " << static_cast<int64_t>(ms) << " ms\n";
   return 0;
 }
 
@@ -250,21 +313,39 @@ int compileModel(const CompileOpts &o) {
   // Parse the pipeline before importing, so a typo fails fast.
   if (llvm::Error err = pm.parsePipeline(o.passes))
     return fail(kUsage, llvm::toString(std::move(err)));
-  auto shapes = parseShapeHints(o.shapes);
-  if (!shapes)
-    return fail(kUsage, llvm::toString(shapes.takeError()));
+  auto shapeSets = parseShapeSets(o.shapes);
+  if (!shapeSets)
+    return fail(kUsage, llvm::toString(shapeSets.takeError()));
   auto values = parseValueHints(o.values);
   if (!values)
     return fail(kUsage, llvm::toString(values.takeError()));
   Clock::time_point phase = Clock::now();
-  std::unique_ptr<Graph> graph;
-  if (!shapes->empty() || !values->empty()) {
-    graph = loadModelAtShapes(o.model, *shapes, nullptr, *values);
+  CompileGraphs graphs;
+  if (!shapeSets->empty() || !values->empty()) {
+    const std::map<std::string, Shape> none;
+    graphs.main = loadModelAtShapes(o.model, shapeSets->empty() ? none : shapeSets->front(),
+                                    nullptr, *values);
+    for (size_t i = 1; graphs.main && i < shapeSets->size(); ++i) {
+      graphs.more.push_back(loadModelAtShapes(o.model, (*shapeSets)[i], nullptr, *values));
+      if (!graphs.more.back())
+        return failedCode();
+    }
+    // --shape for a model with symbolic dims: the path for every shape too (with --value the
+    // model is the one with those values built in).
+    if (graphs.main && !shapeSets->empty() && values->empty() && emit != "graph") {
+      std::unique_ptr<Graph> general = loadModel(o.model);
+      if (!general)
+        return failedCode();
+      for (const Value *in : general->inputs())
+        if (!in->type().isStatic())
+          graphs.general = std::move(general);
+    }
   } else {
-    graph = loadModel(o.model);
+    graphs.main = loadModel(o.model);
   }
-  if (!graph)
+  if (!graphs.main)
     return failedCode();
+  Graph *graph = graphs.main.get();
   printTime(o, "import", msSince(phase));
   size_t opsImported = graph->numOpsRecursive();
 
@@ -286,11 +367,18 @@ int compileModel(const CompileOpts &o) {
   phase = Clock::now();
   if (llvm::Error err = pm.run(*graph, ctx))
     return fail(kBadModel, o.model + ": " + llvm::toString(std::move(err)));
+  for (Graph *g : {graphs.general.get()})
+    if (g)
+      if (llvm::Error err = pm.run(*g, ctx))
+        return fail(kBadModel, o.model + ": " + llvm::toString(std::move(err)));
+  for (auto &g : graphs.more)
+    if (llvm::Error err = pm.run(*g, ctx))
+      return fail(kBadModel, o.model + ": " + llvm::toString(std::move(err)));
   printTime(o, "graph passes", msSince(phase));
 
   const GraphCounts counts{opsImported, &ctx};
   if (emit != "graph")
-    return emitProgram(o, emit, *graph, start, counts);
+    return emitProgram(o, emit, graphs, start, counts);
   PrintOptions po;
   po.emitBlobs = o.emitBlobs;
   if (!writeTextOutput(o.output, printGraph(*graph, po)))
@@ -331,7 +419,10 @@ Action addCompileCommand(CLI::App &app) {
                 "when the output goes to stdout, else stdout), for every --emit");
   cmd->add_option("--dim,--dims", o->dims,
                   "Size of a symbolic dim for --stats' arena: NAME=SIZE (default 1)");
-  addShapeOption(cmd, o->shapes);
+  cmd->add_option("--shape", o->shapes,
+                  "Specialize for this input shape: NAME=D0xD1x... (repeatable; an input named "
+                  "again starts another set). A model with symbolic dims keeps its path for "
+                  "every other shape: the sets are variants picked when the inputs match");
   addValueOption(cmd, o->values);
   cmd->add_flag("--verify-each", o->pm.verifyEach, "Verify the graph after every pass");
   cmd->add_flag("--verify-semantics", o->pm.verifySemantics,

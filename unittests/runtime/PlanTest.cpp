@@ -308,4 +308,58 @@ TEST(Executor, RunsIfAndLoopRegions) {
   EXPECT_NE(parsePlan(deep, q).message().find("nest deeper"), std::string::npos);
 }
 
+// y = x * 3 over 6 floats (a kernel compiled for one shape): args x, y.
+void tripleSix(void **args) {
+  auto *x = static_cast<const float *>(args[0]);
+  auto *y = static_cast<float *>(args[1]);
+  for (int i = 0; i < 6; ++i)
+    y[i] = 3 * x[i];
+}
+
+// A shape variant (PlanVariant): inputs of exactly its shapes run its region's plan, any other
+// shape the general path. (The variant computes 3x where the general path computes 2x, so the
+// output shows which ran.)
+TEST(Executor, RunsTheVariantForItsShapes) {
+  Plan variant;
+  variant.inputs = {{"x", DType::F32, {{2, -1}, {3, -1}}}};
+  variant.outputs = {{"y", DType::F32, {{2, -1}, {3, -1}}}};
+  variant.outputSources = {{PlanArg::Output, 0}};
+  variant.steps = {{"triple (node y)", 1, {{PlanArg::Input, 0}, {PlanArg::Output, 0}}}};
+  variant.numKernels = 2;
+  Plan p;
+  p.symbols = {"batch"};
+  p.inputs = {{"x", DType::F32, {{0, 0}, {3, -1}}}};
+  p.outputs = {{"y", DType::F32, {{0, 0}, {3, -1}}}};
+  p.outputSources = {{PlanArg::Output, 0}};
+  p.steps = {{"double (node y)", 0, {{PlanArg::Input, 0}, {PlanArg::Output, 0}, {PlanArg::Symbol, 0}}}};
+  p.regions = {variant};
+  p.variants = {{{{2, 3}}, 0}};
+  p.numKernels = 2;
+  Plan q;
+  const std::string text = printPlan(p);
+  ASSERT_EQ(parsePlan(text, q).message(), "");
+  EXPECT_EQ(printPlan(q), text);
+  Executor ex(q, {&doubleKernel, &tripleSix}, reinterpret_cast<const uint8_t *>(kPlanWeights), 1);
+  for (int64_t batch : {2, 4, 2}) {
+    std::vector<float> x(batch * 3), y(batch * 3, -1);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>(i);
+    ASSERT_EQ(ex.bind({DType::F32}, {{batch, 3}}).message(), "");
+    EXPECT_EQ(ex.context().variant(), batch == 2 ? 0 : -1);
+    EXPECT_EQ(ex.outputShape(0), (std::vector<int64_t>{batch, 3}));
+    const void *in[] = {x.data()};
+    void *out[] = {y.data()};
+    ASSERT_EQ(ex.run(in, out).message(), "");
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_EQ(y[i], (batch == 2 ? 3 : 2) * x[i]) << "batch " << batch;
+  }
+  // A variant whose shapes do not fit the inputs is refused when parsed.
+  std::string bad = text;
+  bad.replace(bad.find("variant 0 1 2 2 3"), 17, "variant 0 1 2 2 4");
+  EXPECT_NE(parsePlan(bad, q).message().find("does not match"), std::string::npos);
+  bad = text;
+  bad.replace(bad.find("variant 0"), 9, "variant 3");
+  EXPECT_NE(parsePlan(bad, q).message().find("bad variant"), std::string::npos);
+}
+
 } // namespace

@@ -22,6 +22,10 @@ namespace strata::driver {
 struct ProgramOptions {
   // Graph passes run before lowering; empty runs none.
   std::string pipeline;
+  // The passes run on each region of an if/loop before it is compiled as a plan of its own;
+  // empty: `pipeline`. (`strata compile` optimizes the graph before building the program, its
+  // regions here.)
+  std::string regionPipeline;
   // Apply loop::applyDefaultSchedule to every kernel (off: direct loop nests, for debugging).
   bool schedule = true;
   loop::ScheduleTarget scheduleTarget;
@@ -65,6 +69,17 @@ struct Program {
 // fusion formed only kernels that lower) and schedules the functions. Errors name the op and
 // node: "op 'topk' (node \"n3\"): lowering of op ...".
 llvm::Expected<Program> buildProgram(Graph &g, const ProgramOptions &opts);
+
+// `g` specialized for one set of input shapes (Specialize.h): compiled into the same program as
+// a PlanVariant, run instead of `g`'s plan when the inputs have exactly these shapes.
+struct ShapeVariant {
+  Graph *graph = nullptr;
+  std::vector<std::vector<int64_t>> shapes; // one per input of `g`, in order
+};
+// The same, with the variants' plans (their kernels in the one kernel table, their constants
+// in the one weights blob) after `g`'s.
+llvm::Expected<Program> buildProgram(Graph &g, const ProgramOptions &opts,
+                                     const std::vector<ShapeVariant> &variants);
 
 // f32 lanes of the micro-kernels' vectors and layout-nchwc's block for `t`: the SIMD width,
 // at least 8 (AVX-512: 16).

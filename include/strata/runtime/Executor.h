@@ -40,7 +40,10 @@ public:
   // after a run, the one the run produced (its data the row-major prefix of that space).
   const std::vector<int64_t> &outputShape(size_t i) const { return outputShapes_[i]; }
   int64_t symbolValue(size_t i) const { return symbolValues_[i]; }
-  int64_t arenaBytes() const { return arenaBytes_; }
+  // Of the variant that runs, when one does.
+  int64_t arenaBytes() const;
+  // Which PlanVariant the bound shapes run (-1: the general path).
+  int variant() const { return variant_; }
   // How many times the arena was (re)allocated: 1 after any number of runs at one binding.
   int64_t arenaAllocations() const { return arenaAllocations_; }
   // Per-step wall time, summed over the runs since profiling was turned on (ms, plan order).
@@ -66,6 +69,9 @@ private:
   // Control-flow steps: a context per region plan, and per loop step the second buffer of each
   // carried value (the body reads one while it writes the other), grown as needed.
   std::vector<std::unique_ptr<RunContext>> regionContexts_;
+  // The plan variant (PlanVariant) the last bind() picked for its input shapes, or -1: the
+  // general path. A variant's run is its region's, in regionContexts_.
+  int variant_ = -1;
   std::vector<std::vector<std::unique_ptr<uint8_t[]>>> carriedSpare_;
   std::vector<std::vector<int64_t>> carriedSpareBytes_;
   bool profiling_ = false;

@@ -84,6 +84,14 @@ struct PlanBind {
   PlanArg value;
 };
 
+// A specialization for one set of input shapes (`strata compile --shape`): the plan
+// regions[region], compiled for exactly these shapes. bind() runs it instead of this plan when
+// every input has its shape; other shapes take this plan's general path.
+struct PlanVariant {
+  std::vector<std::vector<int64_t>> shapes; // one per input
+  int64_t region = 0;
+};
+
 struct Plan {
   // Symbols are bound from the inputs' dims, or derived: `formulas[i]` (SymExpr text, empty for
   // an input's symbol) computes a dim of an intermediate or output from the input symbols when
@@ -114,6 +122,7 @@ struct Plan {
   // The plans of control-flow steps' regions. Each shares this plan's kernel table, weights and
   // constants (the same list); its inputs' symbols are the enclosing plan's, bound by name.
   std::vector<Plan> regions;
+  std::vector<PlanVariant> variants; // tried in order before the general path
   int64_t numKernels = 0;
   int64_t weightsBytes = 0;
 };
