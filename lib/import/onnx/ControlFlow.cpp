@@ -304,6 +304,86 @@ Values convertLoop(ImportContext &ctx, const Node &n) {
   return results;
 }
 
+// Scans longer than this (or of a symbolic length) run as a loop instead of unrolled.
+constexpr int64_t kMaxUnrolledScan = 256;
+
+// A Scan as a run-time `loop` over its length: the body takes the states as carried values and
+// the scan inputs' slices at the step (gathered in the body, reversed for a reverse direction);
+// its scan outputs stack along a new leading axis, then move to their axes (reversed first for a
+// reverse direction).
+Values scanAsLoop(ImportContext &ctx, const Node &n, const Values &states, const Values &scanIns,
+                  const std::vector<int64_t> &inAxes, const std::vector<int64_t> &inDirs,
+                  const std::vector<int64_t> &outAxes, const std::vector<int64_t> &outDirs) {
+  Builder &b = ctx.builder();
+  const onnx::GraphProto &body = graphAttr(n, "body");
+  const Dim length = scanIns[0]->type().dims[inAxes[0]];
+  auto axisAttr = [](int64_t a) { return AttrMap{{"axis", Attribute(a)}}; };
+  Value *steps = reshapeTo(b, b.value(OpKind::Shape, {scanIns[0]},
+                                      {{"start", Attribute(inAxes[0])},
+                                       {"end", Attribute(inAxes[0] + 1)}}),
+                           {});
+  Value *last = b.value(OpKind::Sub, {steps, b.scalar(DType::I64, 1.0)});
+  auto g = std::make_unique<Graph>("body");
+  Value *iteration = g->addInput(TensorType(DType::I64, {}), "t");
+  Value *cond = g->addInput(TensorType(DType::Bool, {}), "cond");
+  Values formals;
+  for (size_t i = 0; i < states.size(); ++i)
+    formals.push_back(g->addInput(states[i]->type(), body.input(static_cast<int>(i)).name()));
+  Graph &outer = b.setGraph(*g);
+  Values out;
+  try {
+    for (size_t k = 0; k < scanIns.size(); ++k) {
+      Value *t = inDirs[k] ? b.value(OpKind::Sub, {last, iteration}) : iteration;
+      formals.push_back(b.value(OpKind::Gather, {scanIns[k], t}, axisAttr(inAxes[k])));
+    }
+    out = ctx.convertIntoRegion(body, *g, formals, nodeLabel(n) + "/body");
+  } catch (...) {
+    b.setGraph(outer);
+    throw;
+  }
+  b.setGraph(outer);
+  if (out.size() < states.size())
+    throw ConvertError("the body gives " + std::to_string(out.size()) + " outputs for " +
+                       std::to_string(states.size()) + " states");
+  const size_t numScanOutputs = out.size() - states.size();
+  g->addOutput(cond, "cond");
+  for (size_t i = 0; i < out.size(); ++i)
+    g->addOutput(out[i], body.output(static_cast<int>(i)).name());
+  std::vector<TensorType> types;
+  for (Value *st : states)
+    types.push_back(st->type());
+  for (size_t k = 0; k < numScanOutputs; ++k)
+    types.push_back(TensorType(out[states.size() + k]->type().dtype, {length}));
+  Op *loop = createLoop(b, steps, b.scalar(DType::Bool, 1.0), states, std::move(g), types);
+  Values results;
+  for (size_t i = 0; i < states.size(); ++i)
+    results.push_back(loop->result(static_cast<unsigned>(i)));
+  for (size_t k = 0; k < numScanOutputs; ++k) {
+    Value *y = loop->result(static_cast<unsigned>(states.size() + k)); // [length, item...]
+    if (outDirs[k]) // entry j is step length-1-j
+      y = b.value(OpKind::Gather,
+                  {y, b.value(OpKind::Sub, {last, b.value(OpKind::Iota, {y}, axisAttr(0))})},
+                  axisAttr(0));
+    const int64_t rank = y->type().rank();
+    const int64_t axis = outAxes[k] < 0 ? outAxes[k] + rank : outAxes[k];
+    if (axis < 0 || axis >= rank)
+      throw ConvertError("scan output axis " + std::to_string(outAxes[k]) + " is out of range");
+    if (axis != 0) { // the stacked axis moves to `axis`
+      std::vector<int64_t> perm;
+      for (int64_t d = 1; d < rank; ++d) {
+        if (static_cast<int64_t>(perm.size()) == axis)
+          perm.push_back(0);
+        perm.push_back(d);
+      }
+      if (static_cast<int64_t>(perm.size()) == axis)
+        perm.push_back(0);
+      y = b.value(OpKind::Transpose, {y}, {{"perm", Attribute(perm)}});
+    }
+    results.push_back(y);
+  }
+  return results;
+}
+
 Values convertScan(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
   if (ctx.opset() < 9)
@@ -343,16 +423,16 @@ Values convertScan(ImportContext &ctx, const Node &n) {
       throw ConvertError("scan input axis " + std::to_string(inAxes[k]) + " is out of range for " +
                          x->type().str());
     inAxes[k] = inAxes[k] < 0 ? inAxes[k] + rank : inAxes[k];
-    int64_t len = staticDim(x, inAxes[k], "the scanned axis");
-    if (length >= 0 && len != length)
-      throw ConvertError("scan inputs have lengths " + std::to_string(length) + " and " +
-                         std::to_string(len));
-    length = len;
+    const Dim &len = x->type().dims[inAxes[k]];
+    if (k > 0 && len != scanIns[0]->type().dims[inAxes[0]])
+      throw ConvertError("scan inputs have lengths " + scanIns[0]->type().dims[inAxes[0]].str() +
+                         " and " + len.str());
+    length = len.isStatic() ? len.size : -1;
     scanIns.push_back(x);
   }
-  if (length > processLimits().maxOps)
-    throw ConvertError("a Scan of " + std::to_string(length) + " steps unrolls to a graph " +
-                       overLimit(&Limits::maxOps, processLimits().maxOps));
+  // A symbolic or long scan runs as a loop at run time; a short static one is unrolled.
+  if (length < 0 || length > kMaxUnrolledScan)
+    return scanAsLoop(ctx, n, states, scanIns, inAxes, inDirs, outAxes, outDirs);
   std::vector<Values> scans(static_cast<size_t>(numScanOutputs));
   for (int64_t t = 0; t < length; ++t) {
     Values in = states;

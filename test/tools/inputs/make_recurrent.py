@@ -9,7 +9,9 @@ then each dynamic one with the interpreter, the jit compiled once (--any-shape) 
 to its max |value|). The cases:
   lstm_bidi   LSTM, bidirectional, peepholes, initial h and c, sequence_lens, clip;
   gru_rev     GRU, reverse, linear_before_reset, layout 1 (batch first), a symbolic batch too;
-  rnn_relu    RNN, forward, Relu activation, sequence_lens, no bias, initial state absent."""
+  rnn_relu    RNN, forward, Relu activation, sequence_lens, no bias, initial state absent;
+  scan_dirs   Scan (opset 9+) with a state, two scan inputs along axes 0 and 1 (the second
+              reversed) and two scan outputs (the first reversed, the second along axis 1)."""
 import os
 import subprocess
 import sys
@@ -70,6 +72,37 @@ def build(out):
             onnx.save(m, os.path.join(out, f"{name}.{'dyn' if dyn else 'static'}.onnx"))
 
 
+def build_scan(out):
+    import onnx
+    from onnx import TensorProto, helper
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((SEQ, 4)).astype(np.float32)
+    b = rng.standard_normal((4, SEQ)).astype(np.float32)
+    s0 = rng.standard_normal(4).astype(np.float32)
+    for k, v in (("a", a), ("b", b), ("s0", s0)):
+        np.save(os.path.join(out, f"scan_dirs.{k}.npy"), v)
+    f4 = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [4])
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "ai"], ["s2"]), helper.make_node("Identity", ["s2"], ["run"]),
+         helper.make_node("Mul", ["ai", "bi"], ["prod"])],
+        "body", [f4("s"), f4("ai"), f4("bi")], [f4("s2"), f4("run"), f4("prod")])
+    node = helper.make_node("Scan", ["s0", "a", "b"], ["s_final", "running", "products"],
+                            body=body, num_scan_inputs=2, scan_input_axes=[0, 1],
+                            scan_input_directions=[0, 1], scan_output_directions=[1, 0],
+                            scan_output_axes=[0, 1])
+    for dyn in (False, True):
+        seq = "seq" if dyn else SEQ
+        g = helper.make_graph(
+            [node], "scan",
+            [f4("s0"), helper.make_tensor_value_info("a", TensorProto.FLOAT, [seq, 4]),
+             helper.make_tensor_value_info("b", TensorProto.FLOAT, [4, seq])],
+            [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+             for o in ("s_final", "running", "products")])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+        m.ir_version = 8
+        onnx.save(m, os.path.join(out, f"scan_dirs.{'dyn' if dyn else 'static'}.onnx"))
+
+
 def run(out):
     failures = []
     names = sorted({f.split(".")[0] for f in os.listdir(out) if f.endswith(".static.onnx")})
@@ -110,3 +143,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "--run":
         sys.exit(run(sys.argv[2]))
     build(sys.argv[1])
+    build_scan(sys.argv[1])
