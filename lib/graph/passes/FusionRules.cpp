@@ -226,27 +226,33 @@ private:
     members_[a].clear();
   }
 
-  // Whether a path leaves group `a` through an op outside a and b and comes back into b: merging
-  // would then make the kernel both feed and depend on that op.
-  bool pathThroughOutside(int a, int b, const std::vector<int> &merged) {
-    int last = members_[b].back(); // ops after it cannot reach b
+  // Whether a path leaves the merged group and comes back in: the kernel would then both feed
+  // and depend on what is on the path. The path runs through kernels, not ops: reaching one op
+  // of another group reaches all of that group's results (its kernel runs as a whole). Groups
+  // joined through a shared operand hold ops of independent chains (both directions of a
+  // bidirectional RNN share their steps' sequence-length test), so such a path can run from
+  // one chain's step to the other's through a third group.
+  bool pathThroughOutside(const std::vector<int> &merged) {
+    int last = merged.back(); // ops after it cannot reach the group
     std::vector<int> stack;
-    std::set<int> seen;
+    std::set<int> seen, seenGroups;
     auto inMerged = [&](int i) { return std::binary_search(merged.begin(), merged.end(), i); };
-    for (int i : members_[a])
+    for (int i : merged)
       for (int u : usersOf(i))
         if (!inMerged(u) && seen.insert(u).second)
           stack.push_back(u);
     while (!stack.empty()) {
       int x = stack.back();
       stack.pop_back();
-      if (groupOf_[x] == b)
+      if (inMerged(x))
         return true;
-      if (x > last)
+      if (!seenGroups.insert(groupOf_[x]).second)
         continue;
-      for (int u : usersOf(x))
-        if (seen.insert(u).second)
-          stack.push_back(u);
+      for (int m : members_[groupOf_[x]])
+        if (m <= last)
+          for (int u : usersOf(m))
+            if (seen.insert(u).second)
+              stack.push_back(u);
     }
     return false;
   }
@@ -299,13 +305,11 @@ private:
     for (int i : members_[a])
       for (int u : usersOf(i))
         exclusive = exclusive && inMerged(u);
-    if (!exclusive) {
-      if (!multiOutput_ || anchors || reductions)
-        return "the producer's result has another user outside the kernel (only elementwise "
-               "kernels export extra results)";
-      if (pathThroughOutside(a, b, merged))
-        return "a path leaves the producer through an outside op and comes back (a cycle)";
-    }
+    if (!exclusive && (!multiOutput_ || anchors || reductions))
+      return "the producer's result has another user outside the kernel (only elementwise "
+             "kernels export extra results)";
+    if (pathThroughOutside(merged))
+      return "a path leaves the kernel through an outside op and comes back (a cycle)";
     // Anchored kernels have one exit (plus graph outputs): the anchor's index space.
     if ((anchors || reductions) && exits(merged) > 1)
       return "the kernel would have " + std::to_string(exits(merged)) +
