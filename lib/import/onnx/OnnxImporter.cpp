@@ -16,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <climits>
 #include <queue>
 #include <set>
@@ -62,17 +63,23 @@ std::unique_ptr<llvm::MemoryBuffer> readWholeFile(const std::string &path, const
 
 // Inputs that must be known at import time, by ONNX op type and opset: the candidates for
 // ImportOptions::specializableInputs.
-std::vector<int> staticInputPositions(const std::string &op, int64_t opset) {
+std::vector<int> staticInputPositions(const onnx::NodeProto &node, int64_t opset) {
+  const std::string &op = node.op_type();
   if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "OneHot" || op == "Trilu" ||
       op == "CumSum")
     return {1};
   if (op == "ConstantOfShape")
     return {0};
   // An If's condition is not among them: a run-time one makes an `if` op. A Loop's trip count
-  // and condition are, for its scan outputs, whose length a run-time loop must know before it
-  // runs (ControlFlow.cpp).
-  if (op == "Loop")
-    return {0, 1};
+  // and condition are when it has scan outputs, whose length a run-time loop must know before it
+  // runs (ControlFlow.cpp); without them the loop runs at run time.
+  if (op == "Loop") {
+    for (const auto &a : node.attribute())
+      if (a.name() == "body" && a.has_g() &&
+          a.g().output_size() > 1 + std::max(0, node.input_size() - 2))
+        return {0, 1};
+    return {};
+  }
   if (op == "Range")
     return {0, 1, 2};
   if (op == "Slice" && opset >= 10)
@@ -697,7 +704,7 @@ private:
     std::unordered_set<std::string> needed;
     std::vector<std::string> work;
     for (const auto &n : g.node())
-      for (int pos : staticInputPositions(n.op_type(), opset_))
+      for (int pos : staticInputPositions(n, opset_))
         if (pos < n.input_size() && !n.input(pos).empty() && needed.insert(n.input(pos)).second)
           work.push_back(n.input(pos));
     while (!work.empty()) {

@@ -5,6 +5,8 @@ on max(x) > 2) else relu(-x); the branches read x and the initializer w from the
 `make_control_flow.py OUT --loop`: a while loop (no trip count; its condition computed from the
 data) halving acc = x until max|acc| <= 0.25, counting its iterations; and a loop over the rows
 (trip count Shape(x)[0]) summing them as it goes, with a scan output of row * iteration.
+`make_control_flow.py OUT --counted`: a loop run m times (m a graph input, i64 []) without scan
+outputs: acc = acc * 0.5 + 1 from acc = x; output "counted".
 `make_control_flow.py --check DIR X.npy`: compares the outputs in DIR with numpy's (both models'
 output names differ, so one DIR may hold either).
 `make_control_flow.py --engines DIR MODEL.onnx LIB.so X.npy...`: runs `strata run` on each input
@@ -78,7 +80,18 @@ def any_out(name, dtype=F):
     return helper.make_tensor_value_info(name, dtype, None)
 
 
-if "--if" in sys.argv:
+if "--counted" in sys.argv:
+    step = helper.make_graph(
+        [helper.make_node("Mul", ["acc", "half"], ["h"]), helper.make_node("Add", ["h", "one"], ["acc2"]),
+         helper.make_node("Identity", ["c"], ["c2"])],
+        "step", [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("c", B, []),
+                 helper.make_tensor_value_info("acc", F, ["n", 4])],
+        [helper.make_tensor_value_info("c2", B, []), any_out("acc2")],
+        initializer=[scalar("half", 0.5, np.float32), scalar("one", 1.0, np.float32)])
+    g = helper.make_graph([helper.make_node("Loop", ["m", "", "x"], ["counted"], body=step)],
+                          "counted", [x_info, helper.make_tensor_value_info("m", I64, [])],
+                          [any_out("counted")])
+elif "--if" in sys.argv:
     nested = helper.make_node(
         "If", ["big"], ["y_then"],
         then_branch=helper.make_graph([helper.make_node("Add", ["y1", "y1"], ["y2"])], "twice",
