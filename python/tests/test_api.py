@@ -315,6 +315,39 @@ def test_data_dependent_sizes(tmp_path):
             np.testing.assert_array_equal(neg, np.argwhere(x < 0))
 
 
+def test_control_flow_decided_by_data(tmp_path):
+    # A scripted module with an If on its data and a loop over its rows exports ONNX If/Loop that
+    # run as run-time control flow: the jit and a library compiled once follow the data.
+    class Branchy(torch.nn.Module):
+        def forward(self, x):
+            if bool(x.sum() > 0):
+                y = x * 2
+            else:
+                y = -x
+            acc = torch.zeros(x.shape[1])
+            for i in range(x.shape[0]):
+                acc = acc + y[i] * 0.5
+            return y, acc
+
+    net = torch.jit.script(Branchy().eval())
+    path = str(tmp_path / "branchy.onnx")
+    torch.onnx.export(net, (torch.randn(3, 4),), path, input_names=["x"],
+                      output_names=["y", "acc"], opset_version=13,
+                      dynamic_axes={"x": {0: "n"}, "y": {0: "n"}})
+    library = str(tmp_path / "branchy.so")
+    subprocess.run([os.path.join(BUILD, "bin", "strata"), "compile", path, "-o", library],
+                   check=True, capture_output=True)
+    rng = np.random.default_rng(2)
+    inputs = [np.abs(rng.standard_normal((3, 4))).astype(np.float32),
+              -np.abs(rng.standard_normal((5, 4))).astype(np.float32)]
+    for model in (strata.compile(path), strata.load(library)):
+        for x in inputs:
+            y, acc = model.run(None, {"x": x})
+            want_y, want_acc = (t.numpy() for t in net(torch.from_numpy(x)))
+            np.testing.assert_allclose(y, want_y, rtol=1e-6)
+            np.testing.assert_allclose(acc, want_acc, rtol=1e-5, atol=1e-6)
+
+
 def test_inputs_whose_values_decide_shapes(tmp_path):
     # A Reshape's shape and TopK's k given as inputs: compiled per binding of their values.
     path = str(tmp_path / "v.onnx")
