@@ -117,9 +117,8 @@ llvm::Expected<std::vector<TensorType>> controlFlowResultTypes(const Op &op) {
 llvm::Error checkControlFlow(const Op &op) {
   std::vector<TensorType> inputs; // what the regions' inputs bind, in order
   if (op.kind() == OpKind::If) {
-    if (!isScalarOf(op.operand(0)->type(), op.operand(0)->type().dtype) ||
-        op.operand(0)->type().dims.size() > 1)
-      return regionError("the condition must have one element, has type " +
+    if (!isScalarOf(op.operand(0)->type(), DType::Bool) || op.operand(0)->type().rank() > 1)
+      return regionError("the condition must be one bool, has type " +
                          op.operand(0)->type().str());
     for (unsigned i = 1; i < op.numOperands(); ++i)
       inputs.push_back(op.operand(i)->type());

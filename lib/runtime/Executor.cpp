@@ -518,6 +518,10 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     return Status();
   };
 
+  // The condition (a bool) and trip count (an i64) must be there to read.
+  if (bytes(step.args[0]) < (step.kind == PlanStep::If ? 1 : 8) ||
+      (step.kind == PlanStep::Loop && bytes(step.args[1]) < 1))
+    return fail("its condition or trip count is read from a tensor too small to hold it");
   if (step.kind == PlanStep::If) {
     bool cond = false;
     std::memcpy(&cond, args[0], 1);

@@ -79,14 +79,14 @@ void addRegionOutputs(Graph &region, const onnx::GraphProto &body, const Values 
 // `operands`), results typed by the regions (ControlFlow.h).
 Op *createRegionOp(Builder &b, OpKind kind, Values operands,
                    std::vector<std::unique_ptr<Graph>> regions, AttrMap attrs,
-                   const std::vector<TensorType> &scanLengthTypes = {}) {
+                   const std::vector<TensorType> &resultTypes) {
   std::vector<Graph *> raw;
   for (auto &g : regions)
     raw.push_back(g.get());
   Values captures = captureOuterValues(raw);
   operands.insert(operands.end(), captures.begin(), captures.end());
-  // Result types are the regions' (a loop's scan results: their leading dim first, as given).
-  Op *op = b.graph().createOp(kind, operands, scanLengthTypes, std::move(attrs), b.insertBefore());
+  // Result types are the regions' (a loop's scan results: their leading dim as given here).
+  Op *op = b.graph().createOp(kind, operands, resultTypes, std::move(attrs), b.insertBefore());
   op->setLocation(b.location());
   for (auto &g : regions)
     op->adoptRegion(std::move(g));
@@ -126,6 +126,8 @@ Values convertIf(ImportContext &ctx, const Node &n) {
   if (cond->type().rank() > 1 || cond->type().staticNumElements() != std::optional<int64_t>(1))
     throw ConvertError("the condition of If must have one element, has type " +
                        cond->type().str());
+  if (cond->type().dtype != DType::Bool) // nonzero is true
+    cond = castTo(ctx.builder(), cond, DType::Bool);
   std::vector<std::unique_ptr<Graph>> regions;
   for (const char *branch : {"then_branch", "else_branch"}) {
     const onnx::GraphProto &body = graphAttr(n, branch);
