@@ -561,6 +561,30 @@ private:
     return it == slots_.end() ? PlanArg{PlanArg::Buffer, -1} : it->second;
   }
 
+  // The op's operands, then its results, as the arguments of `step`, the next step of the plan:
+  // results not yet placed (intermediates) get a buffer written by it, and every buffer's live
+  // range covers it.
+  llvm::Error addOperandsAndResults(const Op &op, PlanStep &step) {
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      if (!slots_.count(op.result(i)))
+        if (auto err = addBuffer(op.result(i)))
+          return err;
+    const int64_t at = static_cast<int64_t>(plan().steps.size());
+    for (unsigned i = 0; i < op.numOperands() + op.numResults(); ++i) {
+      const Value *v = i < op.numOperands() ? op.operand(i) : op.result(i - op.numOperands());
+      PlanArg a = slotOf(v);
+      if (a.kind == PlanArg::Buffer) {
+        if (a.index < 0) // lowering's output disagrees with the graph: a compiler bug
+          return makeError(diagnose(op, "an argument has no buffer").inPhase("internal"));
+        PlanBuffer &b = plan().buffers[a.index];
+        b.first = std::min(b.first, at);
+        b.last = std::max(b.last, at);
+      }
+      step.args.push_back(a);
+    }
+    return llvm::Error::success();
+  }
+
   llvm::Error addStep(const Op &op, loop::LoopFunction f) {
     std::string where = fmt::format("op '{}' (node {})", op.opName(), nodeName(op));
     // Everything refused here is an inconsistency of lowering's output: a compiler bug.
@@ -583,28 +607,12 @@ private:
     if (opts_.fault.rung == FaultInjection::Rung::Kernel && f.name == opts_.fault.name)
       perturbLastResultStore(f);
 
-    // Results not yet placed (intermediates) get a buffer written by this step.
-    for (unsigned i = 0; i < op.numResults(); ++i)
-      if (!slots_.count(op.result(i)))
-        if (auto err = addBuffer(op.result(i)))
-          return err;
-
     PlanStep step;
     step.name = where;
     step.kernel = static_cast<int64_t>(prog().kernels.size());
-    int64_t at = static_cast<int64_t>(plan().steps.size());
-    for (unsigned i = 0; i < numBuffers; ++i) {
-      const Value *v = i < op.numOperands() ? op.operand(i) : op.result(i - op.numOperands());
-      PlanArg a = slotOf(v);
-      if (a.kind == PlanArg::Buffer) {
-        if (a.index < 0)
-          return fail("an argument has no buffer");
-        PlanBuffer &b = plan().buffers[a.index];
-        b.first = std::min(b.first, at);
-        b.last = std::max(b.last, at);
-      }
-      step.args.push_back(a);
-    }
+    const int64_t at = static_cast<int64_t>(plan().steps.size());
+    if (auto err = addOperandsAndResults(op, step))
+      return err;
     for (size_t i = numBuffers; i < f.params.size(); ++i) {
       if (f.params[i].isBuffer()) { // a peeled temporary: a plan buffer live for this step only
         const loop::BufferNode &b = *f.params[i].buffer;
@@ -686,24 +694,8 @@ private:
       step.regions.push_back(static_cast<int64_t>(plan().regions.size()));
       plan().regions.push_back(std::move(region));
     }
-    for (unsigned i = 0; i < op.numResults(); ++i)
-      if (!slots_.count(op.result(i)))
-        if (auto err = addBuffer(op.result(i)))
-          return err;
-    const int64_t at = static_cast<int64_t>(plan().steps.size());
-    const unsigned numArgs = op.numOperands() + op.numResults();
-    for (unsigned i = 0; i < numArgs; ++i) {
-      const Value *v = i < op.numOperands() ? op.operand(i) : op.result(i - op.numOperands());
-      PlanArg a = slotOf(v);
-      if (a.kind == PlanArg::Buffer) {
-        if (a.index < 0)
-          return makeError(diagnose(op, "an argument has no buffer").inPhase("internal"));
-        PlanBuffer &b = plan().buffers[a.index];
-        b.first = std::min(b.first, at);
-        b.last = std::max(b.last, at);
-      }
-      step.args.push_back(a);
-    }
+    if (auto err = addOperandsAndResults(op, step))
+      return err;
     step.numInputs = op.numOperands();
     plan().steps.push_back(std::move(step));
     if (!isRegion())

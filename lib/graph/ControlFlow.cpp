@@ -12,8 +12,9 @@ namespace strata {
 
 namespace {
 
-bool isScalarOf(const TensorType &t, DType dt) {
-  if (t.dtype != dt)
+// One element of `dt`, as [] or [1].
+bool isOne(const TensorType &t, DType dt) {
+  if (t.dtype != dt || t.rank() > 1)
     return false;
   for (const Dim &d : t.dims)
     if (!(d.isStatic() && d.size == 1))
@@ -21,14 +22,12 @@ bool isScalarOf(const TensorType &t, DType dt) {
   return true;
 }
 
-llvm::Error regionError(const std::string &msg) { return makeError(msg); }
-
 // Region `r`'s input `i` against the type it binds.
 llvm::Error checkInput(const Op &op, unsigned r, unsigned i, const TensorType &want) {
   const Graph &g = op.region(r);
   if (g.input(i)->type() != want)
-    return regionError("region " + std::to_string(r) + " input " + std::to_string(i) +
-                       " has type " + g.input(i)->type().str() + " but binds " + want.str());
+    return makeError("region " + std::to_string(r) + " input " + std::to_string(i) + " has type " +
+                     g.input(i)->type().str() + " but binds " + want.str());
   return llvm::Error::success();
 }
 
@@ -40,20 +39,20 @@ bool definedIn(const Value *v, const Graph &g) {
 
 llvm::Expected<LoopLayout> loopLayout(const Op &loop) {
   if (loop.numRegions() != 1)
-    return regionError("a loop has one region (its body), this one has " +
-                       std::to_string(loop.numRegions()));
+    return makeError("a loop has one region (its body), this one has " +
+                     std::to_string(loop.numRegions()));
   const Graph &body = loop.region(0);
   if (!loop.hasAttr("num_carried") || loop.attr("num_carried").kind() != AttrKind::Int)
-    return regionError("a loop needs its int attribute 'num_carried'");
+    return makeError("a loop needs its int attribute 'num_carried'");
   const int64_t carried = ops::LoopOp(loop).num_carried();
   const int64_t operands = loop.numOperands(), outputs = body.numOutputs();
   if (carried < 0 || 2 + carried > operands)
-    return regionError("num_carried " + std::to_string(carried) + " does not fit " +
-                       std::to_string(operands) + " operands");
+    return makeError("num_carried " + std::to_string(carried) + " does not fit " +
+                     std::to_string(operands) + " operands");
   if (1 + carried > outputs)
-    return regionError("the body has " + std::to_string(outputs) +
-                       " outputs; expected the condition and " + std::to_string(carried) +
-                       " carried values first");
+    return makeError("the body has " + std::to_string(outputs) +
+                     " outputs; expected the condition and " + std::to_string(carried) +
+                     " carried values first");
   LoopLayout l;
   l.numCarried = static_cast<unsigned>(carried);
   l.numCaptures = static_cast<unsigned>(operands - 2 - carried);
@@ -61,25 +60,34 @@ llvm::Expected<LoopLayout> loopLayout(const Op &loop) {
   return l;
 }
 
+llvm::Expected<unsigned> firstCapture(const Op &op) {
+  if (op.kind() == OpKind::If)
+    return 1;
+  auto layout = loopLayout(op);
+  if (!layout)
+    return layout.takeError();
+  return 2 + layout->numCarried;
+}
+
 llvm::Expected<std::vector<TensorType>> controlFlowResultTypes(const Op &op) {
   std::vector<TensorType> types;
   if (op.kind() == OpKind::If) {
     if (op.numRegions() != 2)
-      return regionError("an if has two regions (then, else), this one has " +
-                         std::to_string(op.numRegions()));
+      return makeError("an if has two regions (then, else), this one has " +
+                       std::to_string(op.numRegions()));
     const Graph &then = op.region(0), &other = op.region(1);
     if (then.numOutputs() != other.numOutputs())
-      return regionError("the then branch has " + std::to_string(then.numOutputs()) +
-                         " outputs but the else branch " + std::to_string(other.numOutputs()));
+      return makeError("the then branch has " + std::to_string(then.numOutputs()) +
+                       " outputs but the else branch " + std::to_string(other.numOutputs()));
     for (unsigned i = 0; i < then.numOutputs(); ++i) {
       if (!then.output(i) || !other.output(i))
-        return regionError("branch output " + std::to_string(i) + " is missing");
+        return makeError("branch output " + std::to_string(i) + " is missing");
       const TensorType &a = then.output(i)->type(), &b = other.output(i)->type();
       if (a != b)
-        return regionError("branch output " + std::to_string(i) + " has type " + a.str() +
-                           " in the then branch but " + b.str() +
-                           " in the else branch (branches of different shapes are not "
-                           "supported yet)");
+        return makeError("branch output " + std::to_string(i) + " has type " + a.str() +
+                         " in the then branch but " + b.str() +
+                         " in the else branch (branches of different shapes are not "
+                         "supported yet)");
       types.push_back(a);
     }
     return types;
@@ -91,18 +99,17 @@ llvm::Expected<std::vector<TensorType>> controlFlowResultTypes(const Op &op) {
   for (unsigned k = 0; k < layout->numCarried; ++k) {
     const Value *out = body.output(1 + k);
     if (!out)
-      return regionError("the body's carried output " + std::to_string(k) + " is missing");
+      return makeError("the body's carried output " + std::to_string(k) + " is missing");
     if (out->type() != body.input(2 + k)->type())
-      return regionError("loop-carried value " + std::to_string(k) + " enters the body as " +
-                         body.input(2 + k)->type().str() + " but leaves it as " +
-                         out->type().str() +
-                         " (values that change shape across iterations are not supported yet)");
+      return makeError("loop-carried value " + std::to_string(k) + " enters the body as " +
+                       body.input(2 + k)->type().str() + " but leaves it as " + out->type().str() +
+                       " (values that change shape across iterations are not supported yet)");
     types.push_back(out->type());
   }
   for (unsigned k = 0; k < layout->numScans; ++k) {
     const Value *out = body.output(1 + layout->numCarried + k);
     if (!out)
-      return regionError("the body's scan output " + std::to_string(k) + " is missing");
+      return makeError("the body's scan output " + std::to_string(k) + " is missing");
     const unsigned r = layout->numCarried + k;
     Dim trips = r < op.numResults() && op.result(r)->type().rank() > 0
                     ? op.result(r)->type().dims[0]
@@ -117,19 +124,18 @@ llvm::Expected<std::vector<TensorType>> controlFlowResultTypes(const Op &op) {
 llvm::Error checkControlFlow(const Op &op) {
   std::vector<TensorType> inputs; // what the regions' inputs bind, in order
   if (op.kind() == OpKind::If) {
-    if (!isScalarOf(op.operand(0)->type(), DType::Bool) || op.operand(0)->type().rank() > 1)
-      return regionError("the condition must be one bool, has type " +
-                         op.operand(0)->type().str());
+    if (!isOne(op.operand(0)->type(), DType::Bool))
+      return makeError("the condition must be one bool, has type " + op.operand(0)->type().str());
     for (unsigned i = 1; i < op.numOperands(); ++i)
       inputs.push_back(op.operand(i)->type());
   } else {
     auto layout = loopLayout(op);
     if (!layout)
       return layout.takeError();
-    if (!isScalarOf(op.operand(0)->type(), DType::I64) || op.operand(0)->type().rank() > 1)
-      return regionError("the trip count must be one i64, has type " + op.operand(0)->type().str());
-    if (!isScalarOf(op.operand(1)->type(), DType::Bool) || op.operand(1)->type().rank() > 1)
-      return regionError("the condition must be one bool, has type " + op.operand(1)->type().str());
+    if (!isOne(op.operand(0)->type(), DType::I64))
+      return makeError("the trip count must be one i64, has type " + op.operand(0)->type().str());
+    if (!isOne(op.operand(1)->type(), DType::Bool))
+      return makeError("the condition must be one bool, has type " + op.operand(1)->type().str());
     inputs.push_back(TensorType(DType::I64, {}));
     inputs.push_back(TensorType(DType::Bool, {}));
     for (unsigned i = 2; i < op.numOperands(); ++i)
@@ -137,17 +143,17 @@ llvm::Error checkControlFlow(const Op &op) {
     const Graph &body = op.region(0);
     if (body.numOutputs() == 0 || !body.output(0) ||
         body.output(0)->type() != TensorType(DType::Bool, {}))
-      return regionError("the body's first output must be its condition, a bool []");
+      return makeError("the body's first output must be its condition, a bool []");
     if (op.numResults() != layout->numCarried + layout->numScans)
-      return regionError("has " + std::to_string(op.numResults()) + " results; the body gives " +
-                         std::to_string(layout->numCarried) + " carried and " +
-                         std::to_string(layout->numScans) + " scan outputs");
+      return makeError("has " + std::to_string(op.numResults()) + " results; the body gives " +
+                       std::to_string(layout->numCarried) + " carried and " +
+                       std::to_string(layout->numScans) + " scan outputs");
   }
   for (unsigned r = 0; r < op.numRegions(); ++r) {
     const Graph &g = op.region(r);
     if (g.numInputs() != inputs.size())
-      return regionError("region " + std::to_string(r) + " has " + std::to_string(g.numInputs()) +
-                         " inputs; the op binds " + std::to_string(inputs.size()));
+      return makeError("region " + std::to_string(r) + " has " + std::to_string(g.numInputs()) +
+                       " inputs; the op binds " + std::to_string(inputs.size()));
     for (unsigned i = 0; i < inputs.size(); ++i)
       if (auto err = checkInput(op, r, i, inputs[i]))
         return err;
@@ -156,24 +162,24 @@ llvm::Error checkControlFlow(const Op &op) {
   if (!types)
     return types.takeError();
   if (types->size() != op.numResults())
-    return regionError("has " + std::to_string(op.numResults()) + " results but its regions give " +
-                       std::to_string(types->size()));
+    return makeError("has " + std::to_string(op.numResults()) + " results but its regions give " +
+                     std::to_string(types->size()));
   for (unsigned i = 0; i < types->size(); ++i)
     if ((*types)[i] != op.result(i)->type())
-      return regionError("result " + std::to_string(i) + " has type " + op.result(i)->type().str() +
-                         " but its region gives " + (*types)[i].str());
+      return makeError("result " + std::to_string(i) + " has type " + op.result(i)->type().str() +
+                       " but its region gives " + (*types)[i].str());
   return llvm::Error::success();
 }
 
 void typeRegionInputs(Op &op) {
-  const unsigned first = op.kind() == OpKind::If ? 1 : 0;
+  const unsigned first = firstBoundOperand(op);
+  // A loop's iteration and condition inputs have fixed types (its first two operands may be
+  // [1] where they are []).
+  const unsigned typed = op.kind() == OpKind::If ? 1 : 2;
   for (unsigned r = 0; r < op.numRegions(); ++r) {
     Graph &g = op.region(r);
-    for (unsigned i = first; i < op.numOperands() && i - first < g.numInputs(); ++i) {
-      if (op.kind() == OpKind::Loop && i < 2)
-        continue; // iteration and cond: fixed types
+    for (unsigned i = typed; i < op.numOperands() && i - first < g.numInputs(); ++i)
       g.input(i - first)->setType(op.operand(i)->type());
-    }
   }
 }
 
@@ -182,8 +188,8 @@ llvm::Error setResultTypes(Op &op) {
   if (!types)
     return types.takeError();
   if (types->size() != op.numResults())
-    return regionError("its regions give " + std::to_string(types->size()) +
-                       " results, the op has " + std::to_string(op.numResults()));
+    return makeError("its regions give " + std::to_string(types->size()) + " results, the op has " +
+                     std::to_string(op.numResults()));
   for (unsigned i = 0; i < types->size(); ++i)
     op.result(i)->setType((*types)[i]);
   return llvm::Error::success();
@@ -194,7 +200,7 @@ void inlineIfBranch(Op &op, unsigned r) {
   const Graph &region = op.region(r);
   ValueMap map;
   for (unsigned i = 0; i < region.numInputs(); ++i)
-    map[region.input(i)] = op.operand(1 + i);
+    map[region.input(i)] = op.operand(firstBoundOperand(op) + i);
   // cloneOp appends; move each copy before the op to keep the graph's order.
   for (const Op &inner : region.ops()) {
     Op *copy = cloneOp(parent, inner, map);
@@ -208,20 +214,15 @@ void inlineIfBranch(Op &op, unsigned r) {
 int64_t sinkConstantCaptures(Op &op) {
   if (!isControlFlow(op))
     return 0;
-  // Operand i binds region input i - first (if: the condition is no region input).
-  const unsigned first = op.kind() == OpKind::If ? 1 : 0;
-  // A loop's carried values change from iteration to iteration: only its captures are sunk.
-  unsigned captures = 1;
-  if (op.kind() == OpKind::Loop) {
-    auto layout = loopLayout(op);
-    if (!layout) {
-      llvm::consumeError(layout.takeError());
-      return 0;
-    }
-    captures = 2 + layout->numCarried;
+  // A loop's carried values change from iteration to iteration: only captures are sunk.
+  auto captures = firstCapture(op);
+  if (!captures) {
+    llvm::consumeError(captures.takeError());
+    return 0;
   }
+  const unsigned first = firstBoundOperand(op);
   int64_t sunk = 0;
-  for (unsigned i = captures; i < op.numOperands(); ++i) {
+  for (unsigned i = *captures; i < op.numOperands(); ++i) {
     const Op *def = op.operand(i)->definingOp();
     if (!def || def->kind() != OpKind::Constant)
       continue;

@@ -33,6 +33,19 @@ int64_t checkedMul(int64_t a, int64_t b) {
   return a * b;
 }
 
+// Bytes of `t` at the symbol values `values` (-1 past int64).
+int64_t tensorBytesAt(const PlanTensor &t, const std::vector<int64_t> &values) {
+  int64_t bytes = static_cast<int64_t>(dtypeSize(t.dtype));
+  for (const PlanDim &d : t.dims)
+    bytes = bytes < 0 ? -1 : checkedMul(bytes, d.isStatic() ? d.size : values[d.symbol]);
+  return bytes;
+}
+
+// The region whose plan runs the variant `variant` of `p`.
+size_t variantRegion(const Plan &p, int variant) {
+  return static_cast<size_t>(p.variants[static_cast<size_t>(variant)].region);
+}
+
 } // namespace
 
 RunContext::RunContext(const Executor &ex) : exec_(ex) {
@@ -52,10 +65,8 @@ RunContext::RunContext(const Executor &ex) : exec_(ex) {
 }
 
 int64_t RunContext::arenaBytes() const {
-  if (variant_ >= 0) {
-    const int64_t region = exec_.plan().variants[static_cast<size_t>(variant_)].region;
-    return regionContexts_[static_cast<size_t>(region)]->arenaBytes();
-  }
+  if (variant_ >= 0)
+    return regionContexts_[variantRegion(exec_.plan(), variant_)]->arenaBytes();
   return arenaBytes_;
 }
 
@@ -321,7 +332,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
   if (!ctx.bound_)
     return Status::error("run before a successful bind");
   if (ctx.variant_ >= 0) {
-    const size_t r = static_cast<size_t>(plan_.variants[static_cast<size_t>(ctx.variant_)].region);
+    const size_t r = variantRegion(plan_, ctx.variant_);
     RunContext &rc = *ctx.regionContexts_[r];
     Status st = regions_[r]->run(rc, inputs, outputs);
     ctx.outputShapes_ = rc.outputShapes_;
@@ -355,12 +366,6 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
   };
 
   // Bytes of a tensor or buffer at some symbol values (-1 past int64).
-  auto tensorBytesAt = [&](const PlanTensor &t, const std::vector<int64_t> &values) {
-    int64_t bytes = static_cast<int64_t>(dtypeSize(t.dtype));
-    for (const PlanDim &d : t.dims)
-      bytes = bytes < 0 ? -1 : checkedMul(bytes, d.isStatic() ? d.size : values[d.symbol]);
-    return bytes;
-  };
   auto tensorBytes = [&](const PlanTensor &t) { return tensorBytesAt(t, ctx.symbolValues_); };
   auto bufferBytesAt = [&](const PlanSize &size, const std::vector<int64_t> &values) {
     int64_t bytes = size.bytes;
@@ -498,20 +503,14 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     RunContext &rc = *ctx.regionContexts_[static_cast<size_t>(r)];
     if (Status st = region.bindFromEnclosing(rc, ctx))
       return fail(st.message());
-    auto tensorBytes = [&](const PlanTensor &t) {
-      int64_t n = static_cast<int64_t>(dtypeSize(t.dtype));
-      for (const PlanDim &d : t.dims)
-        n = n < 0 ? -1 : checkedMul(n, d.isStatic() ? d.size : rc.symbolValues_[d.symbol]);
-      return n;
-    };
     const Plan &rp = region.plan();
     for (size_t i = 0; i < rp.inputs.size(); ++i) {
-      int64_t want = tensorBytes(rp.inputs[i]);
+      int64_t want = tensorBytesAt(rp.inputs[i], rc.symbolValues_);
       if (inArgs[i] != SIZE_MAX && (want < 0 || want > bytes(step.args[inArgs[i]])))
         return fail("region input '" + rp.inputs[i].name + "' is larger than its argument");
     }
     for (size_t i = 0; i < rp.outputs.size(); ++i) {
-      int64_t want = tensorBytes(rp.outputs[i]);
+      int64_t want = tensorBytesAt(rp.outputs[i], rc.symbolValues_);
       if (outArgs[i] != SIZE_MAX && (want < 0 || want > bytes(step.args[outArgs[i]])))
         return fail("region output '" + rp.outputs[i].name + "' is larger than its result");
     }
@@ -577,13 +576,9 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     }
   }
   for (size_t k = 0; k < numScans; ++k) {
-    const PlanTensor &t = body.plan().outputs[1 + nc + k];
-    int64_t n = static_cast<int64_t>(dtypeSize(t.dtype));
-    for (const PlanDim &d : t.dims)
-      n = n < 0 ? -1 : checkedMul(n, d.isStatic() ? d.size : rc.symbolValues_[d.symbol]);
-    scanBytes[k] = n;
+    scanBytes[k] = tensorBytesAt(body.plan().outputs[1 + nc + k], rc.symbolValues_);
     scanCapacity[k] = bytes(step.args[numIn + nc + k]);
-    if (n < 0)
+    if (scanBytes[k] < 0)
       return fail("a scan output's entry is too large");
   }
   std::vector<void *> current(nc), next(nc);
@@ -591,19 +586,16 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     current[k] = args[2 + k]; // read only
     next[k] = args[numIn + k];
   }
+  // The body's iteration, its condition (true while it runs) and the captures stay put.
   int64_t iteration = 0;
-  bool again = true;
-  std::vector<void *> ins(numIn), outs(1 + numResults);
+  bool again = true, condOut = false;
+  std::vector<void *> ins(args.begin(), args.begin() + numIn), outs(1 + numResults);
+  ins[0] = &iteration;
+  ins[1] = &again;
+  outs[0] = &condOut;
   for (; cond && iteration < trips; ++iteration) {
-    ins[0] = &iteration;
-    ins[1] = &again;
-    again = true;
     for (size_t k = 0; k < nc; ++k)
       ins[2 + k] = current[k];
-    for (size_t i = 2 + nc; i < numIn; ++i)
-      ins[i] = args[i];
-    bool condOut = false;
-    outs[0] = &condOut;
     for (size_t k = 0; k < nc; ++k)
       outs[1 + k] = next[k];
     for (size_t k = 0; k < numScans; ++k) {
@@ -651,10 +643,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs,
                   : Status::error("output " + std::to_string(i) + " ('" + plan_.outputs[i].name +
                                   "'): the allocator returned no memory");
   };
-  const Plan &runs = ctx.variant_ >= 0
-                        ? plan_.regions[static_cast<size_t>(
-                              plan_.variants[static_cast<size_t>(ctx.variant_)].region)]
-                        : plan_;
+  const Plan &runs = ctx.variant_ >= 0 ? plan_.regions[variantRegion(plan_, ctx.variant_)] : plan_;
   if (runs.binds.empty()) { // every output's shape is known now: written in place
     for (size_t i = 0; i < n; ++i)
       if (Status s = give(i))

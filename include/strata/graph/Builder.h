@@ -33,14 +33,27 @@ public:
   Value *scalar(DType dt, double v) { return constant(Tensor::scalar(dt, v)); }
 
   Graph &graph() { return *g_; }
-  // Builds into `g` from now on (at its end); returns the graph it built into. The importer
-  // builds an ONNX branch into a region this way.
-  Graph &setGraph(Graph &g) {
-    Graph &old = *g_;
-    g_ = &g;
-    before_ = nullptr;
-    return old;
-  }
+
+  // While it lives, `b` builds at the end of `g`; then where it built before (the importer
+  // builds an ONNX branch or loop body into a region this way).
+  class Into {
+  public:
+    Into(Builder &b, Graph &g) : b_(b), graph_(b.g_), before_(b.before_) {
+      b.g_ = &g;
+      b.before_ = nullptr;
+    }
+    ~Into() {
+      b_.g_ = graph_;
+      b_.before_ = before_;
+    }
+    Into(const Into &) = delete;
+    Into &operator=(const Into &) = delete;
+
+  private:
+    Builder &b_;
+    Graph *graph_;
+    Op *before_;
+  };
   Op *insertBefore() const { return before_; }
 
 private:

@@ -26,6 +26,12 @@ struct LoopLayout {
 // Throws nothing; counts that do not fit give an error.
 llvm::Expected<LoopLayout> loopLayout(const Op &loop);
 
+// Operand firstBoundOperand(op) + i binds region input i: an if's condition binds none, a loop's
+// trip count and condition line up with its body's iteration and condition inputs.
+inline unsigned firstBoundOperand(const Op &op) { return op.kind() == OpKind::If ? 1 : 0; }
+// The first capture operand: after an if's condition, after a loop's carried values.
+llvm::Expected<unsigned> firstCapture(const Op &op);
+
 // The result types the op's regions give now: an if's then-branch outputs (the else branch must
 // give the same types); a loop's carried body outputs (each the type of its body input) and its
 // scan outputs behind the leading dim the op's result has now. Errors name the region output.

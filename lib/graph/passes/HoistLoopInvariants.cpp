@@ -14,17 +14,17 @@ namespace strata {
 namespace {
 
 int64_t hoistFrom(Op &loop) {
-  auto layout = loopLayout(loop);
-  if (!layout) {
-    llvm::consumeError(layout.takeError());
+  auto captures = firstCapture(loop);
+  if (!captures) {
+    llvm::consumeError(captures.takeError());
     return 0;
   }
   Graph &body = loop.region(0);
   Graph &parent = *loop.parentGraph();
-  const unsigned firstCapture = 2 + layout->numCarried;
-  // Body values computed the same in every iteration, and their values before the loop.
+  // Body values computed the same in every iteration, and their values before the loop (body
+  // input i binds operand i).
   ValueMap outside;
-  for (unsigned i = firstCapture; i < body.numInputs() && i < loop.numOperands(); ++i)
+  for (unsigned i = *captures; i < body.numInputs() && i < loop.numOperands(); ++i)
     outside[body.input(i)] = loop.operand(i);
   std::vector<Op *> hoisted, constantCopies;
   for (Op &op : body.ops()) {

@@ -319,31 +319,23 @@ Values scanAsLoop(ImportContext &ctx, const Node &n, const Values &states, const
   Builder &b = ctx.builder();
   const onnx::GraphProto &body = graphAttr(n, "body");
   const Dim length = scanIns[0]->type().dims[inAxes[0]];
-  auto axisAttr = [](int64_t a) { return AttrMap{{"axis", Attribute(a)}}; };
-  Value *steps = reshapeTo(b, b.value(OpKind::Shape, {scanIns[0]},
-                                      {{"start", Attribute(inAxes[0])},
-                                       {"end", Attribute(inAxes[0] + 1)}}),
-                           {});
-  Value *last = b.value(OpKind::Sub, {steps, b.scalar(DType::I64, 1.0)});
+  Value *steps = dimValue(b, scanIns[0], inAxes[0]);
+  Value *last = sub(b, steps, b.scalar(DType::I64, 1.0));
   auto g = std::make_unique<Graph>("body");
   Value *iteration = g->addInput(TensorType(DType::I64, {}), "t");
   Value *cond = g->addInput(TensorType(DType::Bool, {}), "cond");
   Values formals;
   for (size_t i = 0; i < states.size(); ++i)
     formals.push_back(g->addInput(states[i]->type(), body.input(static_cast<int>(i)).name()));
-  Graph &outer = b.setGraph(*g);
   Values out;
-  try {
+  {
+    Builder::Into into(b, *g);
     for (size_t k = 0; k < scanIns.size(); ++k) {
-      Value *t = inDirs[k] ? b.value(OpKind::Sub, {last, iteration}) : iteration;
-      formals.push_back(b.value(OpKind::Gather, {scanIns[k], t}, axisAttr(inAxes[k])));
+      Value *t = inDirs[k] ? sub(b, last, iteration) : iteration;
+      formals.push_back(b.value(OpKind::Gather, {scanIns[k], t}, {{"axis", Attribute(inAxes[k])}}));
     }
     out = ctx.convertIntoRegion(body, *g, formals, nodeLabel(n) + "/body");
-  } catch (...) {
-    b.setGraph(outer);
-    throw;
   }
-  b.setGraph(outer);
   if (out.size() < states.size())
     throw ConvertError("the body gives " + std::to_string(out.size()) + " outputs for " +
                        std::to_string(states.size()) + " states");
@@ -363,9 +355,7 @@ Values scanAsLoop(ImportContext &ctx, const Node &n, const Values &states, const
   for (size_t k = 0; k < numScanOutputs; ++k) {
     Value *y = loop->result(static_cast<unsigned>(states.size() + k)); // [length, item...]
     if (outDirs[k]) // entry j is step length-1-j
-      y = b.value(OpKind::Gather,
-                  {y, b.value(OpKind::Sub, {last, b.value(OpKind::Iota, {y}, axisAttr(0))})},
-                  axisAttr(0));
+      y = reverseSteps(b, y, last);
     const int64_t rank = y->type().rank();
     const int64_t axis = outAxes[k] < 0 ? outAxes[k] + rank : outAxes[k];
     if (axis < 0 || axis >= rank)
@@ -467,6 +457,17 @@ Values convertScan(ImportContext &ctx, const Node &n) {
 }
 
 } // namespace
+
+Value *dimValue(Builder &b, Value *x, int64_t axis) {
+  Value *dims = b.value(OpKind::Shape, {x}, {{"start", Attribute(axis)}, {"end", Attribute(axis + 1)}});
+  return reshapeTo(b, dims, {});
+}
+
+Value *reverseSteps(Builder &b, Value *stacked, Value *last) {
+  const AttrMap axis0 = {{"axis", Attribute(int64_t{0})}};
+  Value *index = sub(b, last, b.value(OpKind::Iota, {stacked}, axis0));
+  return b.value(OpKind::Gather, {stacked, index}, axis0);
+}
 
 Op *createLoop(Builder &b, Value *trips, Value *cond, const std::vector<Value *> &carried,
                std::unique_ptr<Graph> body, const std::vector<TensorType> &types) {

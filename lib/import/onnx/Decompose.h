@@ -62,6 +62,11 @@ bool outputRequested(const onnx::NodeProto &node, int i);
 // Input 1.. that is optional: nullptr when absent.
 Value *optionalInput(ImportContext &ctx, const onnx::NodeProto &node, int i);
 // Input that must exist; throws ConvertError naming `what` when absent.
+// Dim `axis` of `x` as a run-time value (i64 []): a loop's trip count over that dim.
+Value *dimValue(Builder &b, Value *x, int64_t axis);
+// `stacked` (a loop's scan result) with its leading axis reversed: entry j becomes entry
+// last - j (`last` the i64 [] index of its last entry), for reverse directions.
+Value *reverseSteps(Builder &b, Value *stacked, Value *last);
 // A run-time `loop` op (graph/ControlFlow.h) over `body`, a region built apart whose first
 // inputs are the iteration, the condition and the carried values: closed over the outer values
 // it reads (its constants copied in); `types` are the results' (a scan's length its first dim).

@@ -866,21 +866,15 @@ private:
                                          const std::vector<Value *> &inputs,
                                          const std::string &where) override {
     const auto values = values_;
-    Op *before = builder_.insertBefore();
-    Graph &outer = builder_.setGraph(region);
-    auto leave = [&] {
-      values_ = values;
-      builder_.setGraph(outer);
-      builder_.setInsertBefore(before);
-    };
+    Builder::Into into(builder_, region);
     std::vector<Value *> outputs;
     try {
       outputs = inlineSubgraph(body, inputs, where);
     } catch (...) {
-      leave();
+      values_ = values;
       throw;
     }
-    leave();
+    values_ = values;
     return outputs;
   }
 

@@ -306,26 +306,20 @@ private:
   DirectionResult loopDirection(int64_t d, bool reverse, Value *proj, const Weights &w, Value *h,
                                 Value *c) {
     const bool lstm = cell_ == Cell::Lstm;
-    Value *steps = reshape(b_, b_.value(OpKind::Shape, {proj}, {{"start", Attribute(int64_t{0})},
-                                                                {"end", Attribute(int64_t{1})}}),
-                           std::vector<int64_t>{});
+    Value *steps = dimValue(b_, proj, 0);
     Value *last = sub(b_, steps, b_.scalar(DType::I64, 1.0));
     auto body = std::make_unique<Graph>("step");
     Value *iteration = body->addInput(TensorType(DType::I64, {}), "t");
     Value *cond = body->addInput(TensorType(DType::Bool, {}), "cond");
     Value *hIn = body->addInput(h->type(), "h");
     Value *cIn = lstm ? body->addInput(c->type(), "c") : nullptr;
-    Graph &outer = b_.setGraph(*body);
     Step s;
-    try {
+    {
+      Builder::Into into(b_, *body);
       Value *t = reverse ? sub(b_, last, iteration) : iteration;
       Value *xt = b_.value(OpKind::Gather, {proj, t}, {{"axis", Attribute(int64_t{0})}});
       s = step(d, w, xt, hIn, cIn, t);
-    } catch (...) {
-      b_.setGraph(outer);
-      throw;
     }
-    b_.setGraph(outer);
     body->addOutput(cond, "cond");
     body->addOutput(s.h, "h");
     if (lstm)
@@ -343,9 +337,7 @@ private:
     Op *loop = createLoop(b_, steps, b_.scalar(DType::Bool, 1.0), carried, std::move(body), types);
     Value *ys = loop->result(lstm ? 2 : 1); // [seq, batch, hidden]
     if (reverse) // entry k is step seq-1-k
-      ys = b_.value(OpKind::Gather,
-                    {ys, sub(b_, last, b_.value(OpKind::Iota, {ys}, {{"axis", Attribute(int64_t{0})}}))},
-                    {{"axis", Attribute(int64_t{0})}});
+      ys = reverseSteps(b_, ys, last);
     std::vector<Dim> y4 = {seqDim_, Dim(1)};
     y4.insert(y4.end(), ys->type().dims.begin() + 1, ys->type().dims.end());
     DirectionResult r;
