@@ -5,8 +5,12 @@ Usage: /usr/bin/python3 scripts/check_dynamic.py --bin build/bin --work build/dy
 
 Exports (with Debian's torch, seeded) and checks:
   convnet_dyn   a conv net (strided convs, BatchNorm folded by the exporter, max pool, residual
-                block, nearest 2x upsample concatenated with its skip, global average pool, linear)
-                with batch, height and width all dynamic: run at 3 image sizes;
+                block, nearest upsample to its skip's size read with Shape, concatenated with the
+                skip, global average pool, linear) with batch, height and width all dynamic: run
+                at 3 image sizes, per shape and from one library;
+  segnet_dyn    a segmentation-style net (channel shuffle by view/transpose, a ConvTranspose
+                added to its skip connection, logits resized bilinearly to the input's size), at
+                3 image sizes, per shape and from one library;
   gpt2_dyn      a GPT-2-style decoder on token ids [batch, seq] with batch and seq dynamic: token and
                 position embeddings (positions from arange(seq)), a causal mask sliced from a
                 max-length buffer, 2 pre-norm blocks (4 heads, tanh GELU), tied LM head: run at
@@ -142,6 +146,27 @@ class ControlFlow(nn.Module):
         return h
 
 
+class SegNet(nn.Module):
+    """A segmentation-style net whose shapes follow its input: a stride-2 stem, a channel shuffle
+    (view to [n, 2, c / 2, h, w], transpose, view back: a reshape moving h and w), a stride-2
+    conv and a ConvTranspose back up added to its skip connection (sizes equal when the stem's
+    output is even), and the logits resized bilinearly to the input's own size."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU())
+        self.down = nn.Conv2d(16, 32, 3, 2, 1)
+        self.up = nn.ConvTranspose2d(32, 16, 2, 2)
+        self.head = nn.Conv2d(16, 5, 1)
+
+    def forward(self, x):
+        y = self.stem(x)
+        n, c, h, w = y.shape
+        y = y.view(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)
+        y = F.relu(self.up(F.relu(self.down(y)))) + y
+        return F.interpolate(self.head(y), size=x.shape[2:], mode="bilinear", align_corners=False)
+
+
 def calibrate(net, example):
     """BatchNorm statistics from random data, so activations keep a sane scale."""
     net.train()
@@ -165,6 +190,17 @@ def export(work):
         x = torch.randn(*shape)
         cases.append((x.numpy(), conv(x).detach().numpy()))
     models["convnet_dyn"] = (path, cases)
+
+    seg = calibrate(SegNet(), torch.randn(4, 3, 64, 64))
+    path = os.path.join(work, "segnet_dyn.onnx")
+    torch.onnx.export(seg, torch.randn(1, 3, 64, 64), path, input_names=["x"],
+                      output_names=["y"], opset_version=17,
+                      dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}, "y": {0: "n", 2: "h", 3: "w"}})
+    cases = []
+    for shape in [(1, 3, 64, 64), (2, 3, 96, 124), (1, 3, 60, 160)]:
+        x = torch.randn(*shape)
+        cases.append((x.numpy(), seg(x).detach().numpy()))
+    models["segnet_dyn"] = (path, cases)
 
     gpt = Gpt2().eval()
     path = os.path.join(work, "gpt2_dyn.onnx")
@@ -323,7 +359,11 @@ def main():
     # test on a dim, decided when it runs by the library's loop and if steps) and the LSTM and
     # GRU (their recurrence a loop over the sequence; torch's zero initial states sized by the
     # batch at run time).
-    for name, output in [("control_flow_dyn", "y"), ("lstm_dyn", "y"), ("gru_dyn", "y")]:
+    # And the conv net that reads its own size (upsampled to x.shape[2:]) and the segmentation
+    # net (a channel shuffle, a ConvTranspose skip connection, logits resized to the input's
+    # size): the shapes they compute from their dims are formulas in one library.
+    for name, output in [("control_flow_dyn", "y"), ("lstm_dyn", "y"), ("gru_dyn", "y"),
+                         ("convnet_dyn", "output"), ("segnet_dyn", "y")]:
         path, cases = models[name]
         lib = compile_once(strata, env, failures, args.work, name, path)
         if lib:

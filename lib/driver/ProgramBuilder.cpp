@@ -368,6 +368,28 @@ private:
         const size_t axis = static_cast<size_t>(ops::ArgReduceOp(op).axis());
         if (axis < dims.size())
           require(op, dims[axis], Dim(1), "the length of axis " + std::to_string(axis), true);
+      } else if (op.kind() == OpKind::Resize && ops::ResizeOp(op).scales().empty()) {
+        // Sizes without scales: the scale is out / in at run time, and an empty axis has
+        // nothing to interpolate from.
+        const auto &in = op.operand(0)->type().dims;
+        for (size_t d = 0; d < in.size() && d < out.size(); ++d)
+          if (!in[d].isStatic() && in[d] != out[d])
+            require(op, in[d], Dim(1), "input dim " + std::to_string(d) + ", resized,", true);
+      } else if (op.kind() == OpKind::Reshape && op.attr("shape").kind() == AttrKind::Dims) {
+        // A target of formulas: the element counts must agree when bound.
+        try {
+          SymExpr in(1), result(1);
+          for (const Dim &d : op.operand(0)->type().dims)
+            in = in * d.asExpr();
+          for (const Dim &d : out)
+            result = result * d.asExpr();
+          if (!(in == result))
+            require(op, Dim::of(result.isConstant() ? in : result),
+                    Dim::of(result.isConstant() ? result : in), "the element count");
+        } catch (const SymExprError &) {
+          if (!err)
+            err = makeError(diagnose(op, "the element counts are too large a formula to check"));
+        }
       } else if (op.kind() == OpKind::Concat) {
         size_t axis = static_cast<size_t>(ops::ConcatOp(op).axis());
         for (unsigned i = 0; i < op.numOperands(); ++i) {

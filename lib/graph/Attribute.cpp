@@ -11,8 +11,26 @@ std::string_view attrKindName(AttrKind k) {
   case AttrKind::Floats: return "floats";
   case AttrKind::Tensor: return "tensor";
   case AttrKind::DType: return "dtype";
+  case AttrKind::Dims: return "dims";
   }
   return "?";
+}
+
+Attribute Attribute::dims(const std::vector<Dim> &d) {
+  std::vector<int64_t> sizes;
+  for (const Dim &x : d) {
+    if (!x.isStatic())
+      return Attribute(Storage(d));
+    sizes.push_back(x.size);
+  }
+  return Attribute(std::move(sizes));
+}
+
+std::vector<Dim> Attribute::asDims() const {
+  if (kind() == AttrKind::Dims)
+    return getDims();
+  const std::vector<int64_t> &sizes = getInts();
+  return std::vector<Dim>(sizes.begin(), sizes.end());
 }
 
 bool Attribute::operator==(const Attribute &o) const {

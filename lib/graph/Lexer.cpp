@@ -256,6 +256,83 @@ Token Lexer::next() {
   fail(start, "unexpected character " + printable(c));
 }
 
+int64_t Lexer::scanDimSize(size_t dimStart) {
+  int64_t size = 0;
+  while (pos_ < src_.size() && isDigit(src_[pos_])) {
+    int digit = src_[pos_++] - '0';
+    if (size > (std::numeric_limits<int64_t>::max() - digit) / 10)
+      fail(dimStart, "dimension size is too large");
+    size = size * 10 + digit;
+  }
+  return size;
+}
+
+Dim Lexer::scanSymbolicDim(const char *where) {
+  auto peek = [&]() -> char { return pos_ < src_.size() ? src_[pos_] : '\0'; };
+  const size_t dimStart = pos_;
+  ++pos_; // the '?'
+  const size_t symStart = pos_;
+  if (peek() == '(') { // ?(formula): parentheses balanced, the formula parsed by SymExpr
+    int depth = 0;
+    do {
+      if (peek() == '(')
+        ++depth;
+      else if (peek() == ')')
+        --depth;
+      else if (peek() == '\0' || peek() == '\n' || peek() == '>' || peek() == ']')
+        fail(dimStart, std::string("unterminated '?(' formula in ") + where);
+      ++pos_;
+    } while (depth > 0);
+    std::string error;
+    std::optional<SymExpr> e = SymExpr::parse(src_.substr(symStart + 1, pos_ - symStart - 2), error);
+    if (!e)
+      fail(dimStart, "malformed symbolic dim: " + error);
+    return Dim::of(*e);
+  }
+  if (!isIdentStart(peek()))
+    fail(dimStart, std::string("expected a symbol name or '(' after '?' in ") + where);
+  while (isIdentChar(peek()))
+    ++pos_;
+  return Dim::sym(std::string(src_.substr(symStart, pos_ - symStart)));
+}
+
+std::vector<Dim> Lexer::scanDimListBody() {
+  auto peek = [&]() -> char { return pos_ < src_.size() ? src_[pos_] : '\0'; };
+  auto skipBlanks = [&] {
+    while (pos_ < src_.size() && (src_[pos_] == ' ' || src_[pos_] == '\t'))
+      ++pos_;
+  };
+  std::vector<Dim> dims;
+  skipBlanks();
+  if (peek() == ']') {
+    ++pos_;
+    return dims;
+  }
+  while (true) {
+    skipBlanks();
+    const size_t dimStart = pos_;
+    if (peek() == '?') {
+      dims.push_back(scanSymbolicDim("a list of dims"));
+    } else {
+      bool negative = peek() == '-';
+      if (negative)
+        ++pos_;
+      if (!isDigit(peek()))
+        fail(dimStart, "expected a size, ?name or ?(formula) in a list of dims");
+      const int64_t size = scanDimSize(dimStart);
+      dims.emplace_back(negative ? -size : size);
+    }
+    skipBlanks();
+    if (peek() == ']') {
+      ++pos_;
+      return dims;
+    }
+    if (peek() != ',')
+      fail(pos_, "expected ',' or ']' in a list of dims");
+    ++pos_;
+  }
+}
+
 TensorType Lexer::scanTensorTypeBody() {
   auto skipBlanks = [&] {
     while (pos_ < src_.size() && (src_[pos_] == ' ' || src_[pos_] == '\t'))
@@ -271,41 +348,9 @@ TensorType Lexer::scanTensorTypeBody() {
     skipBlanks();
     size_t dimStart = pos_;
     if (isDigit(peek())) {
-      int64_t size = 0;
-      while (isDigit(peek())) {
-        int digit = src_[pos_++] - '0';
-        if (size > (std::numeric_limits<int64_t>::max() - digit) / 10)
-          fail(dimStart, "dimension size is too large");
-        size = size * 10 + digit;
-      }
-      type.dims.emplace_back(size);
+      type.dims.emplace_back(scanDimSize(dimStart));
     } else if (peek() == '?') {
-      ++pos_;
-      size_t symStart = pos_;
-      if (peek() == '(') { // ?(formula): parentheses balanced, the formula parsed by SymExpr
-        int depth = 0;
-        do {
-          if (peek() == '(')
-            ++depth;
-          else if (peek() == ')')
-            --depth;
-          else if (peek() == '\0' || peek() == '\n' || peek() == '>')
-            fail(dimStart, "unterminated '?(' formula in tensor type");
-          ++pos_;
-        } while (depth > 0);
-        std::string error;
-        std::optional<SymExpr> e =
-            SymExpr::parse(src_.substr(symStart + 1, pos_ - symStart - 2), error);
-        if (!e)
-          fail(dimStart, "malformed symbolic dim: " + error);
-        type.dims.push_back(Dim::of(*e));
-      } else {
-        if (!isIdentStart(peek()))
-          fail(dimStart, "expected a symbol name or '(' after '?' in tensor type");
-        while (isIdentChar(peek()))
-          ++pos_;
-        type.dims.push_back(Dim::sym(std::string(src_.substr(symStart, pos_ - symStart))));
-      }
+      type.dims.push_back(scanSymbolicDim("tensor type"));
     } else {
       break; // the element type
     }

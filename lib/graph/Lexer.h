@@ -52,6 +52,9 @@ public:
   // Reads `<dims dtype (, device)?>` of a tensor type directly from the characters after the
   // `tensor` keyword: dims are not ordinary tokens (`3x?batch xf32`).
   TensorType scanTensorTypeBody();
+  // Reads `d, d, ...]` after the '[' of a dims attribute (a size, possibly negative, ?name or
+  // ?(formula) each), through the closing ']'.
+  std::vector<Dim> scanDimListBody();
   size_t offset() const { return pos_; }
 
 private:
@@ -60,6 +63,8 @@ private:
   std::string scanStringBody(size_t start); // after the opening quote
   std::string scanNameAfterSigil(size_t start, bool &quoted, const char *what);
   Token scanNumber(size_t start);
+  Dim scanSymbolicDim(const char *where); // at the '?'
+  int64_t scanDimSize(size_t dimStart);    // the digits of a size
 
   std::string_view src_;
   size_t pos_ = 0;

@@ -36,6 +36,7 @@ struct Registry {
 #define A_STRING(n) spec(#n, AttrKind::String),
 #define A_INTS(n) spec(#n, AttrKind::Ints),
 #define A_INTS_OR(n) spec(#n, AttrKind::Ints, AttrForm::Plain, true),
+#define A_DIMS(n) spec(#n, AttrKind::Dims),
 #define A_FLOATS(n) spec(#n, AttrKind::Floats),
 #define A_TENSOR(n) spec(#n, AttrKind::Tensor),
 #define A_DTYPE(n) spec(#n, AttrKind::DType),

@@ -23,6 +23,13 @@ const Attribute &OpView::get(const char *n, AttrKind kind) const {
                               std::string(attrKindName(kind)) + ")");
 }
 
+std::vector<Dim> OpView::dimsOf(const char *n) const {
+  auto it = attrs_->find(n);
+  if (it != attrs_->end() && it->second.kind() == AttrKind::Dims)
+    return it->second.getDims();
+  return get(n, AttrKind::Ints).asDims();
+}
+
 bool OpView::checkFlag(const char *n, int64_t v) {
   if (v != 0 && v != 1)
     throw std::invalid_argument("attribute '" + std::string(n) + "' must be 0 or 1, got " +

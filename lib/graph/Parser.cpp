@@ -451,6 +451,13 @@ private:
       return floats;
     }
     case AttrKind::Tensor: return parseTensorLiteral(name, what, blobs);
+    case AttrKind::Dims: {
+      if (tok_.kind != Tok::LBracket)
+        wrongKind(what);
+      std::vector<Dim> dims = lex_.scanDimListBody();
+      advance();
+      return Attribute::dims(dims);
+    }
     }
     wrongKind(what);
   }

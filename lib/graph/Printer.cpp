@@ -307,6 +307,12 @@ private:
       out_ += ']';
       return;
     case AttrKind::Tensor: tensor(a.getTensor()); return;
+    case AttrKind::Dims: // as in types: ?name, ?(formula) or a size
+      out_ += '[';
+      for (size_t i = 0; i < a.getDims().size(); ++i)
+        out_ += (i ? ", " : "") + a.getDims()[i].str();
+      out_ += ']';
+      return;
     }
   }
 

@@ -52,6 +52,10 @@ llvm::Error retypeOps(Graph &g, const std::map<std::string, int64_t> &sizes) {
     }
     if (op.numRegions() != 0)
       return makeError(diagnose(op, "cannot bind symbolic dims inside a region"));
+    substituteAttributeDims(op, [&](const std::string &n) -> std::optional<SymExpr> {
+      auto it = sizes.find(n);
+      return it == sizes.end() ? std::nullopt : std::optional<SymExpr>(SymExpr(it->second));
+    });
     operandTypes.clear();
     for (const Value *v : op.operands())
       operandTypes.push_back(v->type());
@@ -76,6 +80,22 @@ llvm::Error retypeOps(Graph &g, const std::map<std::string, int64_t> &sizes) {
 }
 
 } // namespace
+
+void substituteAttributeDims(
+    Op &op, const std::function<std::optional<SymExpr>(const std::string &)> &lookup) {
+  std::vector<std::pair<std::string, Attribute>> changed;
+  for (const auto &[name, attr] : op.attrs()) {
+    if (attr.kind() != AttrKind::Dims)
+      continue;
+    std::vector<Dim> dims = attr.getDims();
+    for (Dim &d : dims)
+      if (!d.isStatic())
+        d = Dim::of(d.expr.substitute(lookup));
+    changed.emplace_back(name, Attribute::dims(dims));
+  }
+  for (auto &[name, attr] : changed)
+    op.setAttr(name, std::move(attr));
+}
 
 bool needsShapeSpecialization(const Graph &g) {
   // The compiled engines bind one plain symbol, a leading batch; anything else (a symbolic

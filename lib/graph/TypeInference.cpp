@@ -62,7 +62,8 @@ int64_t staticDim(const InferContext &c, unsigned i, int64_t d, const char *what
   return dim.size;
 }
 
-Dim freshSymbol(const InferContext &c, const std::vector<std::string> &from, const char *suffix) {
+Dim freshSymbol(const InferContext &c, const std::vector<std::string> &from, const char *suffix,
+                const std::string &key) {
   std::string name;
   for (const std::string &s : from) {
     for (char ch : s)
@@ -71,6 +72,15 @@ Dim freshSymbol(const InferContext &c, const std::vector<std::string> &from, con
     name += '_';
   }
   name += suffix;
+  if (!key.empty()) { // FNV-1a: stable across runs and builds, so printed graphs are too
+    uint32_t h = 2166136261u;
+    for (char ch : key)
+      h = (h ^ static_cast<unsigned char>(ch)) * 16777619u;
+    static const char *hex = "0123456789abcdef";
+    name += '_';
+    for (int shift = 12; shift >= 0; shift -= 4)
+      name += hex[(h >> shift) & 15];
+  }
   c.freshSymbols->insert(name);
   return Dim::sym(name);
 }
@@ -103,7 +113,9 @@ std::vector<Dim> broadcastAll(const InferContext &c) {
     std::set<std::string> used;
     x.expr.collectSymbols(used);
     y.expr.collectSymbols(used);
-    return freshSymbol(c, std::vector<std::string>(used.begin(), used.end()), "b");
+    std::string a = x.str(), b = y.str(); // broadcasting is symmetric: so is the key
+    return freshSymbol(c, std::vector<std::string>(used.begin(), used.end()), "b",
+                       std::min(a, b) + "," + std::max(a, b));
   };
   for (unsigned i = 1; i < c.numOperands(); ++i) {
     std::string why;
@@ -201,7 +213,14 @@ void checkAttributesOrThrow(OpKind kind, const AttrMap &attrs, int64_t rank) {
     const AttrSpec *spec = info.findAttr(name);
     if (!spec)
       fail("unknown attribute '" + name + "'");
-    if (attr.kind() != spec->kind)
+    if (spec->kind == AttrKind::Dims && attr.kind() == AttrKind::Dims) {
+      bool symbolic = false;
+      for (const Dim &d : attr.getDims())
+        symbolic |= !d.isStatic();
+      if (!symbolic)
+        fail("attribute '" + name + "' lists static dims only: the normal form is ints");
+    }
+    if (attr.kind() != spec->kind && !(spec->kind == AttrKind::Dims && attr.kind() == AttrKind::Ints))
       fail("attribute '" + name + "' has kind " + std::string(attrKindName(attr.kind())) +
            " but " + std::string(attrKindName(spec->kind)) + " is expected");
     auto inRange = [&](int64_t a) { return rank < 0 || (a >= 0 && a < rank); };

@@ -15,11 +15,72 @@ namespace {
 // ONNX Reshape with a static target shape. Symbolic input dims survive when copied by a 0 or
 // absorbed whole by -1; when -1 absorbs a symbolic dim scaled by a static ratio (or several
 // symbolic dims), the result is a fresh symbol named after the absorbed symbols plus "_r".
+// A target with symbolic entries (formulas of the symbols, each that dim exactly); its static
+// entries as in ONNX (0 copies unless allowzero, one -1 infers). The element counts of operand
+// and result must agree at run time: the plan checks it when the formulas differ.
+TensorType symbolicReshapeType(const InferContext &c, const std::vector<Dim> &target,
+                               bool allowZero) {
+  const TensorType &x = c.operand(0);
+  const std::string text = dimsToString(target);
+  std::vector<Dim> out(target.size());
+  int64_t inferredAt = -1;
+  SymExpr known(1);
+  try {
+    for (size_t i = 0; i < target.size(); ++i) {
+      const Dim &d = target[i];
+      if (!d.isStatic()) {
+        if (!d.expr.provablyNonNegative())
+          fail("attribute 'shape' " + text + " has entry " + d.str() + " that may be negative");
+        out[i] = d;
+      } else if (d.size == -1) {
+        if (inferredAt >= 0)
+          fail("attribute 'shape' " + text + " has more than one -1");
+        inferredAt = static_cast<int64_t>(i);
+        continue;
+      } else if (d.size < -1) {
+        fail("attribute 'shape' " + text + " has invalid size " + std::to_string(d.size));
+      } else if (d.size == 0 && !allowZero) {
+        if (static_cast<int64_t>(i) >= x.rank())
+          fail("attribute 'shape' " + text + " copies dim " + std::to_string(i) +
+               " (a 0) but the operand has rank " + std::to_string(x.rank()));
+        out[i] = x.dims[i];
+      } else {
+        out[i] = d;
+      }
+      known = known * out[i].asExpr();
+    }
+    if (inferredAt >= 0) {
+      SymExpr total(1);
+      for (const Dim &d : x.dims)
+        total = total * d.asExpr();
+      SymExpr q = SymExpr::floorDiv(total, known);
+      if (q * known == total) {
+        out[inferredAt] = Dim::of(q);
+      } else {
+        std::vector<std::string> from;
+        for (const Dim &d : x.dims)
+          if (!d.isStatic())
+            from.push_back(d.str());
+        out[inferredAt] = freshSymbol(c, from, "r", total.str() + "/" + known.str());
+      }
+    }
+  } catch (const SymExprError &e) {
+    fail("attribute 'shape' " + text + ": " + e.what());
+  }
+  return x.withDims(std::move(out));
+}
+
 TensorType reshapeType(const InferContext &c) {
   const TensorType &x = c.operand(0);
   const auto attrs = c.view<ops::ReshapeOp>();
-  const std::vector<int64_t> &shape = attrs.shape();
+  const std::vector<Dim> target = attrs.shape();
   bool allowZero = attrs.allowzero();
+  std::vector<int64_t> shape;
+  for (const Dim &d : target) {
+    if (!d.isStatic())
+      return symbolicReshapeType(c, target, allowZero);
+    shape.push_back(d.size);
+  }
   int64_t inferredAt = -1;
   std::vector<bool> copied(x.dims.size(), false);
   std::vector<Dim> out(shape.size());
@@ -99,7 +160,9 @@ TensorType reshapeType(const InferContext &c) {
   }
   // The quotient is whole only for some sizes (e.g. [?n, 3] -> [6, -1]): a fresh symbol, bound
   // when the result is computed.
-  out[inferredAt] = freshSymbol(c, symbolsIn, "r");
+  out[inferredAt] = freshSymbol(c, symbolsIn, "r",
+                                symbolicIn.str() + "*" + std::to_string(staticIn) + "/" +
+                                    std::to_string(knownOut));
   return x.withDims(std::move(out));
 }
 

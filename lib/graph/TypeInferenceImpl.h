@@ -54,7 +54,11 @@ void requireRankAtLeast(const InferContext &c, unsigned i, int64_t rank);
 int64_t staticDim(const InferContext &c, unsigned i, int64_t d, const char *what);
 // A fresh symbol named after the symbols `from` (alphanumerics of each, '_'-joined) and `suffix`,
 // recorded in c.freshSymbols: a dim only known once the result is computed.
-Dim freshSymbol(const InferContext &c, const std::vector<std::string> &from, const char *suffix);
+// `key` names what the size is a function of (the dims it is computed from): the same key gives
+// the same symbol, different keys (almost surely) different ones, so two results of unrelated
+// sizes never share a symbol. Empty for sizes the graph names itself (data-dependent counts).
+Dim freshSymbol(const InferContext &c, const std::vector<std::string> &from, const char *suffix,
+                const std::string &key = "");
 // Numpy broadcast of `a` and `b`; errors naming `what` and both shapes.
 std::vector<Dim> broadcastOrFail(const std::vector<Dim> &a, const std::vector<Dim> &b,
                                  const std::string &what);

@@ -302,7 +302,11 @@ TensorType topKValuesType(const InferContext &c) {
 TensorType resizeType(const InferContext &c) {
   const TensorType &x = c.operand(0);
   const auto attrs = c.view<ops::ResizeOp>();
-  const std::vector<int64_t> &sizes = attrs.sizes();
+  const std::vector<Dim> dimSizes = attrs.sizes();
+  // Static entries as sizes (-1: from the scale); a symbolic entry is that formula exactly.
+  std::vector<int64_t> sizes;
+  for (const Dim &d : dimSizes)
+    sizes.push_back(d.isStatic() ? d.size : 0);
   const std::vector<double> &scales = attrs.scales();
   if (static_cast<int64_t>(sizes.size()) != x.rank())
     fail("attribute 'sizes' " + intsToString(sizes) + " must have one entry per dim (rank " +
@@ -319,6 +323,13 @@ TensorType resizeType(const InferContext &c) {
   // -1: the size follows from the scale, floor(in * scale) (a symbolic dim's formula).
   std::vector<Dim> out;
   for (size_t d = 0; d < sizes.size(); ++d) {
+    if (!dimSizes[d].isStatic()) {
+      if (!dimSizes[d].expr.provablyNonNegative())
+        fail("attribute 'sizes' " + dimsToString(dimSizes) + " has entry " + dimSizes[d].str() +
+             " that may be negative");
+      out.push_back(dimSizes[d]);
+      continue;
+    }
     if (sizes[d] >= 0) {
       out.push_back(Dim(sizes[d]));
       continue;

@@ -19,19 +19,24 @@ namespace {
 Tensors reshapeKernel(const Op &op, const Tensors &xs) {
   const Tensor &x = xs[0];
   const ops::ReshapeOp reshape(op);
-  const std::vector<int64_t> &target = reshape.shape();
+  const std::vector<Dim> dims = reshape.shape();
+  // A symbolic entry is its size exactly (a 0 there is an empty dim, not a copy).
+  const std::vector<int64_t> target = boundSizes(dims);
   const bool allowZero = reshape.allowzero();
   Shape out(target.size());
   int64_t inferAt = -1;
   int64_t known = 1;
   for (size_t i = 0; i < target.size(); ++i) {
     int64_t d = target[i];
-    if (d == 0 && !allowZero) {
+    if (!dims[i].isStatic() && d < 0)
+      throw InterpError("reshape: shape entry " + std::to_string(i) + " " + dims[i].str() +
+                        " is negative: " + std::to_string(d));
+    if (d == 0 && !allowZero && dims[i].isStatic()) {
       if (static_cast<int64_t>(i) >= x.rank())
         throw InterpError("reshape: shape entry " + std::to_string(i) +
                           " is 0 but the input has rank " + std::to_string(x.rank()));
       d = x.shape()[i];
-    } else if (d == -1) {
+    } else if (d == -1 && dims[i].isStatic()) {
       if (inferAt >= 0)
         throw InterpError("reshape: more than one -1 in shape");
       inferAt = static_cast<int64_t>(i);

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -28,6 +29,47 @@ Shape broadcastShapes(const Shape &a, const Shape &b) {
 namespace {
 
 using interp::InterpError;
+
+// The symbol bindings of the graphs being interpreted, innermost last (a kernel's region or an
+// if/loop body sees the symbols its enclosing graphs bound).
+using SymbolLookup = std::function<std::optional<int64_t>(const std::string &)>;
+thread_local std::vector<const SymbolLookup *> activeBindings;
+
+struct ActiveBindings {
+  explicit ActiveBindings(const SymbolLookup &l) { activeBindings.push_back(&l); }
+  ~ActiveBindings() { activeBindings.pop_back(); }
+  ActiveBindings(const ActiveBindings &) = delete;
+  ActiveBindings &operator=(const ActiveBindings &) = delete;
+};
+
+} // namespace
+
+namespace interp {
+
+int64_t boundSize(const Dim &d) {
+  if (d.isStatic())
+    return d.size;
+  std::optional<int64_t> v = d.expr.evaluate([](const std::string &s) -> std::optional<int64_t> {
+    for (auto it = activeBindings.rbegin(); it != activeBindings.rend(); ++it)
+      if (std::optional<int64_t> size = (**it)(s))
+        return size;
+    return std::nullopt;
+  });
+  if (!v)
+    throw InterpError("symbolic dim " + d.str() + " has no size here (a symbol no input bound)");
+  return *v;
+}
+
+std::vector<int64_t> boundSizes(const std::vector<Dim> &dims) {
+  std::vector<int64_t> sizes;
+  for (const Dim &d : dims)
+    sizes.push_back(boundSize(d));
+  return sizes;
+}
+
+} // namespace interp
+
+namespace {
 using interp::KernelFn;
 using interp::Tensors;
 
@@ -225,6 +267,12 @@ public:
     return "";
   }
 
+  // The bound size of a plain symbol, if bound.
+  std::optional<int64_t> sizeOf(const std::string &name) const {
+    auto it = sizes_.find(name);
+    return it == sizes_.end() ? std::nullopt : std::optional<int64_t>(it->second.size);
+  }
+
 private:
   std::optional<int64_t> valueOf(const SymExpr &e) const {
     return e.evaluate([&](const std::string &n) -> std::optional<int64_t> {
@@ -305,6 +353,8 @@ llvm::Expected<std::vector<Tensor>> interpret(const Graph &g, const std::vector<
     return interpError("graph '" + g.name() + "' expects " + std::to_string(g.numInputs()) +
                        " inputs, got " + std::to_string(inputs.size()));
   SymbolBindings symbols;
+  const SymbolLookup lookup = [&](const std::string &s) { return symbols.sizeOf(s); };
+  ActiveBindings active(lookup);
   std::unordered_map<const Value *, Tensor> values;
   for (unsigned i = 0; i < g.numInputs(); ++i) {
     if (llvm::Error err = checkInput(g.input(i), i, inputs[i], symbols))

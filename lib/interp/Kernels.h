@@ -24,6 +24,12 @@ using Tensors = std::vector<Tensor>;
 inline std::string shapeText(const Shape &s) { return "[" + shapeToString(s) + "]"; }
 using KernelFn = Tensors (*)(const Op &op, const Tensors &operands);
 
+// The size of symbolic dim `d` (a symbol or formula in an attribute: a reshape's or resize's
+// target) under the symbols the running graph -- or a graph enclosing it -- has bound from its
+// inputs and results so far; throws InterpError naming the dim when a symbol is unbound.
+int64_t boundSize(const Dim &d);
+std::vector<int64_t> boundSizes(const std::vector<Dim> &dims);
+
 // Registration: each family file fills the table slots of the kinds it implements.
 // Elementwise.cpp: all T_ELEMENTWISE ops, select, cast, constant.
 void registerElementwiseKernels(KernelFn *table);

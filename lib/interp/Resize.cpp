@@ -57,7 +57,9 @@ Tensors resizeKernel(const Op &op, const Tensors &operands) {
   int64_t rank = x.rank();
   const ops::ResizeOp resize(op);
   const ResizeParams p = ResizeParams::of(resize);
-  const std::vector<int64_t> &sizes = resize.sizes();
+  std::vector<int64_t> sizes; // -1: from the scale; a symbolic entry at its bound size
+  for (const Dim &d : resize.sizes())
+    sizes.push_back(d.isStatic() ? d.size : boundSize(d));
   const std::vector<double> &scales = resize.scales();
   if (!scales.empty() && static_cast<int64_t>(scales.size()) != rank)
     fail(op, "scales has " + std::to_string(scales.size()) + " entries for rank " +

@@ -25,12 +25,19 @@ Stmt lowerConvTranspose(LowerCtx &c) {
                      std::to_string(rank) + " spatial dims");
   int64_t group = std::max<int64_t>(convT.group(), 1);
   int64_t inPerGroup = x[1] / group, outPerGroup = w[1];
+  // Channels and taps are static (the weight's); batch and spatial dims may be run-time extents.
+  for (int64_t d : w)
+    if (d < 0)
+      notLowered(c.op, "a weight with symbolic dims");
+  if (x[1] < 0 || out[1] < 0)
+    notLowered(c.op, "symbolic channels");
   if (x[1] != w[0] || x[1] % group || out.size() != x.size() || out[1] != outPerGroup * group)
     throw LowerError("conv_transpose: weight does not match input and group");
   if (c.ins.size() > 2 && (c.inTypes[2] != t || c.inShapes[2] != Shape{out[1]}))
     throw LowerError("conv_transpose: bad bias");
-  Shape inGrid(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
-  return loopNest(c, out, LoopRole::Parallel, [&](const Exprs &o) {
+  const Exprs inGrid(c.inDims[0].begin() + 2, c.inDims[0].end());
+  Shape kernel(w.begin() + 2, w.end());
+  return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &o) {
     loop::Buffer acc = loop::makeBuffer(c.newName("acc"), t, {imm(1)}, {}, loop::MemoryScope::Local);
     Expr g = loop::binary(ExprKind::FloorDiv, o[1], imm(outPerGroup));
     Expr mInGroup = loop::binary(ExprKind::FloorMod, o[1], imm(outPerGroup));
@@ -43,7 +50,7 @@ Stmt lowerConvTranspose(LowerCtx &c) {
       for (size_t d = 0; d < rank; ++d) {
         Expr num = o[d + 2] + imm(pads[d]) - r[d + 1] * imm(dil[d]);
         Expr i = strides[d] == 1 ? num : bin(ExprKind::FloorDiv, num, imm(strides[d]));
-        Expr ok = bin(ExprKind::And, bin(ExprKind::GE, num, imm(0)), bin(ExprKind::LT, i, imm(inGrid[d])));
+        Expr ok = bin(ExprKind::And, bin(ExprKind::GE, num, imm(0)), bin(ExprKind::LT, i, inGrid[d]));
         if (strides[d] != 1)
           ok = bin(ExprKind::And, ok, bin(ExprKind::EQ, bin(ExprKind::FloorMod, num, imm(strides[d])), imm(0)));
         inside = d == 0 ? ok : bin(ExprKind::And, inside, ok);

@@ -56,8 +56,8 @@ Stmt lowerResizeAtRunTime(LowerCtx &c, const ResizeParams &p, const std::vector<
     notLowered(c.op, "tf_crop_and_resize");
   const Exprs &inDims = c.inDims[0], &outDims = c.outDims[0];
   const size_t rank = inDims.size();
-  if (scales.size() != rank)
-    notLowered(c.op, "sizes without scales on symbolic dims");
+  if (!scales.empty() && scales.size() != rank)
+    throw LowerError("resize: scales rank mismatch");
   auto f = [&](double v) { return loop::floatImm(v, f64); };
   auto fb = [&](const Expr &cond) { return loop::select(cond, f(1), f(0)); };
   std::vector<loop::Buffer> allocs;
@@ -68,7 +68,7 @@ Stmt lowerResizeAtRunTime(LowerCtx &c, const ResizeParams &p, const std::vector<
   Exprs shape = inDims;
   std::vector<size_t> passes;
   for (size_t d = rank; d-- > 0;)
-    if (!(scales[d] == 1.0 && loop::equal(inDims[d], outDims[d])))
+    if (!((scales.empty() || scales[d] == 1.0) && loop::equal(inDims[d], outDims[d])))
       passes.push_back(d);
   if (passes.empty())
     return loopNest(c, inDims, LoopRole::Parallel, [&](const Exprs &idx) {
@@ -83,7 +83,10 @@ Stmt lowerResizeAtRunTime(LowerCtx &c, const ResizeParams &p, const std::vector<
       dst = loop::makeBuffer(c.newName("resized"), f64, shape);
       allocs.push_back(dst);
     }
-    const Expr inSize = inDims[d], inF = loop::cast(f64, inSize), scale = f(scales[d]);
+    // Without scales, out / in (ONNX), computed when the extents are known.
+    const Expr inSize = inDims[d], inF = loop::cast(f64, inSize),
+               scale = scales.empty() ? bin(ExprKind::Div, loop::cast(f64, outDims[d]), inF)
+                                      : f(scales[d]);
     auto prev = src;
     stmts.push_back(loopNest(c, shape, LoopRole::Parallel, [&](const Exprs &idx) {
       const Expr o = loop::cast(f64, idx[d]);
@@ -174,7 +177,9 @@ Stmt lowerResize(LowerCtx &c) {
   if (!scales.empty() && static_cast<int64_t>(scales.size()) != rank)
     throw LowerError("resize: scales rank mismatch");
   // -1: floor(in * scale) (a dim that was symbolic when imported).
-  std::vector<int64_t> sizes = resize.sizes();
+  std::vector<int64_t> sizes; // static entries (a symbolic one means run-time extents below)
+  for (const Dim &d : resize.sizes())
+    sizes.push_back(d.isStatic() ? d.size : -2);
   for (size_t d = 0; d < sizes.size() && d < in.size(); ++d)
     if (sizes[d] == -1 && !scales.empty() && in[d] >= 0)
       sizes[d] = resizedSize(in[d], scales[d]).value_or(-1); // -1: refused below

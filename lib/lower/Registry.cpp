@@ -50,7 +50,7 @@ Lowering loweringFor(OpKind k) {
   case OpKind::Conv:
     return {lowerConv, false, true};
   case OpKind::ConvTranspose:
-    return {lowerConvTranspose};
+    return {lowerConvTranspose, false, true};
   case OpKind::Pool:
     return {lowerPool, false, true};
   case OpKind::Reduce:

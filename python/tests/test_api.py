@@ -208,7 +208,7 @@ def test_torch_dynamic_axes():
 
 class ResizeToInput(torch.nn.Module):
     """A strided conv, then an upsample back to the input's own size: its export reads the input
-    shape (Shape -> Resize sizes), which folds only at known sizes."""
+    shape (Shape -> Resize sizes), formulas of the symbolic dims."""
 
     def __init__(self):
         super().__init__()
@@ -255,18 +255,43 @@ def test_torch_dynamic_height_and_width(net_kind):
                        dynamic_axes={"input": {0: "n", 2: "h", 3: "w"}}, shapes={"x": (1, 3, 8, 8)})
 
 
-def test_dynamic_height_and_width_with_cache(tmp_path, monkeypatch):
+class TopOfRows(torch.nn.Module):
+    """The 3 largest values of each row of a symbolic width: topk takes no run-time extents
+    yet, so no library holds it."""
+
+    def forward(self, x):
+        return torch.topk(x * 2, 3, dim=-1).values
+
+
+def test_dynamic_width_with_cache(tmp_path, monkeypatch):
     # No library can hold it: cache=True compiles it in memory, per input shape.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("STRATA_CACHE", raising=False)
+    net = TopOfRows().eval()
+    model = strata.compile(net, example_inputs=(torch.randn(2, 16),), cache=True,
+                           dynamic_axes={"input": {1: "w"}})
+    assert model.cache is None
+    x = torch.randn(2, 26)
+    with torch.no_grad():
+        assert_close(model(x), net(x).numpy())
+
+
+def test_resize_to_input_size_one_cached_library(tmp_path, monkeypatch):
+    # Its export reads the input's shape (Shape -> Resize sizes): the sizes are formulas of h and
+    # w, so one cached library serves every size.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("STRATA_CACHE", raising=False)
     torch.manual_seed(0)
     net = ResizeToInput().eval()
-    model = strata.compile(net, example_inputs=(torch.randn(1, 3, 16, 16),), cache=True,
-                           dynamic_axes={"input": {2: "h", 3: "w"}})
-    assert model.cache is None
-    x = torch.randn(1, 3, 19, 26)
-    with torch.no_grad():
-        assert_close(model(x), net(x).numpy())
+    options = dict(example_inputs=(torch.randn(1, 3, 16, 16),), cache=True,
+                   dynamic_axes={"input": {2: "h", 3: "w"}})
+    model = strata.compile(net, **options)
+    assert model.cache == "miss"
+    for shape in [(1, 3, 19, 26), (1, 3, 8, 40)]:
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            assert_close(model(x), net(x).numpy())
+    assert strata.compile(net, **options).cache == "hit"
 
 
 def test_dynamic_height_and_width_one_cached_library(tmp_path, monkeypatch):

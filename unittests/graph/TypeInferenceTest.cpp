@@ -106,9 +106,20 @@ TEST_F(InferTest, ReshapeSymbolic) {
   EXPECT_EQ(type(OpKind::Reshape, {x}, {{"shape", Ints{-1, 4}}}), "tensor<?(3*b) x4xf32>");
   Value *y = f32({B, S, 64});
   EXPECT_EQ(type(OpKind::Reshape, {y}, {{"shape", Ints{-1, 64}}}), "tensor<?(b*s) x64xf32>");
-  // Whole only for some sizes (?b x 3 into rows of 6): a fresh symbol named after ?b.
+  // Whole only for some sizes (?b x 3 into rows of 6): a fresh symbol named after ?b and keyed
+  // by what it is computed from (the same reshape of the same dims: the same symbol).
   Value *z = f32({B, 3});
-  EXPECT_EQ(type(OpKind::Reshape, {z}, {{"shape", Ints{-1, 6}}}), "tensor<?b_r x6xf32>");
+  const std::string rows = type(OpKind::Reshape, {z}, {{"shape", Ints{-1, 6}}});
+  EXPECT_TRUE(llvm::StringRef(rows).starts_with("tensor<?b_r_")) << rows;
+  EXPECT_EQ(type(OpKind::Reshape, {z}, {{"shape", Ints{-1, 6}}}), rows);
+  EXPECT_NE(type(OpKind::Reshape, {z}, {{"shape", Ints{-1, 9}}}), rows);
+  // A target of formulas: each symbolic entry is that dim exactly (moving ?b and ?s).
+  EXPECT_EQ(type(OpKind::Reshape, {y},
+                 {{"shape", Attribute::dims({8, Dim::sym("s"), Dim::sym("b"), 8})}}),
+            "tensor<8x?s x?b x8xf32>");
+  EXPECT_EQ(error(OpKind::Reshape, {y},
+                  {{"shape", Attribute(Attribute::Storage(std::vector<Dim>{Dim(2), Dim(3)}))}}),
+            "attribute 'shape' lists static dims only: the normal form is ints");
   EXPECT_EQ(type(OpKind::Reshape, {y}, {{"shape", Ints{0, 0, 8, 8}}}), "tensor<?b x?s x8x8xf32>");
   EXPECT_EQ(error(OpKind::Reshape, {x}, {{"shape", Ints{6, 8}}}),
             "attribute 'shape' [6, 8] cannot be checked against symbolic dim ?b of input [?b, 3, "
@@ -399,7 +410,7 @@ TEST_F(InferTest, ArityAndAttributeErrors) {
   EXPECT_FALSE(static_cast<bool>(err)) << "allowzero is optional";
   llvm::consumeError(std::move(err));
   err = checkAttributes(OpKind::Reshape, {});
-  EXPECT_EQ(llvm::toString(std::move(err)), "missing required attribute 'shape' (ints)");
+  EXPECT_EQ(llvm::toString(std::move(err)), "missing required attribute 'shape' (dims)");
   EXPECT_THROW(b.create(OpKind::Transpose, {x}, {{"perm", Ints{1}}}), BuildError);
 }
 
@@ -421,6 +432,7 @@ TEST_F(InferTest, EveryOpKindHasAnInferenceRule) {
       case AttrKind::Floats: attrs[spec.name] = Attribute(std::vector<double>{}); break;
       case AttrKind::Tensor: attrs[spec.name] = Attribute(Tensor(DType::F32, {1})); break;
       case AttrKind::DType: attrs[spec.name] = Attribute(DType::F32); break;
+      case AttrKind::Dims: attrs[spec.name] = Attribute(std::vector<int64_t>{}); break;
       }
     }
     std::string e = error(kind, ops, attrs);

@@ -168,8 +168,10 @@ TEST_F(VerifierTest, FreshSymbolsAcceptAnySymbolButNoSize) {
   EXPECT_EQ(verify(g), "ok");
   g.eraseOp(renamed);
   g.createOp(OpKind::Reshape, {s}, {TensorType(DType::F32, {8, 4})}, attrs);
-  EXPECT_EQ(verify(g), "verifier: op 'reshape': result 0 has type tensor<8x4xf32> but inference "
-                       "gives tensor<?b_r x4xf32>");
+  const std::string got = verify(g);
+  EXPECT_TRUE(llvm::StringRef(got).starts_with("verifier: op 'reshape': result 0 has type "
+                                               "tensor<8x4xf32> but inference gives tensor<?b_r_"))
+      << got;
 }
 
 TEST_F(VerifierTest, ConstantTypeMustMatchItsTensor) {

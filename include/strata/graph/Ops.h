@@ -44,6 +44,8 @@ protected:
     const Attribute *a = find(n, AttrKind::Ints);
     return a ? a->getInts() : empty;
   }
+  // An ints or dims attribute (OpTable.def's A_DIMS) as dims.
+  std::vector<Dim> dimsOf(const char *n) const;
   const std::vector<double> &floatsOf(const char *n) const {
     return get(n, AttrKind::Floats).getFloats();
   }
@@ -77,6 +79,8 @@ private:
   const std::vector<int64_t> &n() const { return intsOf(#n); }
 #define A_INTS_OR(n)                                                                               \
   const std::vector<int64_t> &n() const { return intsOr(#n); }
+#define A_DIMS(n)                                                                                  \
+  std::vector<Dim> n() const { return dimsOf(#n); }
 #define A_FLOATS(n)                                                                                \
   const std::vector<double> &n() const { return floatsOf(#n); }
 #define A_TENSOR(n)                                                                                \

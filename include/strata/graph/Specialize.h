@@ -7,6 +7,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,6 +33,11 @@ llvm::Expected<std::map<std::string, int64_t>> bindInputSymbols(const Graph &g,
 llvm::Expected<std::map<std::string, int64_t>>
 bindInputSymbols(const std::vector<std::pair<std::string, TensorType>> &inputs,
                  const std::vector<Shape> &shapes);
+
+// Replaces the symbols `lookup` knows in `op`'s dims attributes (OpTable.def's A_DIMS: a
+// reshape's target, resize's sizes); one left all static becomes ints, its normal form.
+void substituteAttributeDims(
+    Op &op, const std::function<std::optional<SymExpr>(const std::string &)> &lookup);
 
 // A copy of `g` with every symbol in `sizes` replaced by its size and each op's result types
 // inferred again in order, so formulas become sizes and what only sizes can check (a window that

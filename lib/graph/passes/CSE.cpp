@@ -58,6 +58,10 @@ size_t hashAttribute(const Attribute &a) {
     return combine(h, sampleHash(a.getTensor()));
   case AttrKind::DType:
     return combine(h, static_cast<size_t>(a.getDType()));
+  case AttrKind::Dims:
+    for (const Dim &d : a.getDims())
+      h = combine(h, std::hash<std::string>()(d.str()));
+    return h;
   }
   return h;
 }

@@ -78,6 +78,11 @@ private:
     case AttrKind::DType:
       word(dtypeName(a.getDType()));
       break;
+    case AttrKind::Dims:
+      number(static_cast<int64_t>(a.getDims().size()));
+      for (const Dim &d : a.getDims())
+        word(d.str());
+      break;
     }
   }
   // Length-prefixed, so no two different sequences serialize alike.

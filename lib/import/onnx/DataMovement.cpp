@@ -62,19 +62,25 @@ std::optional<std::vector<int64_t>> symbolicReshape(const TensorType &x,
 
 Values convertReshape(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "data");
-  std::vector<int64_t> shape;
+  Attribute shape;
   if (std::optional<Tensor> t = ctx.constantInput(n, 1)) {
     shape = ints(*t);
   } else if (auto target = ctx.symbolicInput(n, 1)) {
+    // As ints where 0 and one -1 say it; otherwise the formulas themselves (a channel shuffle's
+    // [n, 2, c / 2, h, w] moves h and w): each symbolic entry is that dim exactly.
     auto encoded = symbolicReshape(x->type(), *target);
-    if (!encoded || attrInt(n, "allowzero", 0))
-      throw ConvertError("shape (input 1 '" + n.input(1) + "') computed from symbolic dims "
-                         "moves more than one of them");
-    shape = *encoded;
+    if (encoded && !attrInt(n, "allowzero", 0)) {
+      shape = *encoded;
+    } else {
+      std::vector<Dim> dims;
+      for (const SymExpr &e : *target)
+        dims.push_back(Dim::of(e));
+      shape = Attribute::dims(dims);
+    }
   } else {
     shape = ints(ctx.requireConstantInput(n, 1, "shape"));
   }
-  AttrMap attrs{{"shape", Attribute(shape)}};
+  AttrMap attrs{{"shape", shape}};
   if (int64_t allowZero = attrInt(n, "allowzero", 0))
     attrs["allowzero"] = Attribute(allowZero);
   return {ctx.builder().value(OpKind::Reshape, {x}, std::move(attrs))};

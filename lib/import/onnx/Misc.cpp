@@ -472,6 +472,18 @@ struct ResizeParams {
   double extrapolation = 0;
 };
 
+// The resize op's attributes: output sizes, scales of all dims (or none), the modes.
+AttrMap resizeAttrs(const ResizeParams &p, Attribute sizes, std::vector<double> scales) {
+  return {{"sizes", std::move(sizes)},
+          {"scales", Attribute(std::move(scales))},
+          {"mode", Attribute(p.mode)},
+          {"coordinate_transformation_mode", Attribute(p.coordMode)},
+          {"nearest_mode", Attribute(p.nearestMode)},
+          {"cubic_coeff_a", Attribute(p.cubicA)},
+          {"exclude_outside", Attribute(p.excludeOutside)},
+          {"extrapolation_value", Attribute(p.extrapolation)}};
+}
+
 // Output sizes and (when given) scales for all dims from per-axis scales or sizes.
 Values buildResize(Builder &b, Value *x, const ResizeParams &p, std::vector<int64_t> axes,
                    std::vector<double> scales, std::vector<int64_t> sizes,
@@ -556,15 +568,39 @@ Values buildResize(Builder &b, Value *x, const ResizeParams &p, std::vector<int6
   }
   if (p.coordMode == "tf_crop_and_resize")
     throw ConvertError("coordinate_transformation_mode 'tf_crop_and_resize' is unsupported");
-  return {b.value(OpKind::Resize, {x},
-                  {{"sizes", Attribute(outSizes)},
-                   {"scales", Attribute(allScales)},
-                   {"mode", Attribute(p.mode)},
-                   {"coordinate_transformation_mode", Attribute(p.coordMode)},
-                   {"nearest_mode", Attribute(p.nearestMode)},
-                   {"cubic_coeff_a", Attribute(p.cubicA)},
-                   {"exclude_outside", Attribute(p.excludeOutside)},
-                   {"extrapolation_value", Attribute(p.extrapolation)}})};
+  return {b.value(OpKind::Resize, {x}, resizeAttrs(p, Attribute(outSizes), allScales))};
+}
+
+// Resize to `sizes` (per axis in `axes`, stretched) where the input or the sizes are symbolic:
+// each listed axis takes its size exactly (a formula of the symbolic dims, e.g. another
+// tensor's size read with Shape, or a constant), the others keep the input's dim; the
+// coordinate scale is out / in when the extents are known.
+Values buildResizeToSizes(Builder &b, Value *x, const ResizeParams &p, std::vector<int64_t> axes,
+                          const std::vector<SymExpr> &sizes) {
+  const TensorType &xt = x->type();
+  const int64_t rank = xt.rank();
+  if (rank < 1)
+    throw ConvertError("Resize needs an input of rank >= 1, got a scalar");
+  if (axes.empty()) {
+    axes.resize(rank);
+    for (int64_t i = 0; i < rank; ++i)
+      axes[i] = i;
+  }
+  if (sizes.size() != axes.size())
+    throw ConvertError(std::to_string(sizes.size()) + " sizes for " + std::to_string(axes.size()) +
+                       " axes");
+  std::vector<Dim> out = xt.dims;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = normalizeAxis(axes[i], rank);
+    const Dim d = Dim::of(sizes[i]);
+    if (d.isStatic() ? (d.size < 0 || d.size > (int64_t(1) << 31))
+                     : !d.expr.provablyNonNegative())
+      throw ConvertError("invalid output size " + d.str());
+    out[a] = d;
+  }
+  if (p.coordMode == "tf_crop_and_resize")
+    throw ConvertError("coordinate_transformation_mode 'tf_crop_and_resize' is unsupported");
+  return {b.value(OpKind::Resize, {x}, resizeAttrs(p, Attribute::dims(out), {}))};
 }
 
 std::vector<double> toDoubles(const Tensor &t) { return t.toDoubleVector(); }
@@ -603,12 +639,19 @@ Values convertResize(ImportContext &ctx, const Node &n) {
   std::vector<int64_t> sizes;
   if (ctx.input(n, 2))
     scales = toDoubles(ctx.requireConstantInput(n, 2, "scales"));
-  if (ctx.input(n, 3))
+  const std::string aspect = attrString(n, "keep_aspect_ratio_policy", "stretch");
+  if (ctx.input(n, 3)) {
+    std::optional<Tensor> constant = ctx.constantInput(n, 3);
+    // Sizes computed from symbolic dims (`interpolate(x, size=skip.shape[2:])`), or constant
+    // sizes for a symbolic input: exact output dims, the scale taken at run time.
+    if (aspect == "stretch" && (!constant || !x->type().isStatic()) && scales.empty())
+      if (auto symbolic = ctx.symbolicInput(n, 3))
+        return buildResizeToSizes(b, x, p, attrInts(n, "axes"), *symbolic);
     sizes = ctx.requireConstantInput(n, 3, "sizes").toIntVector();
+  }
   if (!scales.empty() && !sizes.empty())
     throw ConvertError("only one of scales and sizes may be given");
-  return buildResize(b, x, p, attrInts(n, "axes"), scales, sizes,
-                     attrString(n, "keep_aspect_ratio_policy", "stretch"));
+  return buildResize(b, x, p, attrInts(n, "axes"), scales, sizes, aspect);
 }
 
 Values convertUpsample(ImportContext &ctx, const Node &n) {

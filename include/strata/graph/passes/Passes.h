@@ -9,6 +9,7 @@ std::unique_ptr<Pass> createConstantFoldPass();   // ConstantFold.cpp: through t
 std::unique_ptr<Pass> createCSEPass();            // CSE.cpp
 std::unique_ptr<Pass> createDCEPass();            // DCE.cpp
 std::unique_ptr<Pass> createHoistLoopInvariantsPass(); // HoistLoopInvariants.cpp
+std::unique_ptr<Pass> createResolveBroadcastDimsPass(); // ResolveBroadcastDims.cpp
 std::unique_ptr<Pass> createFoldBatchNormPass();  // FoldBatchNorm.cpp: scale/bias into conv/matmul
 std::unique_ptr<Pass> createFuseBiasPass();       // FuseBias.cpp: matmul + bias add -> one op
 std::unique_ptr<Pass> createRaiseLayerNormPass(); // RaiseLayerNorm.cpp: decomposed -> layer_norm
