@@ -11,6 +11,9 @@ Exports (with Debian's torch, seeded) and checks:
   segnet_dyn    a segmentation-style net (channel shuffle by view/transpose, a ConvTranspose
                 added to its skip connection, logits resized bilinearly to the input's size), at
                 3 image sizes, per shape and from one library;
+  window_dyn    Swin-style windows (pads computed from the size, torch.roll, a mask built by
+                slice assignment, window partition and merge, a crop back), at 3 sizes (two of
+                them padded), per shape and from one library;
   gpt2_dyn      a GPT-2-style decoder on token ids [batch, seq] with batch and seq dynamic: token and
                 position embeddings (positions from arange(seq)), a causal mask sliced from a
                 max-length buffer, 2 pre-norm blocks (4 heads, tanh GELU), tied LM head: run at
@@ -167,6 +170,40 @@ class SegNet(nn.Module):
         return F.interpolate(self.head(y), size=x.shape[2:], mode="bilinear", align_corners=False)
 
 
+class WindowNet(nn.Module):
+    """Swin-style windows over a feature map of any size: padded to a multiple of the window
+    (pads (W - h % W) % W computed from the size: Mod, and torch's F.pad reorders them), shifted
+    with torch.roll (slices of part of a symbolic dim), a mask built by slice assignment on a
+    tensor of the padded size (the exporter writes ScatterND over Range indices), windows split
+    by view/permute with counts hp // W, mixed per window, merged back, unshifted and cropped to
+    the unpadded size."""
+
+    W = 4
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Conv2d(3, 8, 2, 2)
+        self.mix = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.embed(x).permute(0, 2, 3, 1)
+        n, h, w, c = x.shape
+        W = self.W
+        x = F.pad(x, (0, 0, 0, (W - w % W) % W, 0, (W - h % W) % W))
+        hp, wp = x.shape[1], x.shape[2]
+        x = torch.roll(x, shifts=(-1, -1), dims=(1, 2))
+        mask = x.new_zeros((hp, wp))
+        mask[-W:, :] = 1.0
+        mask[:, -W:] += 2.0
+        nw = (hp // W) * (wp // W)
+        win = x.view(n, hp // W, W, wp // W, W, c).permute(0, 1, 3, 2, 4, 5).reshape(n, nw, W * W, c)
+        mwin = mask.view(hp // W, W, wp // W, W).permute(0, 2, 1, 3).reshape(1, nw, W * W, 1)
+        win = torch.softmax(self.mix(win) + mwin, dim=2) * win
+        x = win.view(n, hp // W, wp // W, W, W, c).permute(0, 1, 3, 2, 4, 5).reshape(n, hp, wp, c)
+        x = torch.roll(x, shifts=(1, 1), dims=(1, 2))
+        return x[:, :h, :w, :].permute(0, 3, 1, 2)
+
+
 def calibrate(net, example):
     """BatchNorm statistics from random data, so activations keep a sane scale."""
     net.train()
@@ -201,6 +238,17 @@ def export(work):
         x = torch.randn(*shape)
         cases.append((x.numpy(), seg(x).detach().numpy()))
     models["segnet_dyn"] = (path, cases)
+
+    win = WindowNet().eval()
+    path = os.path.join(work, "window_dyn.onnx")
+    torch.onnx.export(win, torch.randn(1, 3, 32, 32), path, input_names=["x"],
+                      output_names=["y"], opset_version=17,
+                      dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}, "y": {0: "n", 2: "h", 3: "w"}})
+    cases = []
+    for shape in [(1, 3, 32, 32), (2, 3, 26, 42), (1, 3, 18, 60)]:  # unpadded, padded both ways
+        x = torch.randn(*shape)
+        cases.append((x.numpy(), win(x).detach().numpy()))
+    models["window_dyn"] = (path, cases)
 
     gpt = Gpt2().eval()
     path = os.path.join(work, "gpt2_dyn.onnx")
@@ -363,7 +411,7 @@ def main():
     # net (a channel shuffle, a ConvTranspose skip connection, logits resized to the input's
     # size): the shapes they compute from their dims are formulas in one library.
     for name, output in [("control_flow_dyn", "y"), ("lstm_dyn", "y"), ("gru_dyn", "y"),
-                         ("convnet_dyn", "output"), ("segnet_dyn", "y")]:
+                         ("convnet_dyn", "output"), ("segnet_dyn", "y"), ("window_dyn", "y")]:
         path, cases = models[name]
         lib = compile_once(strata, env, failures, args.work, name, path)
         if lib:

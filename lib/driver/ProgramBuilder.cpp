@@ -368,6 +368,12 @@ private:
         const size_t axis = static_cast<size_t>(ops::ArgReduceOp(op).axis());
         if (axis < dims.size())
           require(op, dims[axis], Dim(1), "the length of axis " + std::to_string(axis), true);
+      } else if (op.kind() == OpKind::Pad) {
+        // A symbolic pad never crops: the kernel places the input at that offset.
+        const std::vector<Dim> pads = ops::PadOp(op).pads();
+        for (size_t i = 0; i < pads.size(); ++i)
+          if (!pads[i].isStatic() && !pads[i].expr.provablyNonNegative())
+            require(op, pads[i], Dim(0), "pad entry " + std::to_string(i), true);
       } else if (op.kind() == OpKind::Resize && ops::ResizeOp(op).scales().empty()) {
         // Sizes without scales: the scale is out / in at run time, and an empty axis has
         // nothing to interpolate from.

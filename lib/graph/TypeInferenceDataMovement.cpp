@@ -28,10 +28,8 @@ TensorType symbolicReshapeType(const InferContext &c, const std::vector<Dim> &ta
   try {
     for (size_t i = 0; i < target.size(); ++i) {
       const Dim &d = target[i];
-      if (!d.isStatic()) {
-        if (!d.expr.provablyNonNegative())
-          fail("attribute 'shape' " + text + " has entry " + d.str() + " that may be negative");
-        out[i] = d;
+      if (!d.isStatic()) { // >= 0 when bound: every dim is checked then (a window count
+        out[i] = d;       // fdiv(w + mod(-w, 7), 7) is, though no sign rule proves it)
       } else if (d.size == -1) {
         if (inferredAt >= 0)
           fail("attribute 'shape' " + text + " has more than one -1");
@@ -186,16 +184,15 @@ TensorType transposeType(const InferContext &c) {
 
 TensorType expandType(const InferContext &c) {
   const TensorType &x = c.operand(0);
-  const std::vector<int64_t> &shape = c.view<ops::ExpandOp>().shape();
-  for (int64_t s : shape)
-    if (s < 0)
-      fail("attribute 'shape' " + intsToString(shape) + " has a negative size");
-  std::vector<Dim> target(shape.begin(), shape.end());
+  const std::vector<Dim> target = c.view<ops::ExpandOp>().shape();
+  for (const Dim &s : target)
+    if (s.isStatic() && s.size < 0)
+      fail("attribute 'shape' " + dimsToString(target) + " has a negative size");
   std::string why;
   auto dims = shape::broadcastShapes(x.dims, target, &why);
   if (!dims)
     fail("operand 0 shape " + dimsToString(x.dims) + " cannot expand to attribute 'shape' " +
-         intsToString(shape) + ": " + why);
+         dimsToString(target) + ": " + why);
   return x.withDims(std::move(*dims));
 }
 
@@ -314,14 +311,32 @@ TensorType padType(const InferContext &c) {
   if (value.rank() != 0)
     fail("operand 1 (pad value) must be a rank-0 tensor, got rank " + std::to_string(value.rank()));
   requireSameDType(c, 1, 0);
-  const std::vector<int64_t> &pads = c.view<ops::PadOp>().pads();
+  const std::vector<Dim> padDims = c.view<ops::PadOp>().pads();
   int64_t r = x.rank();
-  if (static_cast<int64_t>(pads.size()) != 2 * r)
-    fail("attribute 'pads' " + intsToString(pads) + " must have 2 * rank = " +
+  if (static_cast<int64_t>(padDims.size()) != 2 * r)
+    fail("attribute 'pads' " + dimsToString(padDims) + " must have 2 * rank = " +
          std::to_string(2 * r) + " entries");
   std::vector<Dim> out = x.dims;
+  std::vector<int64_t> pads; // the static entries (a symbolic one: 0 here, handled below)
+  for (const Dim &p : padDims)
+    pads.push_back(p.isStatic() ? p.size : 0);
   for (int64_t d = 0; d < r; ++d) {
     int64_t begin = pads[d], end = pads[d + r];
+    const Dim &pb = padDims[d], &pe = padDims[d + r];
+    if (!pb.isStatic() || !pe.isStatic()) {
+      // Formulas never crop: a symbolic entry is >= 0 (a remainder such as mod(-w, 7) is, though
+      // no sign rule proves it: the plan and the interpreter check it when bound).
+      for (const Dim *p : {&pb, &pe})
+        if (p->isStatic() && p->size < 0)
+          fail("attribute 'pads' " + dimsToString(padDims) + " has entry " + p->str() +
+               " on axis " + std::to_string(d) + ": with a symbolic pad, both must be >= 0");
+      try {
+        out[d] = Dim::of(x.dims[d].asExpr() + pb.asExpr() + pe.asExpr());
+      } catch (const SymExprError &e) {
+        fail(std::string(e.what()) + " padding axis " + std::to_string(d));
+      }
+      continue;
+    }
     if (!x.dims[d].isStatic()) {
       if (begin < 0 || end < 0) // a crop below zero could only be caught at run time
         fail("cannot crop symbolic dim " + x.dims[d].str() + " (axis " + std::to_string(d) +

@@ -323,10 +323,7 @@ TensorType resizeType(const InferContext &c) {
   // -1: the size follows from the scale, floor(in * scale) (a symbolic dim's formula).
   std::vector<Dim> out;
   for (size_t d = 0; d < sizes.size(); ++d) {
-    if (!dimSizes[d].isStatic()) {
-      if (!dimSizes[d].expr.provablyNonNegative())
-        fail("attribute 'sizes' " + dimsToString(dimSizes) + " has entry " + dimSizes[d].str() +
-             " that may be negative");
+    if (!dimSizes[d].isStatic()) { // >= 0 when bound, as every dim
       out.push_back(dimSizes[d]);
       continue;
     }

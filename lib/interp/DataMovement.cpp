@@ -94,7 +94,7 @@ Tensors transposeKernel(const Op &op, const Tensors &xs) {
 
 Tensors expandKernel(const Op &op, const Tensors &xs) {
   const Tensor &x = xs[0];
-  Shape outShape = broadcastShapes(x.shape(), ops::ExpandOp(op).shape());
+  Shape outShape = broadcastShapes(x.shape(), boundSizes(ops::ExpandOp(op).shape()));
   std::vector<int64_t> inStrides = contiguousStrides(x.shape());
   std::vector<int64_t> strides(outShape.size(), 0);
   const size_t lead = outShape.size() - x.shape().size();
@@ -204,7 +204,12 @@ Tensors padKernel(const Op &op, const Tensors &xs) {
   const Tensor &x = xs[0];
   const int64_t rank = x.rank();
   const ops::PadOp pad(op);
-  const std::vector<int64_t> &pads = pad.pads();
+  const std::vector<Dim> padDims = pad.pads();
+  const std::vector<int64_t> pads = boundSizes(padDims);
+  for (size_t i = 0; i < pads.size(); ++i)
+    if (!padDims[i].isStatic() && pads[i] < 0) // a formula never crops (OpTable.def)
+      throw InterpError("pad: entry " + std::to_string(i) + " " + padDims[i].str() + " is " +
+                        std::to_string(pads[i]) + ", below 0");
   const PadMode mode = pad.mode();
   if (static_cast<int64_t>(pads.size()) != 2 * rank)
     throw InterpError("pad: pads has " + std::to_string(pads.size()) + " entries, expected " +

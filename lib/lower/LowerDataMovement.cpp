@@ -38,11 +38,23 @@ Exprs sliceSource(const Op &op, const Exprs &in, const Exprs &idx) {
   Exprs r;
   for (size_t d = 0; d < idx.size(); ++d) {
     std::optional<int64_t> size = in[d].asInt();
-    if (!size) { // a symbolic dim: only a whole one (start 0, step 1, end past it) is kept
-      if (starts[d] != 0 || steps[d] != 1 || ends[d] < std::numeric_limits<int32_t>::max())
-        throw NotLowered("lowering of op 'slice' is not implemented yet (a slice of a symbolic "
-                         "dim other than the whole dim)");
-      r.push_back(idx[d]);
+    if (!size) { // a run-time extent: the start clamped as shape::sliceRange does, at run time
+      if (starts[d] == 0 && steps[d] == 1) {
+        r.push_back(idx[d]);
+        continue;
+      }
+      constexpr int64_t kFar = int64_t(1) << 60; // "from the end" / "from the start"
+      const bool forward = steps[d] > 0;
+      const int64_t i = starts[d];
+      Expr start = forward ? (i >= kFar    ? in[d]
+                              : i <= -kFar ? imm(0)
+                              : i < 0      ? loop::max(in[d] + imm(i), imm(0))
+                                           : loop::min(imm(i), in[d]))
+                           : (i >= kFar    ? in[d] - imm(1)
+                              : i <= -kFar ? imm(-1)
+                              : i < 0      ? loop::max(in[d] + imm(i), imm(-1))
+                                           : loop::min(imm(i), in[d] - imm(1)));
+      r.push_back(steps[d] == 1 ? start + idx[d] : start + idx[d] * imm(steps[d]));
       continue;
     }
     shape::SliceRange range = shape::sliceRange(*size, starts[d], ends[d], steps[d]);
@@ -129,13 +141,17 @@ static Expr padSource(const Expr &u, int64_t lo, int64_t kept, PadMode mode) {
 Stmt lowerPad(LowerCtx &c) {
   const ops::PadOp pad(c.op);
   const PadMode mode = pad.mode();
-  const std::vector<int64_t> &pads = pad.pads();
+  const std::vector<Dim> padDims = pad.pads();
   const Shape &in = c.inShapes[0];
   size_t rank = in.size();
-  if (pads.size() != 2 * rank)
+  if (padDims.size() != 2 * rank)
     throw LowerError("pad: pads must have 2 * rank entries");
   if (mode != PadMode::Constant && c.symbolic)
     notLowered(c.op, std::string(enumName(mode)) + " mode on symbolic dims");
+  std::vector<int64_t> pads; // static entries; symbolic ones (run-time, >= 0) through padAt
+  for (const Dim &p : padDims)
+    pads.push_back(p.isStatic() ? p.size : 0);
+  auto padAt = [&](size_t i) { return c.dimExpr(padDims[i]); };
   if (mode != PadMode::Constant)
     return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &idx) {
       Exprs src;
@@ -154,7 +170,7 @@ Stmt lowerPad(LowerCtx &c) {
     Exprs src;
     Expr inside;
     for (size_t d = 0; d < rank; ++d) {
-      Expr s = pads[d] ? idx[d] - imm(pads[d]) : idx[d];
+      Expr s = !padDims[d].isStatic() ? idx[d] - padAt(d) : pads[d] ? idx[d] - imm(pads[d]) : idx[d];
       src.push_back(s);
       Expr ok = bin(ExprKind::And, bin(ExprKind::GE, s, imm(0)), bin(ExprKind::LT, s, c.inDims[0][d]));
       inside = inside ? bin(ExprKind::And, inside, ok) : ok;

@@ -74,11 +74,10 @@ static Stmt scatter(LowerCtx &c, const std::function<Exprs(const Exprs &)> &targ
   const ScatterReduction red = c.op.kind() == OpKind::ScatterND
                                    ? ops::ScatterNDOp(c.op).reduction()
                                    : ops::ScatterElementsOp(c.op).reduction();
-  const Shape &data = c.inShapes[0];
-  Stmt copy = loopNest(c, data, LoopRole::Parallel, [&](const Exprs &i) {
+  Stmt copy = loopNest(c, c.inDims[0], LoopRole::Parallel, [&](const Exprs &i) {
     return loop::store(c.outs[0], i, loop::load(c.ins[0], i));
   });
-  Stmt updates = loopNest(c, c.inShapes[2], LoopRole::Reduction, [&](const Exprs &u) {
+  Stmt updates = loopNest(c, c.inDims[2], LoopRole::Reduction, [&](const Exprs &u) {
     Exprs dst = target(u); // checked indices: within the result
     Expr v = loop::load(c.ins[2], u), old = loop::load(c.outs[0], dst);
     if (red == ScatterReduction::Add)
@@ -98,11 +97,11 @@ Stmt lowerScatterElements(LowerCtx &c) {
   if (data.empty() || c.inShapes[1] != c.inShapes[2] || c.inShapes[1].size() != data.size())
     throw LowerError("scatter_elements: indices and updates must match and have data's rank");
   size_t axis = checkedAxis(c, ops::ScatterElementsOp(c.op).axis(), data.size());
+  const bool used = product(c.inDims[2]).asInt().value_or(1) > 0;
   return scatter(c, [&](const Exprs &u) {
     Exprs dst = u;
-    dst[axis] = checkedDataIndex(c, loop::load(c.ins[1], u), c.inTypes[1], data[axis],
-                                 "indices into axis " + std::to_string(axis),
-                                 numElements(c.inShapes[2]) > 0);
+    dst[axis] = checkedDataIndex(c, loop::load(c.ins[1], u), c.inTypes[1], c.inDims[0][axis],
+                                 "indices into axis " + std::to_string(axis), used);
     return dst;
   });
 }
@@ -111,12 +110,14 @@ Stmt lowerScatterNd(LowerCtx &c) {
   requireIndexType(c);
   const Shape &data = c.inShapes[0], &ind = c.inShapes[1];
   int64_t q = static_cast<int64_t>(ind.size());
+  if (q >= 1 && ind.back() < 0)
+    notLowered(c.op, "a run-time index tuple length");
   if (q < 1 || ind.back() < 1 || ind.back() > static_cast<int64_t>(data.size()))
     throw LowerError("scatter_nd: bad indices shape");
   int64_t k = ind.back();
+  const bool used = product(c.inDims[2]).asInt().value_or(1) > 0;
   return scatter(c, [&](const Exprs &u) {
-    Exprs dst =
-        tupleCoords(c, Exprs(u.begin(), u.begin() + (q - 1)), 0, k, numElements(c.inShapes[2]) > 0);
+    Exprs dst = tupleCoords(c, Exprs(u.begin(), u.begin() + (q - 1)), 0, k, used);
     dst.insert(dst.end(), u.begin() + (q - 1), u.end());
     return dst;
   });

@@ -171,8 +171,9 @@ std::string notSeparable(const Op &op) {
   case OpKind::Concat:
     return axisIsNotZero() && liftedOperandsHaveResultRank() ? "" : "concat along dim 0";
   case OpKind::Pad: {
-    const std::vector<int64_t> &pads = ops::PadOp(op).pads();
-    if (pads.size() == 2 * static_cast<size_t>(inRank) && pads[0] == 0 && pads[inRank] == 0 &&
+    const std::vector<Dim> pads = ops::PadOp(op).pads();
+    if (pads.size() == 2 * static_cast<size_t>(inRank) && pads[0] == Dim(0) &&
+        pads[inRank] == Dim(0) &&
         !lifted(*op.operand(1)))
       return "";
     return "the pad widens dim 0";

@@ -42,9 +42,9 @@ Lowering loweringFor(OpKind k) {
   case OpKind::GatherND:
     return {lowerGatherNd, false, true};
   case OpKind::ScatterElements:
-    return {lowerScatterElements};
+    return {lowerScatterElements, false, true};
   case OpKind::ScatterND:
-    return {lowerScatterNd};
+    return {lowerScatterNd, false, true};
   case OpKind::MatMul:
     return {lowerMatMul, false, true};
   case OpKind::Conv:

@@ -232,6 +232,23 @@ SymExpr operator*(const SymExpr &a, const SymExpr &b) {
   return SymExprImpl::make(std::move(out));
 }
 
+namespace {
+// t / div as a term when div's coefficient and atoms divide t's, else nullopt.
+std::optional<SymExpr::Term> divideTerm(const SymExpr::Term &t, const SymExpr::Term &div) {
+  if (div.coeff == 0 || t.coeff % div.coeff != 0)
+    return std::nullopt;
+  std::vector<SymExpr::AtomRef> left = t.factors;
+  for (const SymExpr::AtomRef &f : div.factors) {
+    auto it = std::find_if(left.begin(), left.end(),
+                           [&](const SymExpr::AtomRef &x) { return x->key == f->key; });
+    if (it == left.end())
+      return std::nullopt;
+    left.erase(it);
+  }
+  return SymExpr::Term{t.coeff / div.coeff, std::move(left)};
+}
+} // namespace
+
 SymExpr SymExpr::floorDiv(const SymExpr &a, const SymExpr &b) {
   if (std::optional<int64_t> c = b.constant()) {
     int64_t d = *c;
@@ -296,26 +313,27 @@ SymExpr SymExpr::floorDiv(const SymExpr &a, const SymExpr &b) {
     std::vector<Term> out;
     bool exact = true;
     for (const Term &t : SymExprImpl::terms(a)) {
-      if (t.coeff % div.coeff != 0) {
+      std::optional<Term> q = divideTerm(t, div);
+      if (!q) {
         exact = false;
         break;
       }
-      std::vector<AtomRef> left = t.factors;
-      for (const AtomRef &f : div.factors) {
-        auto it = std::find_if(left.begin(), left.end(),
-                               [&](const AtomRef &x) { return x->key == f->key; });
-        if (it == left.end()) {
-          exact = false;
-          break;
-        }
-        left.erase(it);
-      }
-      if (!exact)
-        break;
-      out.push_back({t.coeff / div.coeff, std::move(left)});
+      out.push_back(std::move(*q));
     }
     if (exact)
       return SymExprImpl::make(std::move(out));
+  }
+  // Exact division by a sum with a monomial quotient (a batch of windows over the window count:
+  // n*k / k for a k of several terms): some term of a is q times b's first term.
+  if (tb.size() > 1 && tb[0].coeff != 0) {
+    for (const Term &t : SymExprImpl::terms(a)) {
+      std::optional<Term> qt = divideTerm(t, tb[0]);
+      if (!qt)
+        continue;
+      SymExpr q = SymExprImpl::make({std::move(*qt)});
+      if (q * b == a)
+        return q;
+    }
   }
   Atom at;
   at.kind = Atom::FloorDiv;

@@ -61,7 +61,7 @@ TEST(OpDefinitions, TypedAccessorsApplyDefaultsOnce) {
   Op *p = b.create(OpKind::Pad, {x, b.scalar(DType::F32, 0)},
                    {{"pads", Ints{0, 1, 0, 1}}, {"mode", ops::enumAttr(PadMode::Edge)}});
   EXPECT_EQ(ops::PadOp(*p).mode(), PadMode::Edge);
-  EXPECT_EQ(ops::PadOp(*p).pads(), (Ints{0, 1, 0, 1}));
+  EXPECT_EQ(ops::PadOp(*p).pads(), (std::vector<Dim>{0, 1, 0, 1}));
   Op *c = b.create(OpKind::Cast, {x}, {{"to", DType::I32}});
   EXPECT_EQ(ops::CastOp(*c).to(), DType::I32);
   // An unverified op with an ill-formed attribute: the accessor names it.

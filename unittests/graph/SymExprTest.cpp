@@ -71,6 +71,11 @@ TEST(SymExpr, DivisionBySymbols) {
   EXPECT_EQ(eval(opaque, {{"n", 7}, {"s", 2}}), 3);
   EXPECT_EQ(eval(opaque, {{"n", 7}, {"s", 0}}), std::nullopt);
   EXPECT_THROW(SymExpr::floorDiv(n, 0), SymExprError);
+  // By a sum, when some monomial times it is the dividend (windows of a batch over the window
+  // count: n * k / k with k = hp * wp - 2 * hp); otherwise an opaque division.
+  SymExpr h = S("h"), w = S("w"), k = SymExpr::floorDiv(h, 7) * SymExpr::floorDiv(w, 7) - h * 2;
+  EXPECT_EQ(SymExpr::floorDiv(n * k * 3, k), n * 3);
+  EXPECT_EQ(SymExpr::floorDiv(k * n + 1, k).str().rfind("fdiv(", 0), 0u);
 }
 
 TEST(SymExpr, MinMaxUseNonNegativeSymbols) {

@@ -63,8 +63,12 @@ public:
   // Unsqueeze, Cast, Slice, + - * / on it) or a small integer constant; nullopt otherwise.
   // Consumers that need a shape (Reshape, Expand) read it when constantInput has none.
   virtual std::optional<std::vector<SymExpr>> symbolicInput(const onnx::NodeProto &node, int i) = 0;
-  // A graph input that has `size` as one of its dims, and which dim: where a length computed from
-  // symbolic dims can be taken from at run time (iota); nullopt when no input has it.
+  // Whether `e` is >= 0 for every valid binding: provably (SymExpr's sign rule) or because Shape
+  // read it off a tensor's dims (sizes are checked >= 0 when bound).
+  virtual bool knownNonNegative(const SymExpr &e) const { return e.provablyNonNegative(); }
+  // A tensor that has `size` as one of its dims, and which dim (a graph input, else one computed
+  // so far): where a length computed from symbolic dims can be taken from at run time (iota);
+  // nullopt when none has it.
   virtual std::optional<std::pair<Value *, int64_t>> dimWitness(const SymExpr &size) = 0;
   // Same, but throws ConvertError naming the input when it is not a known constant.
   Tensor requireConstantInput(const onnx::NodeProto &node, int i, const char *what) {

@@ -362,13 +362,22 @@ Values convertPad(ImportContext &ctx, const Node &n) {
   int64_t rank = x->type().rank();
   DType dt = x->type().dtype;
   std::string mode = attrString(n, "mode", "constant");
-  std::vector<int64_t> pads;
+  std::vector<Dim> pads;
   Value *value = nullptr;
+  auto asDims = [](const std::vector<int64_t> &v) { return std::vector<Dim>(v.begin(), v.end()); };
   if (ctx.opset() < 11) {
-    pads = attrInts(n, "pads");
+    pads = asDims(attrInts(n, "pads"));
     value = b.scalar(dt, attrFloat(n, "value", 0.f));
   } else {
-    pads = ints(ctx.requireConstantInput(n, 1, "pads"));
+    // Pads computed from symbolic dims (a window's remainder, (7 - w % 7) % 7) are formulas.
+    if (ctx.constantInput(n, 1)) {
+      pads = asDims(ints(*ctx.constantInput(n, 1)));
+    } else if (auto symbolic = ctx.symbolicInput(n, 1)) {
+      for (const SymExpr &e : *symbolic)
+        pads.push_back(Dim::of(e));
+    } else {
+      pads = asDims(ints(ctx.requireConstantInput(n, 1, "pads")));
+    }
     if (Value *v = ctx.input(n, 2)) {
       if (v->type().dtype != dt)
         throw ConvertError("constant_value is " + v->type().str() + " but data is " +
@@ -387,7 +396,7 @@ Values convertPad(ImportContext &ctx, const Node &n) {
                            std::to_string(axes.size()) + " axes");
       if (rank < 1 && !axes.empty()) // normalizeAxis lets a scalar keep axis 0 / -1: full[a] below
         throw ConvertError("Pad of a scalar takes no axes");
-      std::vector<int64_t> full(2 * rank, 0);
+      std::vector<Dim> full(2 * rank, Dim(0));
       for (size_t i = 0; i < axes.size(); ++i) {
         int64_t a = normalizeAxis(axes[i], rank);
         full[a] = pads[i];
@@ -401,7 +410,8 @@ Values convertPad(ImportContext &ctx, const Node &n) {
                        std::to_string(rank));
   if (!parseEnum<PadMode>(mode))
     throw ConvertError("unsupported pad mode '" + mode + "'");
-  return {b.value(OpKind::Pad, {x, value}, {{"pads", Attribute(pads)}, {"mode", Attribute(mode)}})};
+  return {b.value(OpKind::Pad, {x, value},
+                  {{"pads", Attribute::dims(pads)}, {"mode", Attribute(mode)}})};
 }
 
 Values convertTile(ImportContext &ctx, const Node &n) {
@@ -455,28 +465,27 @@ Values convertTile(ImportContext &ctx, const Node &n) {
 
 Values convertExpand(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "input");
-  std::vector<int64_t> shape;
+  std::vector<Dim> shape;
   if (std::optional<Tensor> t = ctx.constantInput(n, 1)) {
-    shape = ints(*t);
+    for (int64_t s : ints(*t))
+      shape.push_back(s);
   } else if (auto target = ctx.symbolicInput(n, 1)) {
-    // A symbolic target dim is expressible where x already has it (broadcast keeps it: 1).
+    // A symbolic target dim that x has there is kept (1); another one is broadcast to from a
+    // dim of 1 (x must have 1 there when bound: the plan checks it).
     const auto &dims = x->type().dims;
     for (size_t i = 0; i < target->size(); ++i) {
       const SymExpr &e = (*target)[i];
       const size_t lead = target->size() - std::min(target->size(), dims.size());
-      if (std::optional<int64_t> c = e.constant()) {
-        shape.push_back(*c);
-      } else if (i >= lead && dims[i - lead].asExpr() == e) {
+      if (i >= lead && !dims[i - lead].isStatic() && dims[i - lead].asExpr() == e)
         shape.push_back(1);
-      } else {
-        throw ConvertError("shape (input 1 '" + n.input(1) + "') has symbolic dim " + e.str() +
-                           " that input 0 " + x->type().str() + " does not have there");
-      }
+      else
+        shape.push_back(Dim::of(e));
     }
   } else {
-    shape = ints(ctx.requireConstantInput(n, 1, "shape"));
+    for (int64_t s : ints(ctx.requireConstantInput(n, 1, "shape")))
+      shape.push_back(s);
   }
-  return {ctx.builder().value(OpKind::Expand, {x}, {{"shape", Attribute(shape)}})};
+  return {ctx.builder().value(OpKind::Expand, {x}, {{"shape", Attribute::dims(shape)}})};
 }
 
 // --- Gathers and scatters ------------------------------------------------------------------------
@@ -626,7 +635,12 @@ Values convertDropout(ImportContext &ctx, const Node &n) {
   if (ctx.opset() < 7 && attrInt(n, "is_test", 0) == 0)
     throw ConvertError("training-mode Dropout is unsupported");
   Values results{x};
-  if (n.output_size() > 1 && !n.output(1).empty()) {
+  if (n.output_size() > 1 && !n.output(1).empty() && !x->type().isStatic()) {
+    // All true in x's (symbolic) shape: c or not c, c any bool of x's elements.
+    Builder &b = ctx.builder();
+    Value *c = b.value(OpKind::Cast, {x}, {{"to", Attribute(DType::Bool)}});
+    results.push_back(b.value(OpKind::Or, {c, b.value(OpKind::Not, {c})}));
+  } else if (n.output_size() > 1 && !n.output(1).empty()) {
     Shape shape = requireStaticShape(x, "Dropout's mask output");
     Tensor mask(DType::Bool, shape);
     for (int64_t i = 0; i < mask.numElements(); ++i)

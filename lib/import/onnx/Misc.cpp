@@ -130,8 +130,12 @@ Value *symbolicRange(ImportContext &ctx, const Node &n) {
   if (!s || !d || *d <= 0 || !limitValue || isFloat(limitValue->type().dtype))
     return nullptr;
   try {
-    // max(ceil((limit - start) / delta), 0): the count of the range.
-    SymExpr count = SymExpr::max(SymExpr::ceilDiv((*limit)[0] - SymExpr(*s), SymExpr(*d)), 0);
+    // max(ceil((limit - start) / delta), 0): the count of the range (no max where the span is
+    // a size: arange(x.shape[1])).
+    const SymExpr span = (*limit)[0] - SymExpr(*s);
+    SymExpr count = SymExpr::ceilDiv(span, SymExpr(*d));
+    if (!ctx.knownNonNegative(span))
+      count = SymExpr::max(count, 0);
     Value *i = countTo(ctx, count);
     if (!i)
       return nullptr;

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <climits>
 #include <queue>
+#include <functional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -230,7 +231,8 @@ public:
     if (auto it = symbolic_.find(v); it != symbolic_.end())
       return it->second;
     std::optional<Tensor> t = constantInput(node, i);
-    if (!t || !isInteger(t->dtype()) || t->rank() > 1 || t->numElements() > kMaxSymbolicElements)
+    if (!t || !(isInteger(t->dtype()) || t->dtype() == DType::Bool) ||
+        t->numElements() > kMaxSymbolicElements)
       return std::nullopt;
     std::vector<SymExpr> r;
     for (int64_t e = 0; e < t->numElements(); ++e)
@@ -238,24 +240,45 @@ public:
     return r;
   }
 
+  bool knownNonNegative(const SymExpr &e) const override {
+    return e.provablyNonNegative() || dimFormulas_.count(e) != 0;
+  }
+
   std::optional<std::pair<Value *, int64_t>> dimWitness(const SymExpr &size) override {
+    auto has = [&](Value *v) -> std::optional<std::pair<Value *, int64_t>> {
+      for (size_t d = 0; d < v->type().dims.size(); ++d)
+        if (!v->type().dims[d].isStatic() && v->type().dims[d].expr == size)
+          return std::pair{v, static_cast<int64_t>(d)};
+      return std::nullopt;
+    };
     for (Value *in : graph_->inputs())
-      for (size_t d = 0; d < in->type().dims.size(); ++d)
-        if (!in->type().dims[d].isStatic() && in->type().dims[d].expr == size)
-          return std::pair{in, static_cast<int64_t>(d)};
+      if (auto w = has(in))
+        return w;
+    // A tensor computed so far with that dim (an unpadded feature map whose size a later slice
+    // crops back to), the latest first; its elements are not read.
+    Graph &current = builder().graph();
+    for (Value *in : current.inputs())
+      if (auto w = has(in))
+        return w;
+    std::vector<Op *> ops = current.opList();
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it)
+      for (unsigned r = 0; r < (*it)->numResults(); ++r)
+        if (auto w = has((*it)->result(r)))
+          return w;
     return std::nullopt;
   }
 
 private:
-  // Shape arithmetic on symbolic dims, element by element, for integer tensors of rank 0 or 1:
-  // records the formulas of `results` when `node` computes them from shape values (Shape of a
-  // tensor with symbolic dims, then Gather, Concat, Unsqueeze, Squeeze, Cast, Identity, Slice,
-  // Reshape of such vectors, ReduceProd/ReduceSum of all of one, + - * / and Min/Max). Reshape
-  // and Expand then read their shape from
-  // it (symbolicInput), so `x.view(x.size(0), -1)` imports with symbolic dims.
+  // Shape arithmetic on symbolic dims, element by element, for small integer tensors of static
+  // shape (elements in row-major order): records the formulas of `results` when `node`
+  // computes them from shape values (Shape of a tensor with symbolic dims, then Gather, Concat,
+  // Unsqueeze, Squeeze, Cast, Identity, Slice, Reshape, Transpose of such tensors (torch's
+  // F.pad reorders its pads as a [n, 2] matrix), ReduceProd/ReduceSum of all of one, + - * /,
+  // Mod and Min/Max). Reshape, Expand, Pad and Resize then read their shape from it
+  // (symbolicInput), so `x.view(x.size(0), -1)` imports with symbolic dims.
   void propagateSymbolic(const onnx::NodeProto &node, const std::vector<Value *> &results) {
-    if (results.empty() || !results[0] || results[0]->type().rank() > 1 ||
-        !isInteger(results[0]->type().dtype))
+    if (results.empty() || !results[0] || !results[0]->type().isStatic() ||
+        !(isInteger(results[0]->type().dtype) || results[0]->type().dtype == DType::Bool))
       return;
     Value *out = results[0];
     if (Op *def = out->definingOp(); def && def->kind() == OpKind::Constant)
@@ -274,13 +297,58 @@ private:
         // The shape op the Shape converter made for symbolic dims (its range normalized).
         const ops::ShapeOp shapeOp(*def);
         r.emplace();
-        for (int64_t d = shapeOp.start(); d < shapeOp.end(); ++d)
+        for (int64_t d = shapeOp.start(); d < shapeOp.end(); ++d) {
           r->push_back(def->operand(0)->type().dims[static_cast<size_t>(d)].asExpr());
+          dimFormulas_.insert(r->back());
+        }
       } else if (!anySymbolic()) {
         return;
       } else if (type == "Identity" || type == "Cast" || type == "Unsqueeze" || type == "Squeeze" ||
                  type == "Reshape" || type == "Flatten") {
         r = in(0);
+      } else if (type == "Equal") {
+        // torch's expand writes Where(Equal(shape, -1), ones, shape): decided per element where
+        // the difference is a constant, or a size is compared with a negative constant.
+        auto negative = [](const SymExpr &e) { return e.constant() && *e.constant() < 0; };
+        r = pairwise(in(0), in(1), [&](const SymExpr &x, const SymExpr &y) -> std::optional<SymExpr> {
+          if (std::optional<int64_t> diff = (x - y).constant())
+            return SymExpr(*diff == 0 ? 1 : 0);
+          if ((knownNonNegative(x) && negative(y)) || (knownNonNegative(y) && negative(x)))
+            return SymExpr(0);
+          return std::nullopt;
+        });
+        if (!r)
+          return;
+      } else if (type == "Where") {
+        auto c = in(0), a = in(1), b = in(2);
+        if (!c || !a || !b)
+          return;
+        const size_t n = std::max({c->size(), a->size(), b->size()});
+        for (const auto *v : {&*c, &*a, &*b})
+          if (v->size() != n && v->size() != 1)
+            return;
+        r.emplace();
+        for (size_t k = 0; k < n; ++k) {
+          std::optional<int64_t> pick = (*c)[c->size() == 1 ? 0 : k].constant();
+          if (!pick)
+            return;
+          r->push_back(*pick ? (*a)[a->size() == 1 ? 0 : k] : (*b)[b->size() == 1 ? 0 : k]);
+        }
+      } else if (type == "Transpose") {
+        auto data = in(0);
+        const TensorType &t = lookup(node.input(0))->type();
+        if (!data || !t.isStatic())
+          return;
+        const Shape shape = t.staticShape();
+        std::vector<int64_t> perm(shape.size());
+        for (size_t i = 0; i < perm.size(); ++i)
+          perm[i] = static_cast<int64_t>(perm.size() - 1 - i);
+        perm = attrInts(node, "perm", perm);
+        if (perm.size() != shape.size())
+          return;
+        r = transposeElements(*data, shape, perm);
+        if (!r)
+          return;
       } else if (type == "Gather") {
         auto data = in(0), idx = in(1);
         if (data && idx && attrInt(node, "axis", 0) == 0) {
@@ -294,13 +362,32 @@ private:
           }
         }
       } else if (type == "Concat") {
-        r.emplace();
+        // Row-major blocks: per index before the axis, each part's slab in turn.
+        const int64_t rank = out->type().rank();
+        const int64_t axis = attrInt(node, "axis", 0);
+        if (rank < 1 || axis < -rank || axis >= rank)
+          return;
+        const Shape outShape = out->type().staticShape();
+        int64_t outer = 1;
+        for (int64_t d = 0; d < (axis < 0 ? axis + rank : axis); ++d)
+          outer *= outShape[static_cast<size_t>(d)];
+        std::vector<std::vector<SymExpr>> parts;
         for (int i = 0; i < node.input_size(); ++i) {
           auto part = in(i);
-          if (!part)
+          if (!part || (outer > 0 && part->size() % static_cast<size_t>(outer) != 0))
             return;
-          r->insert(r->end(), part->begin(), part->end());
+          parts.push_back(std::move(*part));
         }
+        r.emplace();
+        for (int64_t o = 0; o < outer; ++o)
+          for (const auto &part : parts) {
+            const size_t slab = part.size() / static_cast<size_t>(outer);
+            r->insert(r->end(), part.begin() + o * slab, part.begin() + (o + 1) * slab);
+          }
+      } else if (type == "Slice" && lookup(node.input(0))->type().rank() > 1) {
+        r = sliceElements(node, lookup(node.input(0))->type());
+        if (!r)
+          return;
       } else if (type == "Slice") {
         auto data = in(0), starts = in(1), ends = in(2);
         std::optional<std::vector<SymExpr>> steps = node.input_size() > 4 ? in(4) : std::nullopt;
@@ -328,36 +415,157 @@ private:
           acc = type == "ReduceProd" ? acc * e : acc + e;
         r = std::vector<SymExpr>{acc};
       } else if (type == "Add" || type == "Sub" || type == "Mul" || type == "Div" ||
-                 type == "Min" || type == "Max") {
-        auto a = in(0), b = in(1);
-        if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1))
-          return;
-        r.emplace();
-        for (size_t k = 0; k < std::max(a->size(), b->size()); ++k) {
-          const SymExpr &x = (*a)[a->size() == 1 ? 0 : k], &y = (*b)[b->size() == 1 ? 0 : k];
+                 type == "Mod" || type == "Min" || type == "Max") {
+        r = pairwise(in(0), in(1), [&](const SymExpr &x, const SymExpr &y) -> std::optional<SymExpr> {
+          std::optional<SymExpr> v;
           if (type == "Add")
-            r->push_back(x + y);
+            v = x + y;
           else if (type == "Sub")
-            r->push_back(x - y);
+            v = x - y;
           else if (type == "Mul")
-            r->push_back(x * y);
+            v = x * y;
           else if (type == "Min")
-            r->push_back(SymExpr::min(x, y));
+            v = SymExpr::min(x, y);
           else if (type == "Max")
-            r->push_back(SymExpr::max(x, y));
-          else if (std::optional<int64_t> d = y.constant(); d && *d > 0 && x.provablyNonNegative())
-            r->push_back(SymExpr::floorDiv(x, y)); // truncation = floor for sizes
-          else
-            return;
-        }
+            v = SymExpr::max(x, y);
+          else if (type == "Mod") { // fmod=0: the divisor's sign, floor modulo (SymExpr::mod)
+            std::optional<int64_t> d = y.constant();
+            if (!d || *d <= 0 || (attrInt(node, "fmod", 0) && !knownNonNegative(x)))
+              return std::nullopt;
+            v = SymExpr::mod(x, y);
+          } else if (std::optional<int64_t> d = y.constant();
+                     (d ? *d > 0 : knownNonNegative(y)) && knownNonNegative(x)) {
+            v = SymExpr::floorDiv(x, y); // truncation = floor for sizes (a batch of windows
+                                         // over the window count: n*k / k)
+          } else {
+            return std::nullopt;
+          }
+          // Sizes combined by + * / min max stay sizes; a floor modulo by a positive constant
+          // is one too.
+          if ((type != "Sub" && knownNonNegative(x) && knownNonNegative(y)) || type == "Mod")
+            dimFormulas_.insert(*v);
+          return v;
+        });
+        if (!r)
+          return;
       }
     } catch (const SymExprError &) {
       return; // formulas past what SymExpr keeps: the value stays run-time data only
     }
     if (r && static_cast<int64_t>(r->size()) <= kMaxSymbolicElements &&
-        (out->type().rank() == 0 ? r->size() == 1
-                                 : out->type().dims[0] == Dim(static_cast<int64_t>(r->size()))))
+        out->type().staticNumElements() == static_cast<int64_t>(r->size()))
       symbolic_[out] = std::move(*r);
+  }
+
+  // fn over the elements of a and b (one of them may be a single element, broadcast); nullopt
+  // when either is unknown, the sizes do not broadcast or fn gives up on an element.
+  static std::optional<std::vector<SymExpr>>
+  pairwise(const std::optional<std::vector<SymExpr>> &a, const std::optional<std::vector<SymExpr>> &b,
+           const std::function<std::optional<SymExpr>(const SymExpr &, const SymExpr &)> &fn) {
+    if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1))
+      return std::nullopt;
+    std::vector<SymExpr> r;
+    for (size_t k = 0; k < std::max(a->size(), b->size()); ++k) {
+      std::optional<SymExpr> v = fn((*a)[a->size() == 1 ? 0 : k], (*b)[b->size() == 1 ? 0 : k]);
+      if (!v)
+        return std::nullopt;
+      r.push_back(std::move(*v));
+    }
+    return r;
+  }
+
+  // `data` (row-major, of `shape`) transposed by `perm`; nullopt for a bad permutation.
+  static std::optional<std::vector<SymExpr>>
+  transposeElements(const std::vector<SymExpr> &data, const Shape &shape,
+                    const std::vector<int64_t> &perm) {
+    const size_t rank = shape.size();
+    std::vector<bool> seen(rank, false);
+    for (int64_t p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)])
+        return std::nullopt;
+      seen[static_cast<size_t>(p)] = true;
+    }
+    std::vector<int64_t> strides(rank, 1);
+    for (size_t d = rank; d-- > 1;)
+      strides[d - 1] = strides[d] * shape[d];
+    std::vector<SymExpr> out;
+    std::vector<int64_t> idx(rank, 0); // index into the result
+    for (size_t n = 0; n < data.size(); ++n) {
+      int64_t src = 0;
+      for (size_t d = 0; d < rank; ++d)
+        src += idx[d] * strides[static_cast<size_t>(perm[d])];
+      out.push_back(data[static_cast<size_t>(src)]);
+      for (size_t d = rank; d-- > 0;) { // next result index, last dim fastest
+        if (++idx[d] < shape[static_cast<size_t>(perm[d])])
+          break;
+        idx[d] = 0;
+      }
+    }
+    return out;
+  }
+
+  // A Slice of a small tensor of static `type` whose starts/ends/axes/steps are constants.
+  std::optional<std::vector<SymExpr>> sliceElements(const onnx::NodeProto &node,
+                                                    const TensorType &type) {
+    auto data = symbolicInput(node, 0);
+    if (!data || !type.isStatic())
+      return std::nullopt;
+    const Shape shape = type.staticShape();
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    auto ints = [&](int i) -> std::optional<std::vector<int64_t>> {
+      std::optional<Tensor> t = i < node.input_size() ? constantInput(node, i) : std::nullopt;
+      if (!t)
+        return std::nullopt;
+      return t->toIntVector();
+    };
+    auto starts = ints(1), ends = ints(2);
+    if (!starts || !ends || starts->size() != ends->size())
+      return std::nullopt;
+    std::vector<int64_t> axes(starts->size()), steps(starts->size(), 1);
+    for (size_t i = 0; i < axes.size(); ++i)
+      axes[i] = static_cast<int64_t>(i);
+    if (node.input_size() > 3 && !node.input(3).empty()) {
+      auto a = ints(3);
+      if (!a || a->size() != axes.size())
+        return std::nullopt;
+      axes = *a;
+    }
+    if (node.input_size() > 4 && !node.input(4).empty()) {
+      auto s = ints(4);
+      if (!s || s->size() != steps.size())
+        return std::nullopt;
+      steps = *s;
+    }
+    std::vector<shape::SliceRange> ranges;
+    for (int64_t d = 0; d < rank; ++d)
+      ranges.push_back({0, shape[static_cast<size_t>(d)], 1});
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+      if (a < 0 || a >= rank || steps[i] == 0)
+        return std::nullopt;
+      ranges[static_cast<size_t>(a)] =
+          shape::sliceRange(shape[static_cast<size_t>(a)], (*starts)[i], (*ends)[i], steps[i]);
+    }
+    std::vector<int64_t> strides(static_cast<size_t>(rank), 1);
+    for (size_t d = static_cast<size_t>(rank); d-- > 1;)
+      strides[d - 1] = strides[d] * shape[d];
+    std::vector<SymExpr> out;
+    std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+    int64_t total = 1;
+    for (const auto &range : ranges)
+      total *= range.length;
+    for (int64_t n = 0; n < total; ++n) {
+      int64_t src = 0;
+      for (size_t d = 0; d < idx.size(); ++d)
+        src += (ranges[d].start + idx[d] * ranges[d].step) * strides[d];
+      out.push_back((*data)[static_cast<size_t>(src)]);
+      for (size_t d = idx.size(); d-- > 0;) {
+        if (++idx[d] < ranges[d].length)
+          break;
+        idx[d] = 0;
+      }
+    }
+    return out;
   }
 
   void loadModel() {
@@ -1010,6 +1218,9 @@ private:
   std::unordered_map<std::string, Tensor> tensors_;  // decoded initializers, specialized inputs
   std::unordered_map<std::string, Value *> values_;  // ONNX name -> value (null: not produced)
   std::unordered_map<const Value *, std::vector<SymExpr>> symbolic_; // see propagateSymbolic
+  // Formulas Shape read off a tensor's dims, and sizes computed from them: >= 0 when bound (the
+  // plan checks every dim), even where no sign rule proves it (a padded size w + mod(-w, 7)).
+  std::set<SymExpr> dimFormulas_;
   // Marks a name a subgraph shadowed that had no binding before it (restored by erasing it).
   inline static Value *const kUnbound = reinterpret_cast<Value *>(uintptr_t{1});
   int64_t inlineDepth_ = 0;

@@ -7,7 +7,12 @@
   make_symbolic_targets.py OUT.onnx --upsample-skip  a stride-2 conv, then a stride-2
       ConvTranspose added to the conv's input: U-Net's skip connection (equal sizes only when h
       and w are even)
-  make_symbolic_targets.py --check MODEL DIR INPUT.npy [SKIP.npy]  DIR/y.npy against numpy
+  make_symbolic_targets.py OUT.onnx --window-pad   x [n, c, h, w] padded on h and w to multiples
+      of 7, the pads (7 - h % 7) % 7 computed from Shape(x) (Mod, and a [2, 4] round trip through
+      Transpose as torch's F.pad writes it) -> z; z rolled by one along w (slices of part of a
+      symbolic dim) -> r; r cropped back to [h, w] with ends read from Shape(x) -> y
+  make_symbolic_targets.py --check MODEL DIR INPUT.npy [SKIP.npy]  DIR/y.npy (and for window-pad
+      z.npy, r.npy) against numpy
 """
 import sys
 
@@ -69,6 +74,33 @@ def upsample_skip(path):
          [h.make_tensor_value_info("y", F, None)], [w, wt], path)
 
 
+def window_pad(path):
+    nodes = [h.make_node("Shape", ["x"], ["s"])]
+    nodes += dim("s", 2, "hh") + dim("s", 3, "ww")
+    nodes += [const("seven", [7]), const("zeros", [0, 0, 0, 0, 0, 0]), const("pair", [2, 4]),
+              const("flat", [8])]
+    for d in ["hh", "ww"]:
+        nodes += [h.make_node("Mod", [d, "seven"], [d + "_m"]),
+                  h.make_node("Sub", ["seven", d + "_m"], [d + "_s"]),
+                  h.make_node("Mod", [d + "_s", "seven"], [d + "_p"])]
+    nodes += [h.make_node("Concat", ["zeros", "hh_p", "ww_p"], ["p8"], axis=0),
+              h.make_node("Reshape", ["p8", "pair"], ["p24"]),
+              h.make_node("Transpose", ["p24"], ["p42"], perm=[1, 0]),
+              h.make_node("Transpose", ["p42"], ["p24b"], perm=[1, 0]),
+              h.make_node("Reshape", ["p24b", "flat"], ["pads"]),
+              h.make_node("Pad", ["x", "pads"], ["z"]),
+              const("last", [-1]), const("big", [2 ** 62]), const("first", [0]),
+              const("axis3", [3]),
+              h.make_node("Slice", ["z", "last", "big", "axis3"], ["tail"]),
+              h.make_node("Slice", ["z", "first", "last", "axis3"], ["head"]),
+              h.make_node("Concat", ["tail", "head"], ["r"], axis=3),
+              const("zero2", [0, 0]), const("axes23", [2, 3]),
+              h.make_node("Concat", ["hh", "ww"], ["hw"], axis=0),
+              h.make_node("Slice", ["r", "zero2", "hw", "axes23"], ["y"])]
+    save(nodes, [h.make_tensor_value_info("x", F, ["n", 2, "h", "w"])],
+         [h.make_tensor_value_info(o, F, None) for o in ["y", "z", "r"]], [], path)
+
+
 def linear_axis(x, axis, out):
     """ONNX Resize linear, half_pixel, along one axis (coordinates clamped to the edges)."""
     size = x.shape[axis]
@@ -82,7 +114,14 @@ def linear_axis(x, axis, out):
 
 def check(model, out_dir, x, skip=None):
     y = np.load(out_dir + "/y.npy")
-    if model == "shuffle":
+    if model == "window-pad":
+        pads = [(0, 0), (0, 0)] + [(0, (7 - s % 7) % 7) for s in x.shape[2:]]
+        z = np.pad(x, pads)
+        r = np.roll(z, 1, axis=3)
+        np.testing.assert_array_equal(np.load(out_dir + "/z.npy"), z)
+        np.testing.assert_array_equal(np.load(out_dir + "/r.npy"), r)
+        want = r[:, :, :x.shape[2], :x.shape[3]]
+    elif model == "shuffle":
         n, c, hh, ww = x.shape
         want = x.reshape(n, 2, c // 2, hh, ww).transpose(0, 2, 1, 3, 4).reshape(n, c, hh, ww)
     else:
@@ -97,5 +136,5 @@ if __name__ == "__main__":
         args = sys.argv[2:]
         check(args[0], args[1], np.load(args[2]), np.load(args[3]) if len(args) > 3 else None)
     else:
-        {"--shuffle": shuffle, "--resize-like": resize_like,
-         "--upsample-skip": upsample_skip}[sys.argv[2]](sys.argv[1])
+        {"--shuffle": shuffle, "--resize-like": resize_like, "--upsample-skip": upsample_skip,
+         "--window-pad": window_pad}[sys.argv[2]](sys.argv[1])
