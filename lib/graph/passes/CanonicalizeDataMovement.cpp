@@ -73,11 +73,23 @@ bool foldReshapeNoop(Op &op, PatternRewriter &r) {
   return replaceIfSameType(op, op.operand(0), r);
 }
 
-// A static reshape target that reproduces `target` from `x`: static dims are spelled out, a
-// symbolic dim at a position where x has the same symbol is copied with 0, and at most one other
-// symbolic dim is inferred with -1. Zero-size dims need allowzero (0 must mean 0, not "copy"),
-// which ONNX only allows without -1 or copies, so then the target must be fully static.
+// A reshape target that reproduces `target` from `x`: static dims are spelled out, a symbolic
+// dim at a position where x has the same symbol is copied with 0, and at most one other
+// symbolic dim is inferred with -1; past that, the symbolic dims themselves (a dims attribute).
+// Zero-size dims need allowzero (0 must mean 0, not "copy"), which ONNX only allows without -1
+// or copies, so then the target must be fully static.
+std::optional<AttrMap> reshapeIntsFor(const TensorType &x, const TensorType &target);
+
 std::optional<AttrMap> reshapeAttrsFor(const TensorType &x, const TensorType &target) {
+  bool zero = false;
+  for (const Dim &d : target.dims)
+    zero |= d.isStatic() && d.size == 0;
+  if (auto ints = reshapeIntsFor(x, target); ints || zero)
+    return ints;
+  return AttrMap{{"shape", Attribute::dims(target.dims)}};
+}
+
+std::optional<AttrMap> reshapeIntsFor(const TensorType &x, const TensorType &target) {
   std::vector<int64_t> shape;
   bool inferred = false, copied = false, zeroSize = false;
   for (size_t i = 0; i < target.dims.size(); ++i) {
