@@ -368,6 +368,14 @@ private:
         const size_t axis = static_cast<size_t>(ops::ArgReduceOp(op).axis());
         if (axis < dims.size())
           require(op, dims[axis], Dim(1), "the length of axis " + std::to_string(axis), true);
+      } else if (op.kind() == OpKind::TopK && op.numOperands() == 1) {
+        // The k picks read k elements of each row: a symbolic axis must hold them.
+        const auto &dims = op.operand(0)->type().dims;
+        const ops::TopKOp topK(op);
+        const size_t axis = static_cast<size_t>(topK.axis());
+        if (axis < dims.size() && topK.k() > 0)
+          require(op, dims[axis], Dim(topK.k()), "the length of axis " + std::to_string(axis),
+                  true);
       } else if (op.kind() == OpKind::Pad) {
         // A symbolic pad never crops: the kernel places the input at that offset.
         const std::vector<Dim> pads = ops::PadOp(op).pads();

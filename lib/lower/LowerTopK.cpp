@@ -39,11 +39,13 @@ Stmt lowerTopK(LowerCtx &c) {
     throw LowerError("topk: operand must have rank >= 1");
   const ops::TopKOp topK(c.op);
   size_t axis = checkedAxis(c, topK.axis(), in.size());
-  int64_t k = c.outShapes[0][axis], size = in[axis];
+  // The axis and the rows may be run-time extents (the plan checks the axis holds k); k is not.
+  const int64_t k = topK.k();
+  const Expr size = c.inDims[0][axis];
   bool largest = topK.largest(), fl = isFloat(t);
   if (k == 0)
     return loop::seq({}); // empty results
-  Shape rowShape = in;
+  Exprs rowShape = c.inDims[0];
   rowShape.erase(rowShape.begin() + static_cast<std::ptrdiff_t>(axis));
   DType it = c.outTypes[1];
   return loopNest(c, rowShape, LoopRole::Parallel, [&](const Exprs &row) {

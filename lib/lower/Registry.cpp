@@ -66,7 +66,7 @@ Lowering loweringFor(OpKind k) {
   case OpKind::CumSum:
     return {lowerCumSum, false, true};
   case OpKind::TopK:
-    return {lowerTopK, true}; // compares elements: exact in any width
+    return {lowerTopK, true, true}; // compares elements: exact in any width
   case OpKind::Resize:
     return {lowerResize, false, true};
   case OpKind::Einsum:
