@@ -479,6 +479,8 @@ private:
   transposeElements(const std::vector<SymExpr> &data, const Shape &shape,
                     const std::vector<int64_t> &perm) {
     const size_t rank = shape.size();
+    if (numElements(shape) != static_cast<int64_t>(data.size()))
+      return std::nullopt;
     std::vector<bool> seen(rank, false);
     for (int64_t p : perm) {
       if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)])
@@ -512,6 +514,8 @@ private:
       return std::nullopt;
     const Shape shape = type.staticShape();
     const int64_t rank = static_cast<int64_t>(shape.size());
+    if (numElements(shape) != static_cast<int64_t>(data->size()))
+      return std::nullopt;
     auto ints = [&](int i) -> std::optional<std::vector<int64_t>> {
       std::optional<Tensor> t = i < node.input_size() ? constantInput(node, i) : std::nullopt;
       if (!t)
