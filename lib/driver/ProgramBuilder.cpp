@@ -5,6 +5,7 @@
 #include "strata/support/Error.h"
 
 #include "strata/graph/ControlFlow.h"
+#include "strata/graph/Einsum.h"
 #include "strata/graph/Ops.h"
 #include "strata/graph/ValueSymbols.h"
 #include "strata/graph/Walk.h"
@@ -368,6 +369,37 @@ private:
         const size_t axis = static_cast<size_t>(ops::ArgReduceOp(op).axis());
         if (axis < dims.size())
           require(op, dims[axis], Dim(1), "the length of axis " + std::to_string(axis), true);
+      } else if (op.kind() == OpKind::Einsum) {
+        // Every dim of a label that is not a static 1 has the label's extent (the first such
+        // dim), which the kernel loops over.
+        std::string equation, why;
+        for (char ch : ops::EinsumOp(op).equation())
+          if (ch != ' ')
+            equation += ch;
+        std::vector<int64_t> ranks;
+        for (const Value *v : op.operands())
+          ranks.push_back(v->type().rank());
+        std::optional<EinsumLabels> labels = labelEinsum(equation, ranks, why);
+        if (!labels) {
+          if (!err)
+            err = makeError(diagnose(op, why));
+          return;
+        }
+        std::map<int, Dim> extent;
+        for (unsigned i = 0; i < op.numOperands(); ++i) {
+          const auto &dims = op.operand(i)->type().dims;
+          for (size_t a = 0; a < dims.size(); ++a) {
+            if (dims[a].isStatic() && dims[a].size == 1)
+              continue;
+            auto [it, fresh] = extent.emplace(labels->operands[i][a], dims[a]);
+            if (!fresh) {
+              require(op, dims[a], it->second,
+                      "operand " + std::to_string(i) + " dim " + std::to_string(a));
+              require(op, it->second, dims[a],
+                      "operand " + std::to_string(i) + " dim " + std::to_string(a));
+            }
+          }
+        }
       } else if (op.kind() == OpKind::TopK && op.numOperands() == 1) {
         // The k picks read k elements of each row: a symbolic axis must hold them.
         const auto &dims = op.operand(0)->type().dims;

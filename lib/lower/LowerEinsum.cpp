@@ -11,83 +11,50 @@
 #include <map>
 
 namespace strata::lower {
-namespace {
 
-EinsumTerm parseTerm(const std::string &text) {
-  std::string error;
-  std::optional<EinsumTerm> t = parseEinsumTerm(text, error);
-  if (!t)
-    throw LowerError("einsum: " + error);
-  return std::move(*t);
-}
-
-} // namespace
-
+// Extents may be run-time ones: a label's extent is its first operand dim that is not a static 1
+// (the plan checks the others equal it, unless they are 1).
 Stmt lowerEinsum(LowerCtx &c) {
   std::string equation;
   for (char ch : ops::EinsumOp(c.op).equation())
     if (ch != ' ')
       equation += ch;
-  size_t arrow = equation.find("->");
-  std::vector<EinsumTerm> terms;
-  for (const std::string &text : splitEinsumInputs(equation.substr(0, arrow)))
-    terms.push_back(parseTerm(text));
-  size_t numOperands = c.ins.size();
-  if (terms.size() != numOperands)
-    throw LowerError("einsum: equation '" + equation + "' does not match the operand count");
+  const size_t numOperands = c.ins.size();
+  std::vector<int64_t> ranks;
+  for (const Exprs &dims : c.inDims)
+    ranks.push_back(static_cast<int64_t>(dims.size()));
+  std::string error;
+  std::optional<EinsumLabels> labelled = labelEinsum(equation, ranks, error);
+  if (!labelled)
+    throw LowerError("einsum: " + error);
   DType t = c.inTypes[0];
   if (t == DType::Bool)
     notLowered(c.op, "bool operands");
   for (DType d : c.inTypes)
     if (d != t)
       throw LowerError("einsum: operand dtypes differ");
-
-  std::vector<int64_t> ellipsisDims(numOperands, 0);
-  int64_t globalEllipsis = 0;
-  for (size_t i = 0; i < numOperands; ++i) {
-    int64_t letters = terms[i].numLetters();
-    int64_t rank = static_cast<int64_t>(c.inShapes[i].size());
-    if (terms[i].hasEllipsis ? rank < letters : rank != letters)
-      throw LowerError("einsum: operand " + std::to_string(i) + " does not match its subscripts");
-    ellipsisDims[i] = terms[i].hasEllipsis ? rank - letters : 0;
-    globalEllipsis = std::max(globalEllipsis, ellipsisDims[i]);
-  }
-  std::vector<std::vector<int>> labels(numOperands);
-  std::map<int, int64_t> extent; // sorted by label: the contracted loops' order
-  std::map<int, int> occurrences;
-  for (size_t i = 0; i < numOperands; ++i) {
-    labels[i] = expandEinsumTerm(terms[i], ellipsisDims[i], globalEllipsis);
+  const std::vector<std::vector<int>> &labels = labelled->operands;
+  const std::vector<int> &outLabels = labelled->result;
+  std::map<int, Expr> extent; // sorted by label: the contracted loops' order
+  for (size_t i = 0; i < numOperands; ++i)
     for (size_t a = 0; a < labels[i].size(); ++a) {
-      auto [it, fresh] = extent.emplace(labels[i][a], c.inShapes[i][a]);
-      if (!fresh && it->second == 1)
-        it->second = c.inShapes[i][a];
-      if (labels[i][a] < kEinsumEllipsisLabel)
-        ++occurrences[labels[i][a]];
+      const bool one = c.inShapes[i][a] == 1;
+      auto [it, fresh] = extent.emplace(labels[i][a], c.inDims[i][a]);
+      if (!fresh && !one && it->second.asInt() == 1)
+        it->second = c.inDims[i][a];
     }
-  }
-  std::vector<int> outLabels;
-  if (arrow != std::string::npos) {
-    outLabels =
-        expandEinsumTerm(parseTerm(equation.substr(arrow + 2)), globalEllipsis, globalEllipsis);
-  } else {
-    for (int64_t k = 0; k < globalEllipsis; ++k)
-      outLabels.push_back(kEinsumEllipsisLabel + static_cast<int>(k));
-    for (auto [label, count] : occurrences)
-      if (count == 1)
-        outLabels.push_back(label);
-  }
   std::vector<int> sumLabels;
   for (auto &entry : extent)
     if (std::find(outLabels.begin(), outLabels.end(), entry.first) == outLabels.end())
       sumLabels.push_back(entry.first);
-  if (outLabels.size() != c.outShapes[0].size())
+  if (outLabels.size() != c.outDims[0].size())
     throw LowerError("einsum: result rank does not match the equation");
 
-  Shape sumShape;
+  Exprs sumShape;
   for (int l : sumLabels)
     sumShape.push_back(extent[l]);
   DType acc = isFloat(t) ? DType::F64 : t;
-  return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &outIdx) {
+  return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &outIdx) {
     loop::Buffer sum = localArray(c, "sum", acc);
     Expr s = loop::load(sum, {imm(0)});
     Stmt reduce = loopNest(c, sumShape, LoopRole::Reduction, [&](const Exprs &sumIdx) {

@@ -70,7 +70,7 @@ Lowering loweringFor(OpKind k) {
   case OpKind::Resize:
     return {lowerResize, false, true};
   case OpKind::Einsum:
-    return {lowerEinsum};
+    return {lowerEinsum, false, true};
   case OpKind::WinogradInput:
     return {lowerWinogradInput, false, true};
   case OpKind::WinogradOutput:

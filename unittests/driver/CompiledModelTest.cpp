@@ -498,20 +498,21 @@ TEST(JitEngine, ScansWithSymbolicExtents) {
 }
 
 TEST(JitEngine, RefusedOpNamesOpAndNode) {
-  // Two symbols: no batch lifting, and einsum has no lowering with symbolic extents yet.
+  // Two symbols: no batch lifting, and a reflect pad has no lowering with symbolic extents yet.
   Graph g;
   Builder b(g);
-  b.setLocation("Einsum_7");
+  b.setLocation("Pad_7");
   Value *x = g.addInput(TensorType(DType::F32, {Dim::sym("batch"), Dim::sym("n")}), "x");
-  Op *rows = b.create(OpKind::Einsum, {x}, {{"equation", "ij->i"}});
+  Op *rows = b.create(OpKind::Pad, {x, b.scalar(DType::F32, 0)},
+                      {{"pads", std::vector<int64_t>{0, 1, 0, 1}}, {"mode", "reflect"}});
   g.addOutput(rows->result(0), "y");
   CompileOptions opts;
   opts.pipeline = "";
   auto m = compileModel(g, opts);
   ASSERT_FALSE(static_cast<bool>(m));
   EXPECT_EQ(llvm::toString(m.takeError()),
-            "jit: op 'einsum' (node \"Einsum_7\"): lowering of op 'einsum' is not implemented "
-            "yet (symbolic dims)");
+            "jit: op 'pad' (node \"Pad_7\"): lowering of op 'pad' is not implemented yet "
+            "(reflect mode on symbolic dims)");
 }
 
 } // namespace
