@@ -410,10 +410,22 @@ private:
                   true);
       } else if (op.kind() == OpKind::Pad) {
         // A symbolic pad never crops: the kernel places the input at that offset.
-        const std::vector<Dim> pads = ops::PadOp(op).pads();
+        const ops::PadOp pad(op);
+        const std::vector<Dim> pads = pad.pads();
         for (size_t i = 0; i < pads.size(); ++i)
           if (!pads[i].isStatic() && !pads[i].expr.provablyNonNegative())
             require(op, pads[i], Dim(0), "pad entry " + std::to_string(i), true);
+        // Reflect, edge and wrap read the kept elements of a symbolic axis: at least one.
+        const auto &in = op.operand(0)->type().dims;
+        if (pad.mode() != PadMode::Constant && pads.size() == 2 * in.size())
+          for (size_t d = 0; d < in.size(); ++d) {
+            if (in[d].isStatic() || !pads[d].isStatic() || !pads[d + in.size()].isStatic())
+              continue;
+            const int64_t crop =
+                std::max<int64_t>(0, -pads[d].size) + std::max<int64_t>(0, -pads[d + in.size()].size);
+            require(op, Dim::of(in[d].expr - crop), Dim(1),
+                    "the length of axis " + std::to_string(d) + " it reads from", true);
+          }
       } else if (op.kind() == OpKind::Resize && ops::ResizeOp(op).scales().empty()) {
         // Sizes without scales: the scale is out / in at run time, and an empty axis has
         // nothing to interpolate from.

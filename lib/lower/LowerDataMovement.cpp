@@ -136,6 +136,23 @@ static Expr padSource(const Expr &u, int64_t lo, int64_t kept, PadMode mode) {
   return lo ? k + imm(lo) : k;
 }
 
+// The same with `kept` a run-time extent (>= 1 whenever the result is not empty: the plan checks
+// it): a reflect of one element reads it (the mirror's period, 0 there, is kept at least 1).
+static Expr padSourceAtRunTime(const Expr &u, int64_t lo, const Expr &kept, PadMode mode) {
+  Expr k;
+  if (mode == PadMode::Edge) {
+    k = loop::min(loop::max(u, imm(0)), kept - imm(1));
+  } else if (mode == PadMode::Wrap) {
+    k = bin(ExprKind::FloorMod, u, loop::max(kept, imm(1)));
+  } else {
+    Expr period = loop::max(imm(2) * (kept - imm(1)), imm(1));
+    Expr m = bin(ExprKind::FloorMod, u, period);
+    k = loop::select(bin(ExprKind::LE, kept, imm(1)), imm(0),
+                     loop::select(bin(ExprKind::GE, m, kept), period - m, m));
+  }
+  return lo ? k + imm(lo) : k;
+}
+
 // Constant mode: result element = source at (index - begin) when inside, else the value. The
 // other modes read the source at a mirrored, clamped or wrapped coordinate.
 Stmt lowerPad(LowerCtx &c) {
@@ -146,12 +163,26 @@ Stmt lowerPad(LowerCtx &c) {
   size_t rank = in.size();
   if (padDims.size() != 2 * rank)
     throw LowerError("pad: pads must have 2 * rank entries");
-  if (mode != PadMode::Constant && c.symbolic)
-    notLowered(c.op, std::string(enumName(mode)) + " mode on symbolic dims");
   std::vector<int64_t> pads; // static entries; symbolic ones (run-time, >= 0) through padAt
   for (const Dim &p : padDims)
     pads.push_back(p.isStatic() ? p.size : 0);
   auto padAt = [&](size_t i) { return c.dimExpr(padDims[i]); };
+  if (mode != PadMode::Constant && c.symbolic) {
+    // Reflect, edge and wrap over run-time extents: static pads, the kept length at run time.
+    for (const Dim &p : padDims)
+      if (!p.isStatic())
+        notLowered(c.op, std::string(enumName(mode)) + " mode with symbolic pads");
+    return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &idx) {
+      Exprs src;
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t begin = pads[d], lo = std::max<int64_t>(0, -begin);
+        const Expr kept = c.inDims[0][d] - imm(lo + std::max<int64_t>(0, -pads[rank + d]));
+        src.push_back(
+            padSourceAtRunTime(begin > 0 ? idx[d] - imm(begin) : idx[d], lo, kept, mode));
+      }
+      return loop::store(c.outs[0], idx, loop::load(c.ins[0], src));
+    });
+  }
   if (mode != PadMode::Constant)
     return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &idx) {
       Exprs src;

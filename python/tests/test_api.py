@@ -255,23 +255,23 @@ def test_torch_dynamic_height_and_width(net_kind):
                        dynamic_axes={"input": {0: "n", 2: "h", 3: "w"}}, shapes={"x": (1, 3, 8, 8)})
 
 
-class ReflectRows(torch.nn.Module):
-    """Rows padded by reflection at a symbolic width: reflect pads take no run-time extents
-    yet, so no library holds it."""
+class CubicUpsample(torch.nn.Module):
+    """A bicubic 2x upsample of a symbolic height and width: cubic resize takes no run-time
+    extents yet, so no library holds it."""
 
     def forward(self, x):
-        return torch.nn.functional.pad(x * 2, (1, 2), mode="reflect")
+        return torch.nn.functional.interpolate(x * 2, scale_factor=2, mode="bicubic")
 
 
 def test_dynamic_width_with_cache(tmp_path, monkeypatch):
     # No library can hold it: cache=True compiles it in memory, per input shape.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("STRATA_CACHE", raising=False)
-    net = ReflectRows().eval()
-    model = strata.compile(net, example_inputs=(torch.randn(1, 2, 16),), cache=True,
-                           dynamic_axes={"input": {2: "w"}})
+    net = CubicUpsample().eval()
+    model = strata.compile(net, example_inputs=(torch.randn(1, 2, 8, 16),), cache=True,
+                           dynamic_axes={"input": {2: "h", 3: "w"}})
     assert model.cache is None
-    x = torch.randn(1, 2, 26)
+    x = torch.randn(1, 2, 5, 26)
     with torch.no_grad():
         assert_close(model(x), net(x).numpy())
 

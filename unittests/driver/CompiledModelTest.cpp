@@ -498,21 +498,28 @@ TEST(JitEngine, ScansWithSymbolicExtents) {
 }
 
 TEST(JitEngine, RefusedOpNamesOpAndNode) {
-  // Two symbols: no batch lifting, and a reflect pad has no lowering with symbolic extents yet.
+  // Two symbols: no batch lifting, and a cubic resize has no lowering with symbolic extents yet.
   Graph g;
   Builder b(g);
-  b.setLocation("Pad_7");
+  b.setLocation("Resize_7");
   Value *x = g.addInput(TensorType(DType::F32, {Dim::sym("batch"), Dim::sym("n")}), "x");
-  Op *rows = b.create(OpKind::Pad, {x, b.scalar(DType::F32, 0)},
-                      {{"pads", std::vector<int64_t>{0, 1, 0, 1}}, {"mode", "reflect"}});
+  Op *rows = b.create(OpKind::Resize, {x},
+                      {{"sizes", std::vector<int64_t>{-1, -1}},
+                       {"scales", std::vector<double>{1.0, 2.0}},
+                       {"mode", "cubic"},
+                       {"coordinate_transformation_mode", "half_pixel"},
+                       {"nearest_mode", "round_prefer_floor"},
+                       {"cubic_coeff_a", -0.75},
+                       {"exclude_outside", 0},
+                       {"extrapolation_value", 0.0}});
   g.addOutput(rows->result(0), "y");
   CompileOptions opts;
   opts.pipeline = "";
   auto m = compileModel(g, opts);
   ASSERT_FALSE(static_cast<bool>(m));
   EXPECT_EQ(llvm::toString(m.takeError()),
-            "jit: op 'pad' (node \"Pad_7\"): lowering of op 'pad' is not implemented yet "
-            "(reflect mode on symbolic dims)");
+            "jit: op 'resize' (node \"Resize_7\"): lowering of op 'resize' is not implemented "
+            "yet (cubic mode on symbolic dims)");
 }
 
 } // namespace
