@@ -372,14 +372,11 @@ private:
       } else if (op.kind() == OpKind::Einsum) {
         // Every dim of a label that is not a static 1 has the label's extent (the first such
         // dim), which the kernel loops over.
-        std::string equation, why;
-        for (char ch : ops::EinsumOp(op).equation())
-          if (ch != ' ')
-            equation += ch;
+        std::string why;
         std::vector<int64_t> ranks;
         for (const Value *v : op.operands())
           ranks.push_back(v->type().rank());
-        std::optional<EinsumLabels> labels = labelEinsum(equation, ranks, why);
+        std::optional<EinsumLabels> labels = labelEinsum(ops::EinsumOp(op).equation(), ranks, why);
         if (!labels) {
           if (!err)
             err = makeError(diagnose(op, why));

@@ -2,6 +2,7 @@
 #include "strata/graph/Einsum.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace strata {
@@ -39,8 +40,12 @@ std::optional<EinsumTerm> parseEinsumTerm(std::string_view text, std::string &er
   return t;
 }
 
-std::optional<EinsumLabels> labelEinsum(std::string_view equation,
+std::optional<EinsumLabels> labelEinsum(std::string_view text,
                                         const std::vector<int64_t> &ranks, std::string &error) {
+  std::string equation;
+  for (char ch : text)
+    if (!std::isspace(static_cast<unsigned char>(ch)))
+      equation += ch;
   const size_t arrow = equation.find("->");
   std::vector<EinsumTerm> terms;
   for (const std::string &text : splitEinsumInputs(equation.substr(0, arrow))) {
@@ -50,7 +55,7 @@ std::optional<EinsumLabels> labelEinsum(std::string_view equation,
     terms.push_back(std::move(*t));
   }
   if (terms.size() != ranks.size()) {
-    error = "equation '" + std::string(equation) + "' does not match the operand count";
+    error = "equation '" + equation + "' does not match the operand count";
     return std::nullopt;
   }
   std::vector<int64_t> ellipsisDims(terms.size(), 0);
@@ -72,8 +77,8 @@ std::optional<EinsumLabels> labelEinsum(std::string_view equation,
       if (label < kEinsumEllipsisLabel)
         ++occurrences[label];
   }
-  if (arrow != std::string_view::npos) {
-    std::optional<EinsumTerm> t = parseEinsumTerm(equation.substr(arrow + 2), error);
+  if (arrow != std::string::npos) {
+    std::optional<EinsumTerm> t = parseEinsumTerm(std::string_view(equation).substr(arrow + 2), error);
     if (!t)
       return std::nullopt;
     out.result = expandEinsumTerm(*t, globalEllipsis, globalEllipsis);

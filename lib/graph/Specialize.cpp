@@ -21,13 +21,17 @@ std::optional<int64_t> evaluateDim(const Dim &d, const std::map<std::string, int
   });
 }
 
-Dim substituteDim(const Dim &d, const std::map<std::string, int64_t> &sizes) {
-  if (d.isStatic())
-    return d;
-  return Dim::of(d.expr.substitute([&](const std::string &n) -> std::optional<SymExpr> {
+// The size of each bound symbol as an expression, for SymExpr::substitute.
+std::function<std::optional<SymExpr>(const std::string &)>
+sizeOf(const std::map<std::string, int64_t> &sizes) {
+  return [&sizes](const std::string &n) -> std::optional<SymExpr> {
     auto it = sizes.find(n);
     return it == sizes.end() ? std::nullopt : std::optional<SymExpr>(SymExpr(it->second));
-  }));
+  };
+}
+
+Dim substituteDim(const Dim &d, const std::map<std::string, int64_t> &sizes) {
+  return d.isStatic() ? d : Dim::of(d.expr.substitute(sizeOf(sizes)));
 }
 
 // Re-infers the result types of `g`'s ops from its (re-typed) inputs; an if/loop types its
@@ -52,10 +56,7 @@ llvm::Error retypeOps(Graph &g, const std::map<std::string, int64_t> &sizes) {
     }
     if (op.numRegions() != 0)
       return makeError(diagnose(op, "cannot bind symbolic dims inside a region"));
-    substituteAttributeDims(op, [&](const std::string &n) -> std::optional<SymExpr> {
-      auto it = sizes.find(n);
-      return it == sizes.end() ? std::nullopt : std::optional<SymExpr>(SymExpr(it->second));
-    });
+    substituteAttributeDims(op, sizeOf(sizes));
     operandTypes.clear();
     for (const Value *v : op.operands())
       operandTypes.push_back(v->type());

@@ -12,9 +12,6 @@ namespace strata::infer {
 
 namespace {
 
-// ONNX Reshape with a static target shape. Symbolic input dims survive when copied by a 0 or
-// absorbed whole by -1; when -1 absorbs a symbolic dim scaled by a static ratio (or several
-// symbolic dims), the result is a fresh symbol named after the absorbed symbols plus "_r".
 // A target with symbolic entries (formulas of the symbols, each that dim exactly); its static
 // entries as in ONNX (0 copies unless allowzero, one -1 infers). The element counts of operand
 // and result must agree at run time: the plan checks it when the formulas differ.
@@ -68,6 +65,9 @@ TensorType symbolicReshapeType(const InferContext &c, const std::vector<Dim> &ta
   return x.withDims(std::move(out));
 }
 
+// ONNX Reshape with a static target shape. Symbolic input dims survive when copied by a 0 or
+// absorbed whole by -1; when -1 absorbs a symbolic dim scaled by a static ratio (or several
+// symbolic dims), the result is a fresh symbol named after the absorbed symbols plus "_r".
 TensorType reshapeType(const InferContext &c) {
   const TensorType &x = c.operand(0);
   const auto attrs = c.view<ops::ReshapeOp>();
@@ -353,14 +353,14 @@ TensorType padType(const InferContext &c) {
     const int64_t dim = x.dims[d].size;
     if (begin < -dim || end < -dim ||
         dim + std::min<int64_t>(begin, 0) + std::min<int64_t>(end, 0) < 0)
-      fail("attribute 'pads' " + intsToString(pads) + " crops axis " + std::to_string(d) +
+      fail("attribute 'pads' " + dimsToString(padDims) + " crops axis " + std::to_string(d) +
            " below zero size");
     const int64_t kept = dim + std::min<int64_t>(begin, 0) + std::min<int64_t>(end, 0);
     std::optional<int64_t> size = shape::checkedAdd(kept, std::max<int64_t>(begin, 0));
     if (size)
       size = shape::checkedAdd(*size, std::max<int64_t>(end, 0));
     if (!size)
-      fail("attribute 'pads' " + intsToString(pads) + " grows axis " + std::to_string(d) +
+      fail("attribute 'pads' " + dimsToString(padDims) + " grows axis " + std::to_string(d) +
            " past int64");
     out[d] = Dim(*size);
   }

@@ -309,7 +309,7 @@ TensorType resizeType(const InferContext &c) {
     sizes.push_back(d.isStatic() ? d.size : 0);
   const std::vector<double> &scales = attrs.scales();
   if (static_cast<int64_t>(sizes.size()) != x.rank())
-    fail("attribute 'sizes' " + intsToString(sizes) + " must have one entry per dim (rank " +
+    fail("attribute 'sizes' " + dimsToString(dimSizes) + " must have one entry per dim (rank " +
          std::to_string(x.rank()) + ")");
   if (!scales.empty() && static_cast<int64_t>(scales.size()) != x.rank())
     fail("attribute 'scales' has " + std::to_string(scales.size()) +
@@ -332,7 +332,7 @@ TensorType resizeType(const InferContext &c) {
       continue;
     }
     if (sizes[d] != -1 || scales.empty())
-      fail("attribute 'sizes' " + intsToString(sizes) + " has a negative size" +
+      fail("attribute 'sizes' " + dimsToString(dimSizes) + " has a negative size" +
            (sizes[d] == -1 ? " and no scales to compute it from" : ""));
     const Dim &in = x.dims[d];
     if (in.isStatic()) {

@@ -167,8 +167,8 @@ Stmt lowerPad(LowerCtx &c) {
   for (const Dim &p : padDims)
     pads.push_back(p.isStatic() ? p.size : 0);
   auto padAt = [&](size_t i) { return c.dimExpr(padDims[i]); };
-  if (mode != PadMode::Constant && c.symbolic) {
-    // Reflect, edge and wrap over run-time extents: static pads, the kept length at run time.
+  if (mode != PadMode::Constant) {
+    // Reflect, edge and wrap: static pads; a symbolic axis's kept length is read at run time.
     for (const Dim &p : padDims)
       if (!p.isStatic())
         notLowered(c.op, std::string(enumName(mode)) + " mode with symbolic pads");
@@ -176,27 +176,21 @@ Stmt lowerPad(LowerCtx &c) {
       Exprs src;
       for (size_t d = 0; d < rank; ++d) {
         const int64_t begin = pads[d], lo = std::max<int64_t>(0, -begin);
-        const Expr kept = c.inDims[0][d] - imm(lo + std::max<int64_t>(0, -pads[rank + d]));
-        src.push_back(
-            padSourceAtRunTime(begin > 0 ? idx[d] - imm(begin) : idx[d], lo, kept, mode));
+        const int64_t crop = lo + std::max<int64_t>(0, -pads[rank + d]);
+        const Expr u = begin > 0 ? idx[d] - imm(begin) : idx[d];
+        if (in[d] < 0) {
+          src.push_back(padSourceAtRunTime(u, lo, c.inDims[0][d] - imm(crop), mode));
+          continue;
+        }
+        const int64_t kept = in[d] - crop;
+        if (kept <= 0 && c.outShapes[0][d] > 0)
+          throw LowerError("pad: cannot " + std::string(enumName(mode)) + "-pad axis " +
+                           std::to_string(d) + ", which keeps no elements");
+        src.push_back(padSource(u, lo, std::max<int64_t>(kept, 1), mode)); // empty: never read
       }
       return loop::store(c.outs[0], idx, loop::load(c.ins[0], src));
     });
   }
-  if (mode != PadMode::Constant)
-    return loopNest(c, c.outShapes[0], LoopRole::Parallel, [&](const Exprs &idx) {
-      Exprs src;
-      for (size_t d = 0; d < rank; ++d) {
-        int64_t begin = pads[d], lo = std::max<int64_t>(0, -begin);
-        int64_t kept = in[d] - lo - std::max<int64_t>(0, -pads[rank + d]);
-        if (kept <= 0 && c.outShapes[0][d] > 0)
-          throw LowerError("pad: cannot " + std::string(enumName(mode)) + "-pad axis " +
-                           std::to_string(d) + ", which keeps no elements");
-        kept = std::max<int64_t>(kept, 1); // an empty result never reads
-        src.push_back(padSource(begin > 0 ? idx[d] - imm(begin) : idx[d], lo, kept, mode));
-      }
-      return loop::store(c.outs[0], idx, loop::load(c.ins[0], src));
-    });
   return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &idx) {
     Exprs src;
     Expr inside;

@@ -15,16 +15,12 @@ namespace strata::lower {
 // Extents may be run-time ones: a label's extent is its first operand dim that is not a static 1
 // (the plan checks the others equal it, unless they are 1).
 Stmt lowerEinsum(LowerCtx &c) {
-  std::string equation;
-  for (char ch : ops::EinsumOp(c.op).equation())
-    if (ch != ' ')
-      equation += ch;
   const size_t numOperands = c.ins.size();
   std::vector<int64_t> ranks;
   for (const Exprs &dims : c.inDims)
     ranks.push_back(static_cast<int64_t>(dims.size()));
   std::string error;
-  std::optional<EinsumLabels> labelled = labelEinsum(equation, ranks, error);
+  std::optional<EinsumLabels> labelled = labelEinsum(ops::EinsumOp(c.op).equation(), ranks, error);
   if (!labelled)
     throw LowerError("einsum: " + error);
   DType t = c.inTypes[0];

@@ -37,7 +37,7 @@ constexpr int kEinsumEllipsisLabel = 1000;
 std::vector<int> expandEinsumTerm(const EinsumTerm &t, int64_t ellipsisDims,
                                   int64_t globalEllipsis);
 
-// An equation (spaces removed) labelled for operands of `ranks`: each operand's axis labels, the
+// An equation (spaces allowed) labelled for operands of `ranks`: each operand's axis labels, the
 // result's (the explicit output, or numpy's implicit one: broadcast dims, then labels used
 // once in ASCII order). Nullopt with `error` set when a term is malformed or does not match its
 // operand's rank.

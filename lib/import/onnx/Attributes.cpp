@@ -412,6 +412,21 @@ int64_t normalizeAxis(int64_t axis, int64_t rank) {
                      std::to_string(rank));
 }
 
+std::vector<Dim> requireDimsInput(ImportContext &ctx, const onnx::NodeProto &node, int i,
+                                  const char *what) {
+  std::vector<Dim> dims;
+  if (std::optional<Tensor> t = ctx.constantInput(node, i)) {
+    for (int64_t v : t->toIntVector())
+      dims.emplace_back(v);
+  } else if (auto symbolic = ctx.symbolicInput(node, i)) {
+    for (const SymExpr &e : *symbolic)
+      dims.push_back(Dim::of(e));
+  } else {
+    ctx.requireConstantInput(node, i, what); // throws, naming the input
+  }
+  return dims;
+}
+
 Value *countTo(ImportContext &ctx, const SymExpr &size) {
   auto witness = ctx.dimWitness(size);
   if (!witness)

@@ -126,6 +126,11 @@ int64_t normalizeAxis(int64_t axis, int64_t rank);
 // that dim); nullptr when none has it.
 Value *countTo(ImportContext &ctx, const SymExpr &size);
 
+// Input i of `node` as dims: its constant values, else the formulas shape arithmetic computed
+// it from (symbolicInput); throws ConvertError naming `what` when it is neither.
+std::vector<Dim> requireDimsInput(ImportContext &ctx, const onnx::NodeProto &node, int i,
+                                  const char *what);
+
 // Reshapes x to `dims`: a symbolic dim is copied with 0 when it sits at the same position in x,
 // otherwise inferred with -1 (at most one such dim); throws ConvertError when not expressible.
 Value *reshapeTo(Builder &b, Value *x, const std::vector<Dim> &dims);

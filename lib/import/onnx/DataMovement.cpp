@@ -364,20 +364,13 @@ Values convertPad(ImportContext &ctx, const Node &n) {
   std::string mode = attrString(n, "mode", "constant");
   std::vector<Dim> pads;
   Value *value = nullptr;
-  auto asDims = [](const std::vector<int64_t> &v) { return std::vector<Dim>(v.begin(), v.end()); };
   if (ctx.opset() < 11) {
-    pads = asDims(attrInts(n, "pads"));
+    for (int64_t p : attrInts(n, "pads"))
+      pads.emplace_back(p);
     value = b.scalar(dt, attrFloat(n, "value", 0.f));
   } else {
     // Pads computed from symbolic dims (a window's remainder, (7 - w % 7) % 7) are formulas.
-    if (ctx.constantInput(n, 1)) {
-      pads = asDims(ints(*ctx.constantInput(n, 1)));
-    } else if (auto symbolic = ctx.symbolicInput(n, 1)) {
-      for (const SymExpr &e : *symbolic)
-        pads.push_back(Dim::of(e));
-    } else {
-      pads = asDims(ints(ctx.requireConstantInput(n, 1, "pads")));
-    }
+    pads = requireDimsInput(ctx, n, 1, "pads");
     if (Value *v = ctx.input(n, 2)) {
       if (v->type().dtype != dt)
         throw ConvertError("constant_value is " + v->type().str() + " but data is " +
@@ -465,26 +458,14 @@ Values convertTile(ImportContext &ctx, const Node &n) {
 
 Values convertExpand(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "input");
-  std::vector<Dim> shape;
-  if (std::optional<Tensor> t = ctx.constantInput(n, 1)) {
-    for (int64_t s : ints(*t))
-      shape.push_back(s);
-  } else if (auto target = ctx.symbolicInput(n, 1)) {
-    // A symbolic target dim that x has there is kept (1); another one is broadcast to from a
-    // dim of 1 (x must have 1 there when bound: the plan checks it).
-    const auto &dims = x->type().dims;
-    for (size_t i = 0; i < target->size(); ++i) {
-      const SymExpr &e = (*target)[i];
-      const size_t lead = target->size() - std::min(target->size(), dims.size());
-      if (i >= lead && !dims[i - lead].isStatic() && dims[i - lead].asExpr() == e)
-        shape.push_back(1);
-      else
-        shape.push_back(Dim::of(e));
-    }
-  } else {
-    for (int64_t s : ints(ctx.requireConstantInput(n, 1, "shape")))
-      shape.push_back(s);
-  }
+  // A symbolic target dim that x has there is kept (1); another one is broadcast to from a dim
+  // of 1 (x must have 1 there when bound: the plan checks it).
+  std::vector<Dim> shape = requireDimsInput(ctx, n, 1, "shape");
+  const auto &dims = x->type().dims;
+  const size_t lead = shape.size() - std::min(shape.size(), dims.size());
+  for (size_t i = lead; i < shape.size(); ++i)
+    if (!shape[i].isStatic() && shape[i] == dims[i - lead])
+      shape[i] = Dim(1);
   return {ctx.builder().value(OpKind::Expand, {x}, {{"shape", Attribute::dims(shape)}})};
 }
 

@@ -1,0 +1,123 @@
+// Shape arithmetic on the elements of small integer tensors (ImportContext::symbolicInput): the
+// row-major element moves of Transpose and Slice and the element-wise combination of two such
+// tensors, for the importer's propagation of formulas (OnnxImporter.cpp, propagateSymbolic).
+#include "ShapeValues.h"
+
+#include "strata/support/ShapeMath.h"
+
+#include <algorithm>
+
+namespace strata::onnx_import {
+
+std::optional<std::vector<SymExpr>>
+pairwise(const std::optional<std::vector<SymExpr>> &a, const std::optional<std::vector<SymExpr>> &b,
+         const std::function<std::optional<SymExpr>(const SymExpr &, const SymExpr &)> &fn) {
+  if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1))
+    return std::nullopt;
+  std::vector<SymExpr> r;
+  for (size_t k = 0; k < std::max(a->size(), b->size()); ++k) {
+    std::optional<SymExpr> v = fn((*a)[a->size() == 1 ? 0 : k], (*b)[b->size() == 1 ? 0 : k]);
+    if (!v)
+      return std::nullopt;
+    r.push_back(std::move(*v));
+  }
+  return r;
+}
+
+std::optional<std::vector<SymExpr>> transposeElements(const std::vector<SymExpr> &data,
+                                                      const Shape &shape,
+                                                      const std::vector<int64_t> &perm) {
+  const size_t rank = shape.size();
+  if (numElements(shape) != static_cast<int64_t>(data.size()))
+    return std::nullopt;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)])
+      return std::nullopt;
+    seen[static_cast<size_t>(p)] = true;
+  }
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t d = rank; d-- > 1;)
+    strides[d - 1] = strides[d] * shape[d];
+  std::vector<SymExpr> out;
+  std::vector<int64_t> idx(rank, 0); // index into the result
+  for (size_t n = 0; n < data.size(); ++n) {
+    int64_t src = 0;
+    for (size_t d = 0; d < rank; ++d)
+      src += idx[d] * strides[static_cast<size_t>(perm[d])];
+    out.push_back(data[static_cast<size_t>(src)]);
+    for (size_t d = rank; d-- > 0;) { // next result index, last dim fastest
+      if (++idx[d] < shape[static_cast<size_t>(perm[d])])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<SymExpr>> sliceElements(ImportContext &ctx, const onnx::NodeProto &node,
+                                                  const TensorType &type) {
+  auto data = ctx.symbolicInput(node, 0);
+  if (!data || !type.isStatic())
+    return std::nullopt;
+  const Shape shape = type.staticShape();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (numElements(shape) != static_cast<int64_t>(data->size()))
+    return std::nullopt;
+  auto ints = [&](int i) -> std::optional<std::vector<int64_t>> {
+    std::optional<Tensor> t = i < node.input_size() ? ctx.constantInput(node, i) : std::nullopt;
+    if (!t)
+      return std::nullopt;
+    return t->toIntVector();
+  };
+  auto starts = ints(1), ends = ints(2);
+  if (!starts || !ends || starts->size() != ends->size())
+    return std::nullopt;
+  std::vector<int64_t> axes(starts->size()), steps(starts->size(), 1);
+  for (size_t i = 0; i < axes.size(); ++i)
+    axes[i] = static_cast<int64_t>(i);
+  if (node.input_size() > 3 && !node.input(3).empty()) {
+    auto a = ints(3);
+    if (!a || a->size() != axes.size())
+      return std::nullopt;
+    axes = *a;
+  }
+  if (node.input_size() > 4 && !node.input(4).empty()) {
+    auto s = ints(4);
+    if (!s || s->size() != steps.size())
+      return std::nullopt;
+    steps = *s;
+  }
+  std::vector<shape::SliceRange> ranges;
+  for (int64_t d = 0; d < rank; ++d)
+    ranges.push_back({0, shape[static_cast<size_t>(d)], 1});
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank || steps[i] == 0)
+      return std::nullopt;
+    ranges[static_cast<size_t>(a)] =
+        shape::sliceRange(shape[static_cast<size_t>(a)], (*starts)[i], (*ends)[i], steps[i]);
+  }
+  std::vector<int64_t> strides(static_cast<size_t>(rank), 1);
+  for (size_t d = static_cast<size_t>(rank); d-- > 1;)
+    strides[d - 1] = strides[d] * shape[d];
+  std::vector<SymExpr> out;
+  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+  int64_t total = 1;
+  for (const auto &range : ranges)
+    total *= range.length;
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t src = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      src += (ranges[d].start + idx[d] * ranges[d].step) * strides[d];
+    out.push_back((*data)[static_cast<size_t>(src)]);
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < ranges[d].length)
+        break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+} // namespace strata::onnx_import
