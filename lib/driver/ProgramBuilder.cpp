@@ -430,8 +430,11 @@ private:
         for (size_t d = 0; d < in.size() && d < out.size(); ++d)
           if (!in[d].isStatic() && in[d] != out[d])
             require(op, in[d], Dim(1), "input dim " + std::to_string(d) + ", resized,", true);
-      } else if (op.kind() == OpKind::Reshape && op.attr("shape").kind() == AttrKind::Dims) {
-        // A target of formulas: the element counts must agree when bound.
+      } else if (op.kind() == OpKind::Reshape &&
+                 (op.attr("shape").kind() == AttrKind::Dims ||
+                  std::all_of(out.begin(), out.end(), [](const Dim &d) { return d.isStatic(); }))) {
+        // A target of formulas, or a static target for symbolic input dims: the element counts
+        // must agree when bound.
         try {
           SymExpr in(1), result(1);
           for (const Dim &d : op.operand(0)->type().dims)

@@ -10,6 +10,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <map>
@@ -439,36 +440,35 @@ Value *reshapeTo(Builder &b, Value *x, const std::vector<Dim> &dims) {
   const TensorType &in = x->type();
   if (in.dims == dims)
     return x;
+  // ONNX's spelling where it says it: sizes, 0 to copy a symbolic dim in place, one -1 for
+  // one that moves; otherwise (several symbolic dims move, or a literal 0 beside symbols) the
+  // target as formulas, each entry exactly its dim.
   std::vector<int64_t> shape;
-  bool inferred = false;
-  for (size_t i = 0; i < dims.size(); ++i) {
+  bool inferred = false, spelled = true, hasLiteralZero = false;
+  for (size_t i = 0; i < dims.size() && spelled; ++i) {
     const Dim &d = dims[i];
     if (d.isStatic()) {
       shape.push_back(d.size);
+      hasLiteralZero |= d.size == 0;
     } else if (i < in.dims.size() && in.dims[i] == d) {
       shape.push_back(0);
     } else if (!inferred) {
       shape.push_back(-1);
       inferred = true;
     } else {
-      std::string s;
-      for (const Dim &e : dims)
-        s += (s.empty() ? "" : "x") + e.str();
-      throw ConvertError("cannot reshape " + in.str() + " to " + s +
-                         ": more than one symbolic dim moves");
+      spelled = false;
     }
   }
-  // A static 0 next to a 0-copy would need allowzero; keep zeros literal when any appear.
-  bool hasLiteralZero = false;
-  for (size_t i = 0; i < dims.size(); ++i)
-    hasLiteralZero |= dims[i].isStatic() && dims[i].size == 0;
-  AttrMap attrs{{"shape", Attribute(shape)}};
-  if (hasLiteralZero) {
-    for (size_t i = 0; i < dims.size(); ++i)
-      if (!dims[i].isStatic())
-        throw ConvertError("cannot reshape " + in.str() + " to a shape mixing 0 and symbols");
-    attrs["allowzero"] = Attribute(int64_t{1});
+  bool symbolic = std::any_of(dims.begin(), dims.end(), [](const Dim &d) { return !d.isStatic(); });
+  AttrMap attrs;
+  if (spelled && !(hasLiteralZero && symbolic)) {
+    attrs["shape"] = Attribute(shape);
+  } else {
+    attrs["shape"] = Attribute::dims(dims);
   }
+  // (A static 0 in a dims target is an empty dim only under allowzero.)
+  if (hasLiteralZero)
+    attrs["allowzero"] = Attribute(int64_t{1});
   return b.value(OpKind::Reshape, {x}, std::move(attrs));
 }
 

@@ -11,6 +11,8 @@
       of 7, the pads (7 - h % 7) % 7 computed from Shape(x) (Mod, and a [2, 4] round trip through
       Transpose as torch's F.pad writes it) -> z; z rolled by one along w (slices of part of a
       symbolic dim) -> r; r cropped back to [h, w] with ends read from Shape(x) -> y
+  make_symbolic_targets.py OUT.onnx --unsqueeze   x [3, h, w] unsqueezed to [1, 3, h, w] (two
+      symbolic dims move: a reshape to dims)
   make_symbolic_targets.py --check MODEL DIR INPUT.npy [SKIP.npy]  DIR/y.npy (and for window-pad
       z.npy, r.npy) against numpy
 """
@@ -101,6 +103,12 @@ def window_pad(path):
          [h.make_tensor_value_info(o, F, None) for o in ["y", "z", "r"]], [], path)
 
 
+def unsqueeze(path):
+    nodes = [const("axes", [0]), h.make_node("Unsqueeze", ["x", "axes"], ["y"])]
+    save(nodes, [h.make_tensor_value_info("x", F, [3, "h", "w"])],
+         [h.make_tensor_value_info("y", F, [1, 3, "h", "w"])], [], path)
+
+
 def linear_axis(x, axis, out):
     """ONNX Resize linear, half_pixel, along one axis (coordinates clamped to the edges)."""
     size = x.shape[axis]
@@ -137,4 +145,4 @@ if __name__ == "__main__":
         check(args[0], args[1], np.load(args[2]), np.load(args[3]) if len(args) > 3 else None)
     else:
         {"--shuffle": shuffle, "--resize-like": resize_like, "--upsample-skip": upsample_skip,
-         "--window-pad": window_pad}[sys.argv[2]](sys.argv[1])
+         "--window-pad": window_pad, "--unsqueeze": unsqueeze}[sys.argv[2]](sys.argv[1])
