@@ -402,9 +402,9 @@ private:
         const auto &dims = op.operand(0)->type().dims;
         const ops::TopKOp topK(op);
         const size_t axis = static_cast<size_t>(topK.axis());
-        if (axis < dims.size() && topK.k() > 0)
-          require(op, dims[axis], Dim(topK.k()), "the length of axis " + std::to_string(axis),
-                  true);
+        const Dim k = topK.k();
+        if (axis < dims.size() && !(k.isStatic() && k.size == 0) && dims[axis] != k)
+          require(op, dims[axis], k, "the length of axis " + std::to_string(axis), true);
       } else if (op.kind() == OpKind::Pad) {
         // A symbolic pad never crops: the kernel places the input at that offset.
         const ops::PadOp pad(op);

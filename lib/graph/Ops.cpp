@@ -30,6 +30,16 @@ std::vector<Dim> OpView::dimsOf(const char *n) const {
   return get(n, AttrKind::Ints).asDims();
 }
 
+Dim OpView::dimOf(const char *n) const {
+  auto it = attrs_->find(n);
+  if (it != attrs_->end() && it->second.kind() == AttrKind::Dims) {
+    if (it->second.getDims().size() != 1)
+      throw std::invalid_argument("attribute '" + std::string(n) + "' must be one dim");
+    return it->second.getDims()[0];
+  }
+  return Dim(get(n, AttrKind::Int).getInt());
+}
+
 bool OpView::checkFlag(const char *n, int64_t v) {
   if (v != 0 && v != 1)
     throw std::invalid_argument("attribute '" + std::string(n) + "' must be 0 or 1, got " +

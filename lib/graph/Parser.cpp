@@ -358,7 +358,7 @@ private:
       expect(Tok::Equal, "after attribute name '" + name + "'");
       std::string what = "attribute '" + name + "' of '" + std::string(info.name) + "' expects " +
                          std::string(attrKindName(spec->kind));
-      attrs[name] = parseAttrValue(spec->kind, name, what, blobs);
+      attrs[name] = parseAttrValue(spec->kind, name, what, blobs, spec->form == AttrForm::Dim);
       if (!consumeIf(Tok::Comma))
         break;
     }
@@ -408,7 +408,7 @@ private:
   double parseDouble(const std::string &what) { return convertFloat<double>(floatText(what), "f64"); }
 
   Attribute parseAttrValue(AttrKind kind, const std::string &name, const std::string &what,
-                           std::vector<PendingBlob> &blobs) {
+                           std::vector<PendingBlob> &blobs, bool oneDim = false) {
     switch (kind) {
     case AttrKind::Int: return parseInt(what);
     case AttrKind::Float: return parseDouble(what);
@@ -452,6 +452,8 @@ private:
     }
     case AttrKind::Tensor: return parseTensorLiteral(name, what, blobs);
     case AttrKind::Dims: {
+      if (tok_.kind != Tok::LBracket && oneDim)
+        return parseInt(what); // a single dim's static normal form
       if (tok_.kind != Tok::LBracket)
         wrongKind(what);
       std::vector<Dim> dims = lex_.scanDimListBody();

@@ -92,7 +92,11 @@ void substituteAttributeDims(
     for (Dim &d : dims)
       if (!d.isStatic())
         d = Dim::of(d.expr.substitute(lookup));
-    changed.emplace_back(name, Attribute::dims(dims));
+    const AttrSpec *spec = opInfo(op.kind()).findAttr(name);
+    if (spec && spec->form == AttrForm::Dim && dims.size() == 1 && dims[0].isStatic())
+      changed.emplace_back(name, Attribute(dims[0].size)); // a single dim's normal form
+    else
+      changed.emplace_back(name, Attribute::dims(dims));
   }
   for (auto &[name, attr] : changed)
     op.setAttr(name, std::move(attr));

@@ -213,19 +213,28 @@ void checkAttributesOrThrow(OpKind kind, const AttrMap &attrs, int64_t rank) {
     const AttrSpec *spec = info.findAttr(name);
     if (!spec)
       fail("unknown attribute '" + name + "'");
+    const bool single = spec->form == AttrForm::Dim;
     if (spec->kind == AttrKind::Dims && attr.kind() == AttrKind::Dims) {
       bool symbolic = false;
       for (const Dim &d : attr.getDims())
         symbolic |= !d.isStatic();
       if (!symbolic)
-        fail("attribute '" + name + "' lists static dims only: the normal form is ints");
+        fail("attribute '" + name + "' lists static dims only: the normal form is " +
+             (single ? "an int" : "ints"));
+      if (single && attr.getDims().size() != 1)
+        fail("attribute '" + name + "' is one dim; it lists " +
+             std::to_string(attr.getDims().size()));
     }
-    if (attr.kind() != spec->kind && !(spec->kind == AttrKind::Dims && attr.kind() == AttrKind::Ints))
+    if (single && attr.kind() == AttrKind::Ints)
+      fail("attribute '" + name + "' lists static dims only: the normal form is an int");
+    if (attr.kind() != spec->kind &&
+        !(spec->kind == AttrKind::Dims && attr.kind() == (single ? AttrKind::Int : AttrKind::Ints)))
       fail("attribute '" + name + "' has kind " + std::string(attrKindName(attr.kind())) +
            " but " + std::string(attrKindName(spec->kind)) + " is expected");
     auto inRange = [&](int64_t a) { return rank < 0 || (a >= 0 && a < rank); };
     switch (spec->form) {
     case AttrForm::Plain:
+    case AttrForm::Dim:
       break;
     case AttrForm::Flag:
       if (attr.getInt() != 0 && attr.getInt() != 1)

@@ -289,13 +289,13 @@ TensorType topKValuesType(const InferContext &c) {
   requireRankAtLeast(c, 0, 1);
   const auto attrs = c.view<ops::TopKOp>();
   int64_t axis = attrs.axis();
-  int64_t k = attrs.k();
+  const Dim k = attrs.k(); // symbolic: >= 0 when bound, and at most the axis (checked then)
   const Dim &d = x.dims[axis];
-  if (k < 0 || (d.isStatic() && k > d.size))
-    fail("attribute 'k' = " + std::to_string(k) + " is out of range for axis " +
-         std::to_string(axis) + " of size " + d.str());
+  if (k.isStatic() && (k.size < 0 || (d.isStatic() && k.size > d.size)))
+    fail("attribute 'k' = " + k.str() + " is out of range for axis " + std::to_string(axis) +
+         " of size " + d.str());
   std::vector<Dim> out = x.dims;
-  out[axis] = Dim(k);
+  out[axis] = k;
   return x.withDims(std::move(out));
 }
 

@@ -34,7 +34,7 @@ Tensors topKKernel(const Op &op, const Tensors &operands) {
     fail(op, "operand must have rank >= 1");
   const ops::TopKOp topK(op);
   int64_t axis = checkedAxis(topK.axis(), x.rank(), "topk");
-  int64_t k = topK.k();
+  const int64_t k = boundSize(topK.k()); // a symbolic k under the running graph's bindings
   bool largest = topK.largest();
   int64_t axisSize = x.shape()[axis];
   if (k < 0 || k > axisSize)

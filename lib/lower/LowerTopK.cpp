@@ -39,11 +39,11 @@ Stmt lowerTopK(LowerCtx &c) {
     throw LowerError("topk: operand must have rank >= 1");
   const ops::TopKOp topK(c.op);
   size_t axis = checkedAxis(c, topK.axis(), in.size());
-  // The axis and the rows may be run-time extents (the plan checks the axis holds k); k is not.
-  const int64_t k = topK.k();
+  // The axis, the rows and k may be run-time extents (the plan checks the axis holds k).
+  const Expr k = c.outDims[0][axis];
   const Expr size = c.inDims[0][axis];
   bool largest = topK.largest(), fl = isFloat(t);
-  if (k == 0)
+  if (topK.k().isStatic() && topK.k().size == 0)
     return loop::seq({}); // empty results
   Exprs rowShape = c.inDims[0];
   rowShape.erase(rowShape.begin() + static_cast<std::ptrdiff_t>(axis));

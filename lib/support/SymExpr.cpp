@@ -8,9 +8,10 @@ namespace strata {
 
 namespace {
 
-// Expressions larger than this are refused: shape formulas are small, and a hostile model must not
-// make products of sums blow up.
-constexpr size_t kMaxTerms = 64;
+// Expressions larger than this are refused: shape formulas are small (the largest seen: a concat
+// of a detector's 90 per-class selections, one term each), and a hostile model must not make
+// products of sums blow up.
+constexpr size_t kMaxTerms = 256;
 
 int64_t add(int64_t a, int64_t b) {
   int64_t r;

@@ -97,9 +97,13 @@ TEST(SymExpr, EvaluationChecksOverflowAndBindings) {
   EXPECT_THROW(SymExpr(INT64_MAX) + 1, SymExprError);
   EXPECT_THROW(SymExpr(INT64_MIN) * -1, SymExprError);
   SymExpr big = h + 1;
-  for (int i = 0; i < 5; ++i) // 64 terms
+  for (int i = 0; i < 7; ++i) // 256 terms
     big = big * (S(("x" + std::to_string(i)).c_str()) + 1);
-  EXPECT_THROW(big * (S("y") + 1), SymExprError); // more than 64 terms
+  EXPECT_THROW(big * (S("y") + 1), SymExprError); // more than 256 terms
+  SymExpr sum(0); // a sum of 256 atoms is fine, 257 are not
+  for (int i = 0; i < 256; ++i)
+    sum = sum + S(("s" + std::to_string(i)).c_str());
+  EXPECT_THROW(sum + S("one_more"), SymExprError);
 }
 
 TEST(SymExpr, SubstituteAndSymbols) {

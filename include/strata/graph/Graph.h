@@ -56,6 +56,7 @@ enum class AttrForm : uint8_t {
   Axes,   // ints, strictly increasing, in [0, rank of operand 0)
   Enum,   // a string among `enumTexts`
   Layout, // a channel layout string (Layout.h)
+  Dim,    // one dim: an int when static, else a dims list of that one symbolic entry
 };
 
 struct AttrSpec {

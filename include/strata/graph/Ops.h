@@ -46,6 +46,7 @@ protected:
   }
   // An ints or dims attribute (OpTable.def's A_DIMS) as dims.
   std::vector<Dim> dimsOf(const char *n) const;
+  Dim dimOf(const char *n) const;
   const std::vector<double> &floatsOf(const char *n) const {
     return get(n, AttrKind::Floats).getFloats();
   }
@@ -81,6 +82,8 @@ private:
   const std::vector<int64_t> &n() const { return intsOr(#n); }
 #define A_DIMS(n)                                                                                  \
   std::vector<Dim> n() const { return dimsOf(#n); }
+#define A_DIM(n)                                                                                   \
+  Dim n() const { return dimOf(#n); }
 #define A_FLOATS(n)                                                                                \
   const std::vector<double> &n() const { return floatsOf(#n); }
 #define A_TENSOR(n)                                                                                \

@@ -297,13 +297,29 @@ Values convertCastLike(ImportContext &ctx, const Node &n) {
 
 Values convertTopK(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "X");
-  int64_t k = ctx.opset() < 10 ? attrInt(n, "k", -1) : requireScalarInput(ctx, n, 1, "K").getInt(0);
-  if (k < 0)
-    throw ConvertError("k must be non-negative, got " + std::to_string(k));
+  // K a constant, or a formula of symbolic dims (torchvision's detectors take
+  // min(candidates, count) of a data-dependent count: a size the plan binds at run time).
+  Attribute k;
+  if (ctx.opset() < 10) {
+    k = Attribute(attrInt(n, "k", -1));
+  } else if (ctx.constantInput(n, 1)) {
+    k = Attribute(requireScalarInput(ctx, n, 1, "K").getInt(0));
+  } else if (auto f = ctx.symbolicInput(n, 1); f && f->size() == 1) {
+    if ((*f)[0].constant())
+      k = Attribute(*(*f)[0].constant());
+    else if (ctx.knownNonNegative((*f)[0]))
+      k = Attribute::dims({Dim::of((*f)[0])});
+    else
+      throw ConvertError("K (input 1) is " + (*f)[0].str() + ", not known to be >= 0");
+  } else {
+    ctx.requireConstantInput(n, 1, "K"); // throws, naming the input
+  }
+  if (k.kind() == AttrKind::Int && k.getInt() < 0)
+    throw ConvertError("k must be non-negative, got " + std::to_string(k.getInt()));
   int64_t axis = normalizeAxis(attrInt(n, "axis", -1), x->type().rank());
   Op *op = ctx.builder().create(OpKind::TopK, {x},
                                 {{"axis", Attribute(axis)},
-                                 {"k", Attribute(k)},
+                                 {"k", k},
                                  {"largest", Attribute(attrInt(n, "largest", 1))},
                                  {"sorted", Attribute(attrInt(n, "sorted", 1))}});
   return {op->result(0), op->result(1)};

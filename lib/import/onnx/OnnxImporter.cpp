@@ -274,7 +274,7 @@ private:
   // shape (elements in row-major order): records the formulas of `results` when `node`
   // computes them from shape values (Shape of a tensor with symbolic dims, then Gather, Concat,
   // Unsqueeze, Squeeze, Cast, Identity, Slice, Reshape, Transpose of such tensors (torch's
-  // F.pad reorders its pads as a [n, 2] matrix), ReduceProd/ReduceSum of all of one, + - * /,
+  // F.pad reorders its pads as a [n, 2] matrix), ReduceProd/Sum/Min/Max of all of one, + - * /,
   // Mod and Min/Max). Reshape, Expand, Pad and Resize then read their shape from it
   // (symbolicInput), so `x.view(x.size(0), -1)` imports with symbolic dims.
   void propagateSymbolic(const onnx::NodeProto &node, const std::vector<Value *> &results) {
@@ -406,14 +406,22 @@ private:
         r.emplace();
         for (int64_t k = 0; k < range.length; ++k)
           r->push_back((*data)[static_cast<size_t>(range.start + k * range.step)]);
-      } else if ((type == "ReduceProd" || type == "ReduceSum") && node.input_size() <= 1 &&
-                 !hasAttr(node, "axes")) { // every element (a 1-D vector's only axis)
+      } else if ((type == "ReduceProd" || type == "ReduceSum" || type == "ReduceMin" ||
+                  type == "ReduceMax") &&
+                 node.input_size() <= 1 && !hasAttr(node, "axes")) {
+        // Every element (a 1-D vector's only axis); min/max: torchvision's
+        // min(candidates, count).
         auto v = in(0);
-        if (!v)
+        if (!v || (v->empty() && (type == "ReduceMin" || type == "ReduceMax")))
           return;
-        SymExpr acc(type == "ReduceProd" ? 1 : 0);
-        for (const SymExpr &e : *v)
-          acc = type == "ReduceProd" ? acc * e : acc + e;
+        if (v->empty()) // an empty product or sum
+          v->push_back(SymExpr(type == "ReduceProd" ? 1 : 0));
+        SymExpr acc = (*v)[0];
+        for (size_t e = 1; e < v->size(); ++e)
+          acc = type == "ReduceProd" ? acc * (*v)[e]
+                : type == "ReduceSum" ? acc + (*v)[e]
+                : type == "ReduceMin" ? SymExpr::min(acc, (*v)[e])
+                                      : SymExpr::max(acc, (*v)[e]);
         r = std::vector<SymExpr>{acc};
       } else if (type == "Add" || type == "Sub" || type == "Mul" || type == "Div" ||
                  type == "Mod" || type == "Min" || type == "Max") {

@@ -11,7 +11,11 @@ along axis 0), through a MatMul, a Softmax and a mean over the selected rows: a 
 dim bounded by an input's symbol, as a batch of later ops.
 `make_nonzero.py OUT --unique`: Unique of an i64 vector v [12] (sorted) and of the rows of a
 matrix m [6, 3] (axis 0, in order of first occurrence), all four outputs each.
-`make_nonzero.py --check-unique DIR V.npy M.npy`: compares them with numpy's np.unique."""
+`make_nonzero.py --check-unique DIR V.npy M.npy`: compares them with numpy's np.unique.
+`make_nonzero.py OUT --topk`: the 3 largest positive elements of x [n] (n dynamic) as
+torchvision's detectors pick candidates: x[x > 0] (NonZero, GatherND), then TopK with
+K = min(3, count) (ReduceMin of a Concat with Shape: a k computed from a data-dependent size).
+`make_nonzero.py --check-topk DIR X.npy`: compares values and indices with numpy's."""
 import sys
 
 import numpy as np
@@ -29,6 +33,14 @@ if sys.argv[1] == "--check-unique":
     for name, ref in (("rows", rows[order]), ("rows_idx", first[order]),
                       ("rows_inv", place[inv.reshape(-1)]), ("rows_cnt", cnt[order])):
         np.testing.assert_array_equal(np.load(sys.argv[2] + "/" + name + ".npy"), ref)
+    sys.exit(0)
+
+if sys.argv[1] == "--check-topk":
+    x = np.load(sys.argv[3])
+    sel = x[x > 0]
+    order = np.argsort(-sel, kind="stable")[:3]
+    np.testing.assert_array_equal(np.load(sys.argv[2] + "/top.npy"), sel[order])
+    np.testing.assert_array_equal(np.load(sys.argv[2] + "/at.npy"), order)
     sys.exit(0)
 
 if sys.argv[1] == "--check":
@@ -58,6 +70,28 @@ if "--unique" in sys.argv:
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx.save(model, sys.argv[1])
+    sys.exit(0)
+
+if "--topk" in sys.argv:
+    nodes = [helper.make_node("Greater", ["x", "zero"], ["pos"]),
+             helper.make_node("NonZero", ["pos"], ["idx"]),
+             helper.make_node("Transpose", ["idx"], ["idx_t"], perm=[1, 0]),
+             helper.make_node("GatherND", ["x", "idx_t"], ["sel"]),
+             helper.make_node("Shape", ["sel"], ["count"]),
+             helper.make_node("Concat", ["three", "count"], ["both"], axis=0),
+             helper.make_node("ReduceMin", ["both"], ["k0"], keepdims=0),
+             helper.make_node("Reshape", ["k0", "one"], ["k"]),
+             helper.make_node("TopK", ["sel", "k"], ["top", "at"])]
+    g = helper.make_graph(
+        nodes, "topk", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("top", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("at", TensorProto.INT64, None)],
+        initializer=[numpy_helper.from_array(np.array(0, np.float32), "zero"),
+                     numpy_helper.from_array(np.array([3], np.int64), "three"),
+                     numpy_helper.from_array(np.array([1], np.int64), "one")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, sys.argv[1])
     sys.exit(0)
 
 if "--select" in sys.argv:
