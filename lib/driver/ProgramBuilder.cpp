@@ -77,8 +77,9 @@ public:
   // A control-flow op's region, compiled into `plan` with its kernels and constants in the
   // root's program (one kernel table and weights blob for the whole model).
   ProgramBuilder(Graph &region, const ProgramOptions &opts, ProgramBuilder &root, Plan &plan,
-                 std::string pipeline)
-      : g_(region), opts_(opts), root_(&root), plan_(&plan), pipeline_(std::move(pipeline)) {}
+                 std::string pipeline, bool loopBody = false)
+      : g_(region), opts_(opts), root_(&root), plan_(&plan), pipeline_(std::move(pipeline)),
+        loopBody_(loopBody) {}
 
   llvm::Expected<Program> build(const std::vector<ShapeVariant> &variants = {}) {
     if (auto err = buildPlan())
@@ -221,32 +222,43 @@ private:
   }
 
   // The data-dependent sizes (Plan::bounds, graph/ValueSymbols.h): such an op's result dim is
-  // a symbol no input binds; its count operand's value binds it before the op's step runs. Until then it stands at its bound (over the symbols declared before it).
+  // a symbol no input binds; its count operand's value binds it before the op's step runs (an
+  // if's: the branch taken, after it). Until then it stands at its bound (over the symbols
+  // declared before it).
   llvm::Error collectValueSymbols() {
     for (const Op &op : g_.ops()) {
-      std::optional<ValueBoundDim> vb = valueBoundDim(op);
-      if (!vb)
-        continue;
-      const std::string *sym = op.result(vb->result)->type().dims.at(vb->dim).symbolName();
-      if (!sym)
-        continue; // a static count (a specialized graph): nothing to bind
-      if (isRegion() && !variant_)
-        return makeError(diagnose(op, "a data-dependent size inside the region of an if or loop "
-                                      "is not supported yet"));
-      if (isInputSymbol(*sym))
-        return makeError(diagnose(op, "the result's data-dependent dim '" + *sym +
-                                          "' is also another tensor's symbol"));
-      const SymExpr &bound = vb->bound;
-      std::set<std::string> used;
-      bound.collectSymbols(used);
-      for (const std::string &u : used)
-        if (!isInputSymbol(u))
-          return makeError(diagnose(op, "the operand's dim '" + u + "' is bound by no input"));
-      plan().symbols.push_back(*sym);
-      plan().formulas.push_back("");
-      plan().bounds.resize(plan().symbols.size());
-      plan().bounds.back() = bound.str();
+      // A count operand's op, or an if whose branches give a dim differently (bound after it).
+      std::vector<ValueBoundDim> dims = ifResultDims(op);
+      if (std::optional<ValueBoundDim> vb = valueBoundDim(op))
+        dims.push_back(*vb);
+      for (const ValueBoundDim &vb : dims)
+        if (auto err = addValueSymbol(op, vb))
+          return err;
     }
+    return llvm::Error::success();
+  }
+
+  llvm::Error addValueSymbol(const Op &op, const ValueBoundDim &vb) {
+    const std::string *sym = op.result(vb.result)->type().dims.at(vb.dim).symbolName();
+    if (!sym)
+      return llvm::Error::success(); // a static count (a specialized graph): nothing to bind
+    // An if's branch binds its sizes once per run; a loop body's would change between
+    // iterations whose results are stacked at one size.
+    if (loopBody_)
+      return makeError(diagnose(op, "a data-dependent size inside the body of a loop is not "
+                                    "supported yet"));
+    if (isInputSymbol(*sym))
+      return makeError(diagnose(op, "the result's data-dependent dim '" + *sym +
+                                        "' is also another tensor's symbol"));
+    std::set<std::string> used;
+    vb.bound.collectSymbols(used);
+    for (const std::string &u : used)
+      if (!isInputSymbol(u))
+        return makeError(diagnose(op, "the operand's dim '" + u + "' is bound by no input"));
+    plan().symbols.push_back(*sym);
+    plan().formulas.push_back("");
+    plan().bounds.resize(plan().symbols.size());
+    plan().bounds.back() = vb.bound.str();
     return llvm::Error::success();
   }
 
@@ -405,6 +417,12 @@ private:
         const Dim k = topK.k();
         if (axis < dims.size() && !(k.isStatic() && k.size == 0) && dims[axis] != k)
           require(op, dims[axis], k, "the length of axis " + std::to_string(axis), true);
+      } else if ((op.kind() == OpKind::Nms || op.kind() == OpKind::NmsCount) &&
+                 op.numOperands() >= 2 && op.operand(1)->type().rank() == 3 &&
+                 !op.operand(1)->type().dims[2].isStatic()) {
+        // Its kernel keeps a flag per box of a class.
+        require(op, Dim(lower::kMaxNmsBoxes), op.operand(1)->type().dims[2],
+                "the number of boxes per class allowed", true);
       } else if (op.kind() == OpKind::Pad) {
         // A symbolic pad never crops: the kernel places the input at that offset.
         const ops::PadOp pad(op);
@@ -768,7 +786,8 @@ private:
     for (unsigned r = 0; r < op.numRegions(); ++r) {
       Plan region;
       ProgramBuilder sub(op.region(r), opts_, *root_, region,
-                         opts_.regionPipeline.empty() ? opts_.pipeline : opts_.regionPipeline);
+                         opts_.regionPipeline.empty() ? opts_.pipeline : opts_.regionPipeline,
+                         op.kind() == OpKind::Loop || loopBody_);
       if (auto err = sub.buildPlan())
         return withContext(std::move(err), diagnose(op, "in region " + std::to_string(r)));
       step.regions.push_back(static_cast<int64_t>(plan().regions.size()));
@@ -777,6 +796,17 @@ private:
     if (auto err = addOperandsAndResults(op, step))
       return err;
     step.numInputs = op.numOperands();
+    // The branch taken binds the if's data-dependent result dims when it has run.
+    for (const ValueBoundDim &vb : ifResultDims(op)) {
+      const std::string *sym = op.result(vb.result)->type().dims.at(vb.dim).symbolName();
+      int symbol = sym ? valueSymbol(*sym) : -1;
+      if (symbol < 0)
+        return makeError(diagnose(op, "the data-dependent dim of result " +
+                                          std::to_string(vb.result) + " has no symbol"));
+      plan().resultBinds.push_back({static_cast<int64_t>(plan().steps.size()), symbol,
+                                    static_cast<int64_t>(vb.result),
+                                    static_cast<int64_t>(vb.dim)});
+    }
     plan().steps.push_back(std::move(step));
     if (!isRegion())
       prog().stepOps.push_back(&op);
@@ -803,6 +833,7 @@ private:
   Plan *plan_;           // the plan being built: prog_.plan, or a region's
   std::string pipeline_; // run on g_ before it is compiled
   bool variant_ = false; // a region that is a shape variant of the whole model
+  bool loopBody_ = false; // a loop's body (run once per iteration at the same sizes)
   Program prog_;         // the root's: kernels and constants of every plan
   KernelSchedule pendingSchedule_; // the schedule of the kernel being built
   loop::LoopFunction pendingUnscheduled_; // and its loop IR before it (keepUnscheduled)

@@ -5,6 +5,7 @@
 #include "strata/graph/Ops.h"
 #include "strata/support/Error.h"
 
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -83,12 +84,32 @@ llvm::Expected<std::vector<TensorType>> controlFlowResultTypes(const Op &op) {
       if (!then.output(i) || !other.output(i))
         return makeError("branch output " + std::to_string(i) + " is missing");
       const TensorType &a = then.output(i)->type(), &b = other.output(i)->type();
-      if (a != b)
+      if (a == b) {
+        types.push_back(a);
+        continue;
+      }
+      // Dims the branches give differently: the result's own symbol there (a data-dependent
+      // size the branch taken binds, ValueSymbols.h), used by neither branch's dim.
+      const TensorType *now = i < op.numResults() ? &op.result(i)->type() : nullptr;
+      bool ok = a.dtype == b.dtype && a.rank() == b.rank() && now && now->rank() == a.rank();
+      TensorType t = a;
+      for (size_t d = 0; ok && d < a.dims.size(); ++d) {
+        if (a.dims[d] == b.dims[d])
+          continue;
+        const std::string *sym = now->dims[d].symbolName();
+        std::set<std::string> used;
+        for (const Dim *branchDim : {&a.dims[d], &b.dims[d]})
+          if (!branchDim->isStatic())
+            branchDim->expr.collectSymbols(used);
+        ok = sym && !used.count(*sym);
+        t.dims[d] = now->dims[d];
+      }
+      if (!ok)
         return makeError("branch output " + std::to_string(i) + " has type " + a.str() +
                          " in the then branch but " + b.str() +
-                         " in the else branch (branches of different shapes are not "
-                         "supported yet)");
-      types.push_back(a);
+                         " in the else branch (branches may differ in dims only, each a symbol "
+                         "of the result's own)");
+      types.push_back(std::move(t));
     }
     return types;
   }

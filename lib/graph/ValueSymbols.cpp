@@ -3,6 +3,10 @@
 
 #include "strata/graph/Ops.h"
 
+#include <functional>
+#include <map>
+#include <set>
+
 namespace strata {
 
 std::optional<ValueBoundDim> valueBoundDim(const Op &op) {
@@ -31,6 +35,67 @@ std::optional<ValueBoundDim> valueBoundDim(const Op &op) {
     return ValueBoundDim{0, 0, 2, scores[0].asExpr() * scores[1].asExpr() * perClass};
   }
   return std::nullopt;
+}
+
+namespace {
+
+// `e` with every data-dependent size defined inside `g` (its ops and their regions) replaced by
+// that size's bound, itself so replaced.
+SymExpr boundIn(const Graph &g, const SymExpr &e) {
+  std::map<std::string, SymExpr> bounds;
+  std::function<void(const Graph &)> collect = [&](const Graph &region) {
+    for (const Op &op : region.ops()) {
+      if (auto vb = valueBoundDim(op))
+        if (const std::string *s = op.result(vb->result)->type().dims.at(vb->dim).symbolName())
+          bounds.emplace(*s, vb->bound);
+      if (op.kind() == OpKind::If)
+        for (const ValueBoundDim &vb : ifResultDims(op))
+          if (const std::string *s = op.result(vb.result)->type().dims.at(vb.dim).symbolName())
+            bounds.emplace(*s, vb.bound);
+      for (unsigned r = 0; r < op.numRegions(); ++r)
+        collect(op.region(r));
+    }
+  };
+  collect(g);
+  SymExpr r = e;
+  // A bound may name earlier data-dependent sizes: replace until none is left (each pass
+  // removes one level; a graph nests them no deeper than its ops).
+  for (size_t pass = 0; pass <= bounds.size(); ++pass) {
+    std::set<std::string> used;
+    r.collectSymbols(used);
+    bool replaced = false;
+    for (const std::string &u : used)
+      replaced |= bounds.count(u) != 0;
+    if (!replaced)
+      break;
+    r = r.substitute([&](const std::string &name) -> std::optional<SymExpr> {
+      auto it = bounds.find(name);
+      return it == bounds.end() ? std::nullopt : std::optional<SymExpr>(it->second);
+    });
+  }
+  return r;
+}
+
+} // namespace
+
+std::vector<ValueBoundDim> ifResultDims(const Op &op) {
+  std::vector<ValueBoundDim> dims;
+  if (op.kind() != OpKind::If || op.numRegions() != 2)
+    return dims;
+  const Graph &then = op.region(0), &other = op.region(1);
+  for (unsigned i = 0; i < op.numResults() && i < then.numOutputs() && i < other.numOutputs();
+       ++i) {
+    const TensorType &a = then.output(i)->type(), &b = other.output(i)->type();
+    const TensorType &t = op.result(i)->type();
+    if (a.rank() != t.rank() || b.rank() != t.rank())
+      continue;
+    for (size_t d = 0; d < t.dims.size(); ++d)
+      if (a.dims[d] != b.dims[d] && t.dims[d].symbolName())
+        dims.push_back(ValueBoundDim{i, d, 0,
+                                     SymExpr::max(boundIn(then, a.dims[d].asExpr()),
+                                                  boundIn(other, b.dims[d].asExpr()))});
+  }
+  return dims;
 }
 
 } // namespace strata

@@ -274,10 +274,16 @@ public:
   }
 
 private:
+  // Under this graph's bindings, then those of the graphs enclosing it (a region's input dims
+  // may be formulas of sizes its enclosing graph bound, data-dependent ones included).
   std::optional<int64_t> valueOf(const SymExpr &e) const {
     return e.evaluate([&](const std::string &n) -> std::optional<int64_t> {
-      auto it = sizes_.find(n);
-      return it == sizes_.end() ? std::nullopt : std::optional<int64_t>(it->second.size);
+      if (auto it = sizes_.find(n); it != sizes_.end())
+        return it->second.size;
+      for (auto it = activeBindings.rbegin(); it != activeBindings.rend(); ++it)
+        if (std::optional<int64_t> size = (**it)(n))
+          return size;
+      return std::nullopt;
     });
   }
   struct Binding {

@@ -65,16 +65,20 @@ Stmt lowerSelection(LowerCtx &c,
   const Shape &scores = c.inShapes[1];
   if (c.inTypes[0] != DType::F32 || c.inTypes[1] != DType::F32 || scores.size() != 3)
     throw LowerError(std::string(c.op.opName()) + ": expected f32 boxes and scores");
-  const int64_t batches = scores[0], classes = scores[1], n = scores[2];
-  if (batches < 0 || classes < 0 || n < 0)
-    notLowered(c.op, "run-time numbers of boxes or classes");
-  if (n > (int64_t(1) << 20))
+  // Batches, classes and boxes may be run-time extents (a detector's candidates: a sum of
+  // data-dependent selections); the plan checks a run-time box count is at most kMaxNmsBoxes.
+  const Expr batches = c.inDims[1][0], classes = c.inDims[1][1], n = c.inDims[1][2];
+  if (scores[2] > kMaxNmsBoxes)
     notLowered(c.op, "more than 2^20 boxes per class");
   const bool centered = attrs.center_point_box() == 1;
-  const int64_t rounds = std::min(attrs.max_output(), n);
+  const Expr rounds = scores[2] >= 0 ? imm(std::min(attrs.max_output(), scores[2]))
+                                     : bin(ExprKind::Min, imm(attrs.max_output()), n);
   loop::Var b = c.newVar("b"), cl = c.newVar("c"), r = c.newVar("r"), i = c.newVar("i"),
             j = c.newVar("j"), i0 = c.newVar("i");
-  loop::Buffer dropped = localArray(c, "dropped", DType::I8, std::max<int64_t>(n, 1));
+  // One flag per box: on the stack when few, else allocated for the kernel's run.
+  loop::Buffer dropped = loop::makeBuffer(
+      c.newName("dropped"), DType::I8,
+      {scores[2] >= 0 ? imm(std::max<int64_t>(scores[2], 1)) : n}, {}, loop::MemoryScope::Local);
   Acc best = makeAcc(c, "best", DType::I64), bestScore = makeAcc(c, "score", DType::F32);
   Acc live = makeAcc(c, "live", DType::I8);
   auto score = [&](const Expr &box) {

@@ -105,6 +105,27 @@ void collectSymbols(const Op &op, std::set<std::string> &out) {
 
 bool lifted(const Value &v) { return v.type().rank() > 0 && !v.type().dims[0].isStatic(); }
 
+// Whether every lifted value of `op` (operands, results, and its regions' inputs and values) has
+// exactly `symbol` as dim 0.
+bool dimZeroIsSymbol(const Op &op, const Dim &symbol) {
+  auto plain = [&](const Value &v) { return !lifted(v) || v.type().dims[0] == symbol; };
+  for (const Value *v : op.operands())
+    if (!plain(*v))
+      return false;
+  for (unsigned i = 0; i < op.numResults(); ++i)
+    if (!plain(*op.result(i)))
+      return false;
+  for (unsigned r = 0; r < op.numRegions(); ++r) {
+    for (const Value *v : op.region(r).inputs())
+      if (!plain(*v))
+        return false;
+    for (const Op &inner : op.region(r).ops())
+      if (!dimZeroIsSymbol(inner, symbol))
+        return false;
+  }
+  return true;
+}
+
 // Why `op` (whose lifted values have the symbol at dim 0 only) does not compute each dim-0 slice
 // from the matching operand slices; empty when it does.
 std::string notSeparable(const Op &op) {
@@ -314,6 +335,10 @@ lowerSymbolic(const Op &op, const std::function<llvm::Error(loop::LoopFunction &
   if (syms.size() != 1)
     return refuse("more than one symbol (" + std::to_string(syms.size()) + ")");
   const std::string symbol = *syms.begin();
+  // The lifted loop runs over the symbol's value: a dim 0 that is a formula of it (2*n after a
+  // concat, min(300,k) after a topk) has another extent.
+  if (!dimZeroIsSymbol(op, Dim::sym(symbol)))
+    return refuse("a dim 0 that is a formula of '" + symbol + "', not the symbol itself");
   if (std::string why = notSeparable(op); !why.empty())
     return refuse(why);
 

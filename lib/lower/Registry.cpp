@@ -30,7 +30,7 @@ Lowering loweringFor(OpKind k) {
   case OpKind::Unique:
     return {lowerUnique, false, true}; // its results' item count is a run-time extent
   case OpKind::NmsCount:
-    return {lowerNmsCount};
+    return {lowerNmsCount, false, true};
   case OpKind::Nms:
     return {lowerNms, false, true}; // its result's count is a run-time extent
   case OpKind::Pad:

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -392,7 +393,8 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
   // against its bound; then the derived sizes and deferred checks, and every buffer and output
   // against the size it was placed or allocated for, so no kernel writes past one.
   // (Binds are sorted by step and each names a step, as parsePlan checked.)
-  size_t nextBind = 0;
+  size_t nextBind = 0, nextResultBind = 0;
+  std::function<Status(size_t)> recheck;
   auto applyBinds = [&](size_t step) -> Status {
     const size_t first = nextBind;
     for (; nextBind < plan_.binds.size() && plan_.binds[nextBind].step == static_cast<int64_t>(step);
@@ -412,6 +414,11 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     }
     if (nextBind == first)
       return Status();
+    return recheck(step);
+  };
+  // After data-dependent sizes changed: derived sizes, deferred checks, and no buffer or output
+  // grown past its placement.
+  recheck = [&](size_t step) -> Status {
     if (Status st = shapeProgram(ctx.symbolValues_, true))
       return st;
     for (const PlanBuffer &b : plan_.buffers) {
@@ -447,6 +454,14 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
       auto start = std::chrono::steady_clock::now();
       if (Status st = runControl(ctx, s, args, sourceBytes))
         return st;
+      // An if's data-dependent result dims, as its branch gave them (runControl set them).
+      const size_t firstResultBind = nextResultBind;
+      while (nextResultBind < plan_.resultBinds.size() &&
+             plan_.resultBinds[nextResultBind].step == static_cast<int64_t>(s))
+        ++nextResultBind;
+      if (nextResultBind != firstResultBind)
+        if (Status st = recheck(s))
+          return st;
       if (ctx.profiling_)
         ctx.stepMillis_[s] +=
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -482,7 +497,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
   }
   // Data-dependent output dims: the sizes this run bound (each output's data is the row-major
   // prefix of the space allocated for its bound shape).
-  if (!plan_.binds.empty())
+  if (!plan_.binds.empty() || !plan_.resultBinds.empty())
     for (size_t i = 0; i < plan_.outputs.size(); ++i)
       for (size_t d = 0; d < plan_.outputs[i].dims.size(); ++d)
         if (!plan_.outputs[i].dims[d].isStatic())
@@ -538,6 +553,19 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     std::vector<void *> outs(args.begin() + numIn, args.begin() + numIn + numResults);
     if (Status st = region.run(rc, ins.data(), outs.data()))
       return fail(st.message());
+    // Dims the branches give differently: the one taken sets them (within their bounds, which
+    // sized the results it wrote).
+    for (const PlanResultBind &b : plan_.resultBinds) {
+      if (b.step != static_cast<int64_t>(s))
+        continue;
+      const int64_t v = rc.outputShapes_[static_cast<size_t>(b.result)][static_cast<size_t>(b.dim)];
+      const int64_t bound = ctx.boundValues_[static_cast<size_t>(b.symbol)];
+      if (v < 0 || v > bound)
+        return fail("the branch gave result " + std::to_string(b.result) + " dim " +
+                    std::to_string(b.dim) + " = " + std::to_string(v) + ", outside its bounds [0, " +
+                    std::to_string(bound) + "]");
+      ctx.symbolValues_[static_cast<size_t>(b.symbol)] = v;
+    }
     return Status();
   }
 
@@ -644,7 +672,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs,
                                   "'): the allocator returned no memory");
   };
   const Plan &runs = ctx.variant_ >= 0 ? plan_.regions[variantRegion(plan_, ctx.variant_)] : plan_;
-  if (runs.binds.empty()) { // every output's shape is known now: written in place
+  if (runs.binds.empty() && runs.resultBinds.empty()) { // every output's shape is known now: written in place
     for (size_t i = 0; i < n; ++i)
       if (Status s = give(i))
         return s;

@@ -16,6 +16,7 @@
 //   check <lhs> <rhs> <where>                        formulas that must be equal when bound
 //   atleast <lhs> <rhs> <where>                      lhs >= rhs when bound
 //   bind <step> <symbol> <kind> <index>              before the step: symbol = the int64 there
+//   resultbind <step> <symbol> <result> <dim>        after the if step: symbol = that result dim
 #include "strata/runtime/Plan.h"
 
 #include "strata/support/SymExpr.h"
@@ -178,6 +179,8 @@ std::string printPlan(const Plan &p) {
   for (const PlanBind &b : p.binds)
     os << "bind " << b.step << ' ' << b.symbol << ' ' << kindName(b.value.kind) << ' '
        << b.value.index << '\n';
+  for (const PlanResultBind &b : p.resultBinds)
+    os << "resultbind " << b.step << ' ' << b.symbol << ' ' << b.result << ' ' << b.dim << '\n';
   for (const PlanVariant &v : p.variants) {
     os << "variant " << v.region << ' ' << v.shapes.size();
     for (const std::vector<int64_t> &shape : v.shapes) {
@@ -228,8 +231,8 @@ Status checkControlStep(const Plan &p, const PlanStep &s) {
          !scalarOf(region.outputs[0], DType::Bool)))
       return Status::error("loop step '" + s.name + "' has a body without its iteration and "
                            "condition scalars");
-    if (!region.binds.empty())
-      return Status::error("control step '" + s.name + "' has a region with data-dependent sizes");
+    if (s.kind == PlanStep::Loop && (!region.binds.empty() || !region.resultBinds.empty()))
+      return Status::error("loop step '" + s.name + "' has a body with data-dependent sizes");
   }
   // A control step writes only buffers and outputs.
   for (int64_t i = s.numInputs; i < nargs; ++i)
@@ -305,6 +308,14 @@ Status parsePlanAt(const std::string &text, Plan &p, int depth) {
           (!p.binds.empty() && b.step < p.binds.back().step))
         return fail("bad bind");
       p.binds.push_back(b);
+    } else if (tag == "resultbind") {
+      PlanResultBind b;
+      if (!(ls >> b.step >> b.symbol >> b.result >> b.dim) || b.symbol < 0 ||
+          b.symbol >= static_cast<int>(p.symbols.size()) ||
+          !p.isValueBound(static_cast<size_t>(b.symbol)) || b.step < 0 || b.result < 0 ||
+          b.dim < 0 || (!p.resultBinds.empty() && b.step < p.resultBinds.back().step))
+        return fail("bad result bind");
+      p.resultBinds.push_back(b);
     } else if (tag == "variant") {
       PlanVariant v;
       size_t n = 0;
@@ -503,6 +514,19 @@ Status parsePlanAt(const std::string &text, Plan &p, int depth) {
     if (!ok)
       return fail("variant of region " + std::to_string(v.region) +
                   " does not match the plan's inputs and outputs");
+  }
+  // A result bind names a dim of a result of an if step.
+  for (const PlanResultBind &b : p.resultBinds) {
+    const bool ok = b.step < static_cast<int64_t>(p.steps.size()) &&
+                    p.steps[static_cast<size_t>(b.step)].kind == PlanStep::If;
+    const PlanStep *s = ok ? &p.steps[static_cast<size_t>(b.step)] : nullptr;
+    if (!ok || b.result >= static_cast<int64_t>(s->args.size()) - s->numInputs)
+      return fail("result bind after step " + std::to_string(b.step) + " out of range");
+    for (int64_t r : s->regions) {
+      const auto &outs = p.regions[static_cast<size_t>(r)].outputs;
+      if (b.dim >= static_cast<int64_t>(outs[static_cast<size_t>(b.result)].dims.size()))
+        return fail("result bind after step " + std::to_string(b.step) + " names no dim");
+    }
   }
   // A bind reads one int64 from an input, a constant or a buffer the plan sized for it.
   for (const PlanBind &b : p.binds)

@@ -32,8 +32,8 @@ inline unsigned firstBoundOperand(const Op &op) { return op.kind() == OpKind::If
 // The first capture operand: after an if's condition, after a loop's carried values.
 llvm::Expected<unsigned> firstCapture(const Op &op);
 
-// The result types the op's regions give now: an if's then-branch outputs (the else branch must
-// give the same types); a loop's carried body outputs (each the type of its body input) and its
+// The result types the op's regions give now: an if's branch outputs (where the branches give a
+// dim differently, the result's symbol there: a data-dependent size, ValueSymbols.h); a loop's carried body outputs (each the type of its body input) and its
 // scan outputs behind the leading dim the op's result has now. Errors name the region output.
 llvm::Expected<std::vector<TensorType>> controlFlowResultTypes(const Op &op);
 

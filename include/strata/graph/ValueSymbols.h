@@ -23,4 +23,10 @@ struct ValueBoundDim {
 // symbol), nms's dim 0 (batches x classes x min(max_output, boxes)).
 std::optional<ValueBoundDim> valueBoundDim(const Op &op);
 
+// The data-dependent dims of an `if`'s results: each dim its branches give differently, a
+// symbol of the result's own that the branch taken binds when it has run (no count operand).
+// The bound is the larger of the branches' dims, each data-dependent size inside a branch
+// replaced by its own bound (so it is a formula over the if's operands' dims).
+std::vector<ValueBoundDim> ifResultDims(const Op &op);
+
 } // namespace strata

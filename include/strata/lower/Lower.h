@@ -12,6 +12,10 @@
 
 namespace strata::lower {
 
+// The most boxes per class nms lowers (its kernel keeps a one-byte flag per box); a run-time
+// box count is checked against it when bound.
+constexpr int64_t kMaxNmsBoxes = int64_t(1) << 20;
+
 struct LowerOptions {
   // f32 lanes of the register-tiled micro-kernels' vectors (matmul, plain conv); blocked convs
   // use their layout's block. The target's SIMD width: 8 with AVX2, 16 with AVX-512.

@@ -84,6 +84,14 @@ struct PlanBind {
   PlanArg value;
 };
 
+// A data-dependent size an if's branch decides: after step `step` (an if) has run,
+// `symbol` (a value-bound one) takes dim `dim` of result `result` as the branch taken gave it.
+struct PlanResultBind {
+  int64_t step = 0;
+  int symbol = 0;
+  int64_t result = 0, dim = 0;
+};
+
 // A specialization for one set of input shapes (`strata compile --shape`): the plan
 // regions[region], compiled for exactly these shapes. bind() runs it instead of this plan when
 // every input has its shape; other shapes take this plan's general path.
@@ -98,13 +106,14 @@ struct Plan {
   // they are bound, as the shape functions gave it (fdiv(height+1,2) after a stride-2 conv):
   // the host-side shape program. Kernels take only input symbols; plan sizes may use any.
   // A value-bound symbol (`bounds[i]` non-empty) is a data-dependent size: no input binds it; a
-  // PlanBind sets it during the run. Until then it stands at its bound, a formula over the
+  // PlanBind (or an if's PlanResultBind) sets it during the run. Until then it stands at its bound, a formula over the
   // symbols declared before it (inputs' and earlier value-bound ones), which buffers, outputs
   // and derived symbols are sized by when the inputs are bound; a run refuses a value past it.
   std::vector<std::string> symbols;
   std::vector<std::string> formulas; // one per symbol
   std::vector<std::string> bounds;   // one per symbol, or shorter: missing entries are ""
   std::vector<PlanBind> binds;       // in step order
+  std::vector<PlanResultBind> resultBinds; // in step order
   bool isDerived(size_t symbol) const {
     return symbol < formulas.size() && !formulas[symbol].empty();
   }

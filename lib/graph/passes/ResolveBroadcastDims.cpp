@@ -62,8 +62,11 @@ public:
         if (const std::string *s = d.symbolName())
           bound.insert(*s);
     forEachOp(g, [&](const Op &op) {
+      std::vector<ValueBoundDim> dims = ifResultDims(op);
       if (auto vb = valueBoundDim(op))
-        if (const std::string *s = op.result(vb->result)->type().dims.at(vb->dim).symbolName())
+        dims.push_back(*vb);
+      for (const ValueBoundDim &vb : dims)
+        if (const std::string *s = op.result(vb.result)->type().dims.at(vb.dim).symbolName())
           bound.insert(*s);
     });
     auto isBound = [&](const Dim &d) {

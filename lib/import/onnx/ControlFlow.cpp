@@ -139,9 +139,25 @@ Values convertIf(ImportContext &ctx, const Node &n) {
     addRegionOutputs(*g, body, out);
     regions.push_back(std::move(g));
   }
+  // A dim the branches give differently (an empty result in one, a selection in the other:
+  // torchvision's batched_nms) is a data-dependent size of its own, `if_<output>`, that the
+  // branch taken decides at run time (graph/ValueSymbols.h).
   std::vector<TensorType> types;
-  for (unsigned i = 0; i < regions[0]->numOutputs(); ++i)
-    types.push_back(regions[0]->output(i)->type());
+  for (unsigned i = 0; i < regions[0]->numOutputs(); ++i) {
+    TensorType t = regions[0]->output(i)->type();
+    const TensorType &other = regions[1]->output(i)->type();
+    if (t.dtype == other.dtype && t.rank() == other.rank()) {
+      std::vector<size_t> differ;
+      for (size_t d = 0; d < t.dims.size(); ++d)
+        if (t.dims[d] != other.dims[d])
+          differ.push_back(d);
+      for (size_t d : differ)
+        t.dims[d] = Dim::sym(sanitizeSymbol(
+            "if_" + (i < static_cast<unsigned>(n.output_size()) ? n.output(i) : "") +
+            (differ.size() > 1 ? "_" + std::to_string(d) : "")));
+    }
+    types.push_back(std::move(t));
+  }
   return resultsOf(createRegionOp(ctx.builder(), OpKind::If, {cond}, std::move(regions), {},
                                   types));
 }

@@ -4,13 +4,16 @@ scores [2, 3, 40] (at most 5 per class, IoU threshold 0.4, score threshold 0.3),
 with --center [xc, yc, w, h]; the selected indices feed a GatherND of the scores (a computation
 over the data-dependent count).
 `make_nms.py --check DIR BOXES.npy SCORES.npy [--center]`: compares DIR's outputs with a numpy
-reference of the greedy selection."""
+reference of the greedy selection.
+`make_nms.py OUT --dynamic`: the corner-box model with boxes [b, n, 4] and scores [b, 3, n] (batch
+and box count symbolic: one library for every number of boxes)."""
 import sys
 
 import numpy as np
 
 MAX, IOU, SCORE = 5, 0.4, 0.3
 center = "--center" in sys.argv
+dynamic = "--dynamic" in sys.argv
 
 
 def reference(boxes, scores):
@@ -61,8 +64,10 @@ nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max", "iou",
                           ["selected"], center_point_box=1 if center else 0),
          helper.make_node("GatherND", ["scores", "selected"], ["picked"])]
 g = helper.make_graph(nodes, "nms",
-                      [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [2, 40, 4]),
-                       helper.make_tensor_value_info("scores", TensorProto.FLOAT, [2, 3, 40])],
+                      [helper.make_tensor_value_info("boxes", TensorProto.FLOAT,
+                                                     ["b", "n", 4] if dynamic else [2, 40, 4]),
+                       helper.make_tensor_value_info("scores", TensorProto.FLOAT,
+                                                     ["b", 3, "n"] if dynamic else [2, 3, 40])],
                       [helper.make_tensor_value_info("selected", TensorProto.INT64, None),
                        helper.make_tensor_value_info("picked", TensorProto.FLOAT, None)],
                       initializer=inits)
