@@ -78,6 +78,54 @@ SymExpr boundIn(const Graph &g, const SymExpr &e) {
 
 } // namespace
 
+namespace {
+
+void countMentions(const Value &v, std::map<std::string, int64_t> &out) {
+  std::set<std::string> used;
+  for (const Dim &d : v.type().dims)
+    if (!d.isStatic())
+      d.expr.collectSymbols(used);
+  for (const std::string &s : used)
+    ++out[s];
+}
+
+void countMentions(const Graph &g, std::map<std::string, int64_t> &out) {
+  for (const Value *in : g.inputs())
+    countMentions(*in, out);
+  for (const Op &op : g.ops()) {
+    for (unsigned r = 0; r < op.numResults(); ++r)
+      countMentions(*op.result(r), out);
+    for (unsigned r = 0; r < op.numRegions(); ++r)
+      countMentions(op.region(r), out);
+  }
+}
+
+} // namespace
+
+std::map<std::string, int64_t> symbolMentions(const Graph &g) {
+  std::map<std::string, int64_t> out;
+  countMentions(g, out);
+  return out;
+}
+
+bool definesMentionedSize(const Op &op, const std::map<std::string, int64_t> &mentions) {
+  std::vector<ValueBoundDim> dims = ifResultDims(op);
+  if (auto vb = valueBoundDim(op))
+    dims.push_back(*vb);
+  for (const ValueBoundDim &vb : dims) {
+    const std::string *s = op.result(vb.result)->type().dims.at(vb.dim).symbolName();
+    if (!s)
+      continue;
+    std::map<std::string, int64_t> own;
+    for (unsigned r = 0; r < op.numResults(); ++r)
+      countMentions(*op.result(r), own);
+    auto it = mentions.find(*s);
+    if (it != mentions.end() && it->second > own[*s])
+      return true;
+  }
+  return false;
+}
+
 std::vector<ValueBoundDim> ifResultDims(const Op &op) {
   std::vector<ValueBoundDim> dims;
   if (op.kind() != OpKind::If || op.numRegions() != 2)

@@ -110,10 +110,12 @@ Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weig
     for (const auto &e : {checks_.back().first, checks_.back().second})
       if (e)
         e->collectSymbols(used);
-    bool readsValue = false;
+    std::vector<size_t> valueSymbols;
     for (size_t i = 0; i < plan_.symbols.size(); ++i)
-      readsValue |= plan_.isValueBound(i) && used.count(plan_.symbols[i]);
-    checkReadsValue_.push_back(readsValue);
+      if (plan_.isValueBound(i) && used.count(plan_.symbols[i]))
+        valueSymbols.push_back(i);
+    checkReadsValue_.push_back(!valueSymbols.empty());
+    checkValueSymbols_.push_back(std::move(valueSymbols));
   }
 }
 
@@ -258,7 +260,8 @@ Status Executor::bindValues(RunContext &ctx, std::vector<int64_t> values) const 
   return Status();
 }
 
-Status Executor::shapeProgram(std::vector<int64_t> &values, bool afterBind) const {
+Status Executor::shapeProgram(std::vector<int64_t> &values, bool afterBind,
+                              const std::vector<bool> *boundNow) const {
   auto boundText = [&] {
     std::string r;
     for (size_t i = 0; i < values.size(); ++i)
@@ -293,6 +296,9 @@ Status Executor::shapeProgram(std::vector<int64_t> &values, bool afterBind) cons
     const PlanCheck &c = plan_.checks[i];
     if (checkReadsValue_[i] != afterBind)
       continue; // bind() checks the others; the run those reading data-dependent sizes
+    if (boundNow && !std::all_of(checkValueSymbols_[i].begin(), checkValueSymbols_[i].end(),
+                                 [&](size_t s) { return (*boundNow)[s]; }))
+      continue; // some size it reads still stands at its bound: a later bind checks it
     if (!checks_[i].first || !checks_[i].second)
       return Status::error("the plan's check of " + c.where + " is malformed");
     std::optional<int64_t> a = checks_[i].first->evaluate(base);
@@ -342,6 +348,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
   // A run starts from the bound sizes (data-dependent ones at their bounds): the previous run's
   // binds are undone, and the placement is made for them.
   ctx.symbolValues_ = ctx.boundValues_;
+  ctx.valueBound_.assign(plan_.symbols.size(), false);
   ctx.outputShapes_ = ctx.boundOutputShapes_;
   if (!ctx.placed_ || ctx.placedFor_ != ctx.boundValues_)
     if (Status s = placeBuffers(ctx))
@@ -411,6 +418,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
                              plan_.symbols[b.symbol] + "' is " + std::to_string(v) +
                              ", outside its bounds [0, " + std::to_string(bound) + "]");
       ctx.symbolValues_[b.symbol] = v;
+      ctx.valueBound_[static_cast<size_t>(b.symbol)] = true;
     }
     if (nextBind == first)
       return Status();
@@ -419,7 +427,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
   // After data-dependent sizes changed: derived sizes, deferred checks, and no buffer or output
   // grown past its placement.
   recheck = [&](size_t step) -> Status {
-    if (Status st = shapeProgram(ctx.symbolValues_, true))
+    if (Status st = shapeProgram(ctx.symbolValues_, true, &ctx.valueBound_))
       return st;
     for (const PlanBuffer &b : plan_.buffers) {
       int64_t now = bufferBytesAt(b.size, ctx.symbolValues_);
@@ -565,6 +573,7 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
                     std::to_string(b.dim) + " = " + std::to_string(v) + ", outside its bounds [0, " +
                     std::to_string(bound) + "]");
       ctx.symbolValues_[static_cast<size_t>(b.symbol)] = v;
+      ctx.valueBound_[static_cast<size_t>(b.symbol)] = true;
     }
     return Status();
   }

@@ -7,7 +7,9 @@
 #include "strata/graph/Graph.h"
 #include "strata/support/SymExpr.h"
 
+#include <map>
 #include <optional>
+#include <string>
 
 namespace strata {
 
@@ -28,5 +30,13 @@ std::optional<ValueBoundDim> valueBoundDim(const Op &op);
 // The bound is the larger of the branches' dims, each data-dependent size inside a branch
 // replaced by its own bound (so it is a formula over the if's operands' dims).
 std::vector<ValueBoundDim> ifResultDims(const Op &op);
+
+// How many values of `g` (its inputs, every op's results, and the same in nested regions)
+// mention each symbol in their types.
+std::map<std::string, int64_t> symbolMentions(const Graph &g);
+// Whether `op`, though no value reads its results, defines a data-dependent size that other
+// values still mention (x[x > 0].shape[0] used only as a size): erasing it would leave that
+// size bound by nothing. `mentions` is symbolMentions of the root graph.
+bool definesMentionedSize(const Op &op, const std::map<std::string, int64_t> &mentions);
 
 } // namespace strata

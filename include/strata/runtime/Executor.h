@@ -60,6 +60,9 @@ private:
   // The values bind() computed (value-bound symbols at their bounds): what the arena and the
   // outputs are sized by. symbolValues_ starts each run from them; PlanBinds change it.
   std::vector<int64_t> boundValues_;
+  // Per symbol: whether this run has bound it (a value-bound one), so a check reading several
+  // data-dependent sizes waits for the last of them.
+  std::vector<bool> valueBound_;
   std::vector<std::vector<int64_t>> boundOutputShapes_;
   bool placed_ = false;
   std::vector<int64_t> bufferOffsets_;
@@ -162,8 +165,12 @@ private:
   std::vector<std::optional<SymExpr>> bounds_; // value-bound symbols' bound formulas
   // Recomputes the derived symbols from `values`' base symbols, then runs the checks: those
   // reading no value-bound symbol at bind(), the others (`afterBind`) once a run bound them.
-  Status shapeProgram(std::vector<int64_t> &values, bool afterBind) const;
+  // Derived symbols, then the checks: at bind those reading no data-dependent size; after a
+  // run's bind (`boundNow` given) those whose data-dependent sizes are all bound by now.
+  Status shapeProgram(std::vector<int64_t> &values, bool afterBind,
+                      const std::vector<bool> *boundNow = nullptr) const;
   std::vector<bool> checkReadsValue_; // per plan check: reads a value-bound symbol
+  std::vector<std::vector<size_t>> checkValueSymbols_; // per plan check: those it reads
   std::vector<std::pair<std::optional<SymExpr>, std::optional<SymExpr>>> checks_; // plan_.checks
   std::atomic<int64_t> maxArenaBytes_{processLimits().maxArenaBytes};
   std::atomic<int64_t> maxTensorElements_{processLimits().maxTensorElements};

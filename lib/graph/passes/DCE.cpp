@@ -1,5 +1,7 @@
 // dce: erases ops none of whose results is used by an op or a graph output. Every op is pure,
-// so an unused result is dead; regions are cleaned the same way (their outputs stay live).
+// so an unused result is dead; regions are cleaned the same way (their outputs stay live). An op
+// defining a data-dependent size that other values still mention stays (ValueSymbols.h).
+#include "strata/graph/ValueSymbols.h"
 #include "strata/graph/Walk.h"
 #include "strata/graph/passes/Passes.h"
 
@@ -11,7 +13,7 @@ namespace {
 // One reverse walk erases whole dead chains: an op's users come after it in topological order,
 // so by the time it is visited they are already gone. Returns the number of ops erased. Nested
 // graphs are cleaned by the caller's walk (a kernel's region is sealed and stays as formed).
-int64_t eraseDeadOps(Graph &g) {
+int64_t eraseDeadOps(Graph &g, const std::map<std::string, int64_t> &mentions) {
   std::unordered_set<const Value *> outputs;
   for (unsigned i = 0; i < g.numOutputs(); ++i)
     outputs.insert(g.output(i));
@@ -22,7 +24,9 @@ int64_t eraseDeadOps(Graph &g) {
     bool live = false;
     for (unsigned r = 0; r < op->numResults() && !live; ++r)
       live = op->result(r)->hasUses() || outputs.count(op->result(r));
-    if (live)
+    // A data-dependent size other values mention stays defined (counted before this walk: a
+    // later round erases it once those values are gone).
+    if (live || definesMentionedSize(*op, mentions))
       continue;
     g.eraseOp(op);
     ++erased;
@@ -38,7 +42,8 @@ public:
     // A region's dead ops can keep outer values alive, so repeat until nothing more dies.
     for (int64_t erased = 1; erased;) {
       erased = 0;
-      forEachGraph(g, [&](Graph &graph) { erased += eraseDeadOps(graph); });
+      const std::map<std::string, int64_t> mentions = symbolMentions(g);
+      forEachGraph(g, [&](Graph &graph) { erased += eraseDeadOps(graph, mentions); });
       total += erased;
     }
     if (total)

@@ -3,6 +3,7 @@
 // kind. Whatever a rewrite touches goes back on the worklist, so the loop ends at a fixed point
 // (or at the rewrite cap, which is reported as a likely cycle).
 #include "strata/graph/passes/Rewrite.h"
+#include "strata/graph/ValueSymbols.h"
 #include "strata/graph/Walk.h"
 #include "strata/support/Error.h"
 
@@ -22,8 +23,12 @@ bool isGraphOutput(const Value *v, const Graph &g) {
   return false;
 }
 
-// An op is dead when nothing reads its results. Every graph op is pure, so erasing is safe.
+// An op is dead when nothing reads its results. Every graph op is pure, so erasing is safe; but
+// an op defining a data-dependent size is left to dce, which keeps it while other values
+// mention that size.
 bool isDead(const Op &op) {
+  if (valueBoundDim(op) || !ifResultDims(op).empty())
+    return false;
   const Graph *g = op.parentGraph();
   for (unsigned i = 0; i < op.numResults(); ++i) {
     const Value *r = op.result(i);

@@ -11,6 +11,7 @@
 #include "ShapeValues.h"
 #include "strata/graph/Specialize.h"
 #include "strata/graph/Verifier.h"
+#include "strata/graph/ValueSymbols.h"
 #include "strata/interp/Interpreter.h"
 
 #include "google/protobuf/io/coded_stream.h"
@@ -1093,12 +1094,14 @@ private:
     for (unsigned i = 0; i < graph_->numOutputs(); ++i)
       outputs.insert(graph_->output(i));
     std::vector<Op *> ops = graph_->opList();
+    const std::map<std::string, int64_t> mentions = symbolMentions(*graph_);
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
       Op *op = *it;
       bool dead = true;
       for (unsigned r = 0; r < op->numResults() && dead; ++r)
         dead = !op->result(r)->hasUses() && !outputs.count(op->result(r));
-      if (dead)
+      // (A data-dependent size other values mention stays defined: x[x > 0].shape[0].)
+      if (dead && !definesMentionedSize(*op, mentions))
         graph_->eraseOp(op);
     }
   }

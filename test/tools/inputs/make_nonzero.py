@@ -14,7 +14,8 @@ matrix m [6, 3] (axis 0, in order of first occurrence), all four outputs each.
 `make_nonzero.py --check-unique DIR V.npy M.npy`: compares them with numpy's np.unique.
 `make_nonzero.py OUT --topk`: the 3 largest positive elements of x [n] (n dynamic) as
 torchvision's detectors pick candidates: x[x > 0] (NonZero, GatherND), then TopK with
-K = min(3, count) (ReduceMin of a Concat with Shape: a k computed from a data-dependent size).
+K = min(3, count) (ReduceMin of a Concat with Shape of a second NonZero of the mask: a k computed
+from another data-dependent size).
 `make_nonzero.py --check-topk DIR X.npy`: compares values and indices with numpy's."""
 import sys
 
@@ -77,7 +78,11 @@ if "--topk" in sys.argv:
              helper.make_node("NonZero", ["pos"], ["idx"]),
              helper.make_node("Transpose", ["idx"], ["idx_t"], perm=[1, 0]),
              helper.make_node("GatherND", ["x", "idx_t"], ["sel"]),
-             helper.make_node("Shape", ["sel"], ["count"]),
+             # K counts a second NonZero of the mask, as torchvision's where(keep)[0]: equal to
+             # the first at run time, another symbol to the plan (its check waits for both).
+             helper.make_node("NonZero", ["pos"], ["idx2"]),
+             helper.make_node("Shape", ["idx2"], ["shape2"]),
+             helper.make_node("Slice", ["shape2", "one", "two"], ["count"]),
              helper.make_node("Concat", ["three", "count"], ["both"], axis=0),
              helper.make_node("ReduceMin", ["both"], ["k0"], keepdims=0),
              helper.make_node("Reshape", ["k0", "one"], ["k"]),
@@ -88,7 +93,8 @@ if "--topk" in sys.argv:
          helper.make_tensor_value_info("at", TensorProto.INT64, None)],
         initializer=[numpy_helper.from_array(np.array(0, np.float32), "zero"),
                      numpy_helper.from_array(np.array([3], np.int64), "three"),
-                     numpy_helper.from_array(np.array([1], np.int64), "one")])
+                     numpy_helper.from_array(np.array([1], np.int64), "one"),
+                     numpy_helper.from_array(np.array([2], np.int64), "two")])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     onnx.save(m, sys.argv[1])
