@@ -228,7 +228,7 @@ private:
   llvm::Error collectValueSymbols() {
     for (const Op &op : g_.ops()) {
       // A count operand's op, or an if whose branches give a dim differently (bound after it).
-      std::vector<ValueBoundDim> dims = ifResultDims(op);
+      std::vector<ValueBoundDim> dims = controlFlowResultDims(op);
       if (std::optional<ValueBoundDim> vb = valueBoundDim(op))
         dims.push_back(*vb);
       for (const ValueBoundDim &vb : dims)
@@ -797,7 +797,7 @@ private:
       return err;
     step.numInputs = op.numOperands();
     // The branch taken binds the if's data-dependent result dims when it has run.
-    for (const ValueBoundDim &vb : ifResultDims(op)) {
+    for (const ValueBoundDim &vb : controlFlowResultDims(op)) {
       const std::string *sym = op.result(vb.result)->type().dims.at(vb.dim).symbolName();
       int symbol = sym ? valueSymbol(*sym) : -1;
       if (symbol < 0)

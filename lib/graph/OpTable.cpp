@@ -38,6 +38,7 @@ struct Registry {
 #define A_INTS_OR(n) spec(#n, AttrKind::Ints, AttrForm::Plain, true),
 #define A_DIMS(n) spec(#n, AttrKind::Dims),
 #define A_DIM(n) spec(#n, AttrKind::Dims, AttrForm::Dim),
+#define A_DIM_OR(n) spec(#n, AttrKind::Dims, AttrForm::Dim, true),
 #define A_FLOATS(n) spec(#n, AttrKind::Floats),
 #define A_TENSOR(n) spec(#n, AttrKind::Tensor),
 #define A_DTYPE(n) spec(#n, AttrKind::DType),

@@ -40,6 +40,7 @@ llvm::Error retypeOps(Graph &g, const std::map<std::string, int64_t> &sizes) {
   std::vector<TensorType> operandTypes;
   for (Op &op : g.ops()) {
     if (isControlFlow(op)) {
+      substituteAttributeDims(op, sizeOf(sizes)); // a loop's max_trips
       for (unsigned r = 0; r < op.numResults(); ++r) { // a loop's scan length
         TensorType t = op.result(r)->type();
         for (Dim &d : t.dims)

@@ -1,6 +1,7 @@
 // Which ops have a data-dependent result dim (ValueSymbols.h).
 #include "strata/graph/ValueSymbols.h"
 
+#include "strata/graph/ControlFlow.h"
 #include "strata/graph/Ops.h"
 
 #include <functional>
@@ -48,10 +49,9 @@ SymExpr boundIn(const Graph &g, const SymExpr &e) {
       if (auto vb = valueBoundDim(op))
         if (const std::string *s = op.result(vb->result)->type().dims.at(vb->dim).symbolName())
           bounds.emplace(*s, vb->bound);
-      if (op.kind() == OpKind::If)
-        for (const ValueBoundDim &vb : ifResultDims(op))
-          if (const std::string *s = op.result(vb.result)->type().dims.at(vb.dim).symbolName())
-            bounds.emplace(*s, vb.bound);
+      for (const ValueBoundDim &vb : controlFlowResultDims(op))
+        if (const std::string *s = op.result(vb.result)->type().dims.at(vb.dim).symbolName())
+          bounds.emplace(*s, vb.bound);
       for (unsigned r = 0; r < op.numRegions(); ++r)
         collect(op.region(r));
     }
@@ -109,7 +109,7 @@ std::map<std::string, int64_t> symbolMentions(const Graph &g) {
 }
 
 bool definesMentionedSize(const Op &op, const std::map<std::string, int64_t> &mentions) {
-  std::vector<ValueBoundDim> dims = ifResultDims(op);
+  std::vector<ValueBoundDim> dims = controlFlowResultDims(op);
   if (auto vb = valueBoundDim(op))
     dims.push_back(*vb);
   for (const ValueBoundDim &vb : dims) {
@@ -126,8 +126,22 @@ bool definesMentionedSize(const Op &op, const std::map<std::string, int64_t> &me
   return false;
 }
 
-std::vector<ValueBoundDim> ifResultDims(const Op &op) {
+std::vector<ValueBoundDim> controlFlowResultDims(const Op &op) {
   std::vector<ValueBoundDim> dims;
+  if (op.kind() == OpKind::Loop) {
+    // With max_trips, each scan result's dim 0 (a symbol) counts the iterations run.
+    const std::optional<Dim> maxTrips = ops::LoopOp(op).max_trips();
+    auto layout = loopLayout(op);
+    if (!maxTrips || !layout)
+      return dims;
+    for (unsigned k = 0; k < layout->numScans; ++k) {
+      const unsigned r = layout->numCarried + k;
+      if (r < op.numResults() && op.result(r)->type().rank() > 0 &&
+          op.result(r)->type().dims[0].symbolName())
+        dims.push_back(ValueBoundDim{r, 0, 0, maxTrips->asExpr()});
+    }
+    return dims;
+  }
   if (op.kind() != OpKind::If || op.numRegions() != 2)
     return dims;
   const Graph &then = op.region(0), &other = op.region(1);

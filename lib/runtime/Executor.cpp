@@ -655,12 +655,26 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
   for (size_t k = 0; k < nc; ++k)
     if (current[k] != args[numIn + k] && carriedBytes[k] > 0)
       std::memcpy(args[numIn + k], current[k], static_cast<size_t>(carriedBytes[k]));
+  // Scan results whose length is a data-dependent size (max_trips) take the iterations run;
+  // the others must be filled exactly.
+  std::vector<bool> counted(numScans, false);
+  for (const PlanResultBind &b : plan_.resultBinds)
+    if (b.step == static_cast<int64_t>(s) && b.result >= static_cast<int64_t>(nc) &&
+        b.result < static_cast<int64_t>(numResults)) {
+      counted[static_cast<size_t>(b.result) - nc] = true;
+      if (iteration > ctx.boundValues_[static_cast<size_t>(b.symbol)])
+        return fail("the loop ran " + std::to_string(iteration) + " iterations, more than its "
+                    "bound " + std::to_string(ctx.boundValues_[static_cast<size_t>(b.symbol)]));
+      ctx.symbolValues_[static_cast<size_t>(b.symbol)] = iteration;
+      ctx.valueBound_[static_cast<size_t>(b.symbol)] = true;
+    }
   for (size_t k = 0; k < numScans; ++k)
-    if (checkedMul(iteration, scanBytes[k]) != scanCapacity[k])
+    if (!counted[k] && checkedMul(iteration, scanBytes[k]) != scanCapacity[k])
       return fail("the loop ended after " + std::to_string(iteration) +
                   " iterations but its scan outputs hold " +
                   std::to_string(scanBytes[k] ? scanCapacity[k] / scanBytes[k] : 0) +
-                  " entries (an early exit of a loop with scan outputs is not supported)");
+                  " entries (an early exit of a loop with scan outputs needs their length "
+                  "bounded: max_trips)");
   return Status();
 }
 

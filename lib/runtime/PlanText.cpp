@@ -16,7 +16,8 @@
 //   check <lhs> <rhs> <where>                        formulas that must be equal when bound
 //   atleast <lhs> <rhs> <where>                      lhs >= rhs when bound
 //   bind <step> <symbol> <kind> <index>              before the step: symbol = the int64 there
-//   resultbind <step> <symbol> <result> <dim>        after the if step: symbol = that result dim
+//   resultbind <step> <symbol> <result> <dim>        after the if step: symbol = that result dim;
+//                                                    after a loop: the iterations (a scan's dim 0)
 #include "strata/runtime/Plan.h"
 
 #include "strata/support/SymExpr.h"
@@ -515,13 +516,16 @@ Status parsePlanAt(const std::string &text, Plan &p, int depth) {
       return fail("variant of region " + std::to_string(v.region) +
                   " does not match the plan's inputs and outputs");
   }
-  // A result bind names a dim of a result of an if step.
+  // A result bind names a dim of a result of an if step, or dim 0 of a loop's scan result.
   for (const PlanResultBind &b : p.resultBinds) {
     const bool ok = b.step < static_cast<int64_t>(p.steps.size()) &&
-                    p.steps[static_cast<size_t>(b.step)].kind == PlanStep::If;
+                    p.steps[static_cast<size_t>(b.step)].kind != PlanStep::Kernel;
     const PlanStep *s = ok ? &p.steps[static_cast<size_t>(b.step)] : nullptr;
-    if (!ok || b.result >= static_cast<int64_t>(s->args.size()) - s->numInputs)
+    if (!ok || b.result >= static_cast<int64_t>(s->args.size()) - s->numInputs ||
+        (s->kind == PlanStep::Loop && (b.result < s->numCarried || b.dim != 0)))
       return fail("result bind after step " + std::to_string(b.step) + " out of range");
+    if (s->kind == PlanStep::Loop)
+      continue; // the iteration count: dim 0 of the stacked entries
     for (int64_t r : s->regions) {
       const auto &outs = p.regions[static_cast<size_t>(r)].outputs;
       if (b.dim >= static_cast<int64_t>(outs[static_cast<size_t>(b.result)].dims.size()))

@@ -13,6 +13,7 @@
 #include "strata/graph/OpEnums.h"
 
 #include <cassert>
+#include <optional>
 #include <stdexcept>
 
 namespace strata::ops {
@@ -47,6 +48,9 @@ protected:
   // An ints or dims attribute (OpTable.def's A_DIMS) as dims.
   std::vector<Dim> dimsOf(const char *n) const;
   Dim dimOf(const char *n) const;
+  std::optional<Dim> dimOr(const char *n) const {
+    return attrs_->count(n) ? std::optional<Dim>(dimOf(n)) : std::nullopt;
+  }
   const std::vector<double> &floatsOf(const char *n) const {
     return get(n, AttrKind::Floats).getFloats();
   }
@@ -84,6 +88,8 @@ private:
   std::vector<Dim> n() const { return dimsOf(#n); }
 #define A_DIM(n)                                                                                   \
   Dim n() const { return dimOf(#n); }
+#define A_DIM_OR(n)                                                                                \
+  std::optional<Dim> n() const { return dimOr(#n); }
 #define A_FLOATS(n)                                                                                \
   const std::vector<double> &n() const { return floatsOf(#n); }
 #define A_TENSOR(n)                                                                                \

@@ -25,11 +25,12 @@ struct ValueBoundDim {
 // symbol), nms's dim 0 (batches x classes x min(max_output, boxes)).
 std::optional<ValueBoundDim> valueBoundDim(const Op &op);
 
-// The data-dependent dims of an `if`'s results: each dim its branches give differently, a
-// symbol of the result's own that the branch taken binds when it has run (no count operand).
-// The bound is the larger of the branches' dims, each data-dependent size inside a branch
-// replaced by its own bound (so it is a formula over the if's operands' dims).
-std::vector<ValueBoundDim> ifResultDims(const Op &op);
+// The data-dependent dims of control flow's results, set when the step has run (no count
+// operand): an `if`'s dims its branches give differently, each a symbol of the result's own that
+// the branch taken binds (bound: the larger of the branches' dims, each data-dependent size
+// inside a branch replaced by its own bound, so a formula over the if's operands' dims); a
+// `loop`'s scan results' dim 0 when it has `max_trips` (the iterations run; bound: max_trips).
+std::vector<ValueBoundDim> controlFlowResultDims(const Op &op);
 
 // How many values of `g` (its inputs, every op's results, and the same in nested regions)
 // mention each symbol in their types.

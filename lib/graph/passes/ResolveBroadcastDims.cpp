@@ -62,7 +62,7 @@ public:
         if (const std::string *s = d.symbolName())
           bound.insert(*s);
     forEachOp(g, [&](const Op &op) {
-      std::vector<ValueBoundDim> dims = ifResultDims(op);
+      std::vector<ValueBoundDim> dims = controlFlowResultDims(op);
       if (auto vb = valueBoundDim(op))
         dims.push_back(*vb);
       for (const ValueBoundDim &vb : dims)

@@ -230,23 +230,36 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
   std::vector<TensorType> types;
   for (int k = 0; k < numCarried; ++k)
     types.push_back(carried[k]->type());
-  for (int k = 0; k < numScan; ++k) {
-    if (!tripLength || !condAlwaysTrue)
-      throw ConvertError("the Loop has scan outputs and its iteration count is decided at run "
-                         "time (a trip count from tensor data, or a condition that can end it "
-                         "early): scan outputs of such loops are not supported yet");
+  // Scan outputs stack one entry per iteration: a known count (the trip count, a constant or a
+  // formula of symbolic dims, with a condition that stays true) is their length; a condition
+  // that can end the loop early (a greedy decode stopping at its end token) makes the length a
+  // data-dependent size of its own, `loop_<output>`, at most the trip count (max_trips).
+  AttrMap attrs{{"num_carried", Attribute(static_cast<int64_t>(numCarried))}};
+  if (numScan > 0) {
+    if (!tripLength)
+      throw ConvertError("the Loop has scan outputs and a trip count from tensor data: scan "
+                         "outputs need a trip count known at import (a constant or a formula "
+                         "of the input sizes) as their bound");
     if (auto m = tripLength->constant(); m && (*m < 0 || *m > processLimits().maxTensorElements))
       throw ConvertError("the Loop's trip count " + std::to_string(*m) + " is out of range");
+    if (!condAlwaysTrue)
+      attrs["max_trips"] = tripLength->constant() ? Attribute(*tripLength->constant())
+                                                  : Attribute::dims({Dim::of(*tripLength)});
+  }
+  for (int k = 0; k < numScan; ++k) {
+    const int at = numCarried + k;
+    Dim length = condAlwaysTrue ? Dim::of(*tripLength)
+                                : Dim::sym(sanitizeSymbol(
+                                      "loop_" + (at < n.output_size() ? n.output(at) : "")));
     types.push_back(TensorType(out[1 + numCarried + k]->type().dtype,
-                               {Dim::of(*tripLength)})); // the rest from the body
+                               {length})); // the rest from the body
   }
   std::vector<std::unique_ptr<Graph>> regions;
   regions.push_back(std::move(g));
   Values operands = {trips, cond};
   operands.insert(operands.end(), carried.begin(), carried.end());
   return resultsOf(createRegionOp(b, OpKind::Loop, operands, std::move(regions),
-                                  {{"num_carried", Attribute(static_cast<int64_t>(numCarried))}},
-                                  types));
+                                  std::move(attrs), types));
 }
 
 Values convertLoop(ImportContext &ctx, const Node &n) {

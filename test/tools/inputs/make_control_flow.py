@@ -5,6 +5,9 @@ on max(x) > 2) else relu(-x); the branches read x and the initializer w from the
 `make_control_flow.py OUT --loop`: a while loop (no trip count; its condition computed from the
 data) halving acc = x until max|acc| <= 0.25, counting its iterations; and a loop over the rows
 (trip count Shape(x)[0]) summing them as it goes, with a scan output of row * iteration.
+`make_control_flow.py OUT --until`: the loop over the rows (trip count Shape(x)[0]) with a
+condition ending it once the running sum's max reaches 3: its scan output of row * iteration has
+as many entries as iterations ran (a data-dependent size bounded by n).
 `make_control_flow.py OUT --counted`: a loop run m times (m a graph input, i64 []) without scan
 outputs: acc = acc * 0.5 + 1 from acc = x; output "counted".
 `make_control_flow.py --check DIR X.npy`: compares the outputs in DIR with numpy's (both models'
@@ -34,6 +37,14 @@ def reference(x):
     out["halved"], out["halvings"] = acc, np.array(k, np.int64)
     out["rowsum"] = x.sum(0)
     out["scaled"] = x * np.arange(x.shape[0], dtype=np.float32)[:, None]
+    s, entries = np.zeros(4, np.float32), []
+    for i in range(x.shape[0]):  # stops early once max(s) reaches 3
+        s = s + x[i]
+        entries.append(x[i] * np.float32(i))
+        if not s.max() < 3:
+            break
+    out["untilsum"] = s
+    out["untilscan"] = np.array(entries, np.float32).reshape(-1, 4)
     return out
 
 
@@ -80,7 +91,27 @@ def any_out(name, dtype=F):
     return helper.make_tensor_value_info(name, dtype, None)
 
 
-if "--counted" in sys.argv:
+if "--until" in sys.argv:
+    rows = helper.make_graph(
+        [helper.make_node("Gather", ["x", "i"], ["row"], axis=0),
+         helper.make_node("Add", ["s", "row"], ["s2"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=F),
+         helper.make_node("Mul", ["row", "fi"], ["entry"]),
+         helper.make_node("ReduceMax", ["s2"], ["m"], keepdims=0),
+         helper.make_node("Less", ["m", "three"], ["again"])],
+        "rows", [helper.make_tensor_value_info("i", I64, []),
+                 helper.make_tensor_value_info("c", B, []),
+                 helper.make_tensor_value_info("s", F, [4])],
+        [helper.make_tensor_value_info("again", B, []), any_out("s2"), any_out("entry")],
+        initializer=[scalar("three", 3.0, np.float32)])
+    g = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["shape"]),
+         helper.make_node("Gather", ["shape", "idx0"], ["n"], axis=0),
+         helper.make_node("Loop", ["n", "", "zeros4"], ["untilsum", "untilscan"], body=rows)],
+        "until", [x_info], [any_out("untilsum"), any_out("untilscan")],
+        initializer=[scalar("idx0", 0, np.int64),
+                     numpy_helper.from_array(np.zeros(4, np.float32), "zeros4")])
+elif "--counted" in sys.argv:
     step = helper.make_graph(
         [helper.make_node("Mul", ["acc", "half"], ["h"]), helper.make_node("Add", ["h", "one"], ["acc2"]),
          helper.make_node("Identity", ["c"], ["c2"])],
