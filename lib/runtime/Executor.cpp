@@ -544,10 +544,15 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
   if (bytes(step.args[0]) < (step.kind == PlanStep::If ? 1 : 8) ||
       (step.kind == PlanStep::Loop && bytes(step.args[1]) < 1))
     return fail("its condition or trip count is read from a tensor too small to hold it");
+  // A bool tensor's byte: any nonzero value is true (read as a byte: a damaged plan's buffer may
+  // hold a value no bool has).
+  auto truth = [](const void *p) {
+    uint8_t byte = 0;
+    std::memcpy(&byte, p, 1);
+    return byte != 0;
+  };
   if (step.kind == PlanStep::If) {
-    bool cond = false;
-    std::memcpy(&cond, args[0], 1);
-    const int64_t r = step.regions[cond ? 0 : 1];
+    const int64_t r = step.regions[truth(args[0]) ? 0 : 1];
     std::vector<size_t> inArgs, outArgs;
     for (size_t i = 1; i < numIn; ++i)
       inArgs.push_back(i);
@@ -584,9 +589,8 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
   const size_t nc = static_cast<size_t>(step.numCarried);
   const size_t numScans = numResults - nc;
   int64_t trips = 0;
-  bool cond = false;
   std::memcpy(&trips, args[0], sizeof trips);
-  std::memcpy(&cond, args[1], 1);
+  bool cond = truth(args[1]);
   const int64_t r = step.regions[0];
   const Executor &body = *regions_[static_cast<size_t>(r)];
   RunContext &rc = *ctx.regionContexts_[static_cast<size_t>(r)];
@@ -625,7 +629,8 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
   }
   // The body's iteration, its condition (true while it runs) and the captures stay put.
   int64_t iteration = 0;
-  bool again = true, condOut = false;
+  bool again = true;
+  uint8_t condOut = 0; // the body's bool output, read as a byte
   std::vector<void *> ins(args.begin(), args.begin() + numIn), outs(1 + numResults);
   ins[0] = &iteration;
   ins[1] = &again;
@@ -644,7 +649,7 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     }
     if (Status st = body.run(rc, ins.data(), outs.data()))
       return fail("iteration " + std::to_string(iteration) + ": " + st.message());
-    cond = condOut;
+    cond = condOut != 0;
     for (size_t k = 0; k < nc; ++k) {
       // The next iteration reads what this one wrote and writes the other buffer.
       void *result = args[numIn + k], *spare = ctx.carriedSpare_[s][k].get();
