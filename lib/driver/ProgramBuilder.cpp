@@ -227,11 +227,8 @@ private:
   // declared before it).
   llvm::Error collectValueSymbols() {
     for (const Op &op : g_.ops()) {
-      // A count operand's op, or an if whose branches give a dim differently (bound after it).
-      std::vector<ValueBoundDim> dims = controlFlowResultDims(op);
-      if (std::optional<ValueBoundDim> vb = valueBoundDim(op))
-        dims.push_back(*vb);
-      for (const ValueBoundDim &vb : dims)
+      // A count operand's op, or control flow whose results' dims its run decides.
+      for (const ValueBoundDim &vb : dataDependentDims(op))
         if (auto err = addValueSymbol(op, vb))
           return err;
     }
@@ -239,7 +236,7 @@ private:
   }
 
   llvm::Error addValueSymbol(const Op &op, const ValueBoundDim &vb) {
-    const std::string *sym = op.result(vb.result)->type().dims.at(vb.dim).symbolName();
+    const std::string *sym = dataDependentSymbol(op, vb);
     if (!sym)
       return llvm::Error::success(); // a static count (a specialized graph): nothing to bind
     // An if's branch binds its sizes once per run; a loop body's would change between
@@ -745,7 +742,7 @@ private:
     }
     // A count binds its op's data-dependent result dim before the op's kernel runs.
     if (std::optional<ValueBoundDim> vb = valueBoundDim(op))
-      if (const std::string *sym = op.result(vb->result)->type().dims.at(vb->dim).symbolName()) {
+      if (const std::string *sym = dataDependentSymbol(op, *vb)) {
         PlanArg count = slotOf(op.operand(vb->countOperand));
         int symbol = valueSymbol(*sym);
         if (symbol < 0 || (count.kind == PlanArg::Buffer && count.index < 0))
@@ -796,9 +793,9 @@ private:
     if (auto err = addOperandsAndResults(op, step))
       return err;
     step.numInputs = op.numOperands();
-    // The branch taken binds the if's data-dependent result dims when it has run.
+    // Dims the step's run decides (an if's branch taken, a loop's iterations), bound after it.
     for (const ValueBoundDim &vb : controlFlowResultDims(op)) {
-      const std::string *sym = op.result(vb.result)->type().dims.at(vb.dim).symbolName();
+      const std::string *sym = dataDependentSymbol(op, vb);
       int symbol = sym ? valueSymbol(*sym) : -1;
       if (symbol < 0)
         return makeError(diagnose(op, "the data-dependent dim of result " +

@@ -46,11 +46,8 @@ SymExpr boundIn(const Graph &g, const SymExpr &e) {
   std::map<std::string, SymExpr> bounds;
   std::function<void(const Graph &)> collect = [&](const Graph &region) {
     for (const Op &op : region.ops()) {
-      if (auto vb = valueBoundDim(op))
-        if (const std::string *s = op.result(vb->result)->type().dims.at(vb->dim).symbolName())
-          bounds.emplace(*s, vb->bound);
-      for (const ValueBoundDim &vb : controlFlowResultDims(op))
-        if (const std::string *s = op.result(vb.result)->type().dims.at(vb.dim).symbolName())
+      for (const ValueBoundDim &vb : dataDependentDims(op))
+        if (const std::string *s = dataDependentSymbol(op, vb))
           bounds.emplace(*s, vb.bound);
       for (unsigned r = 0; r < op.numRegions(); ++r)
         collect(op.region(r));
@@ -75,10 +72,6 @@ SymExpr boundIn(const Graph &g, const SymExpr &e) {
   }
   return r;
 }
-
-} // namespace
-
-namespace {
 
 void countMentions(const Value &v, std::map<std::string, int64_t> &out) {
   std::set<std::string> used;
@@ -109,16 +102,13 @@ std::map<std::string, int64_t> symbolMentions(const Graph &g) {
 }
 
 bool definesMentionedSize(const Op &op, const std::map<std::string, int64_t> &mentions) {
-  std::vector<ValueBoundDim> dims = controlFlowResultDims(op);
-  if (auto vb = valueBoundDim(op))
-    dims.push_back(*vb);
-  for (const ValueBoundDim &vb : dims) {
-    const std::string *s = op.result(vb.result)->type().dims.at(vb.dim).symbolName();
+  std::map<std::string, int64_t> own; // the op's own results' mentions
+  for (unsigned r = 0; r < op.numResults(); ++r)
+    countMentions(*op.result(r), own);
+  for (const ValueBoundDim &vb : dataDependentDims(op)) {
+    const std::string *s = dataDependentSymbol(op, vb);
     if (!s)
       continue;
-    std::map<std::string, int64_t> own;
-    for (unsigned r = 0; r < op.numResults(); ++r)
-      countMentions(*op.result(r), own);
     auto it = mentions.find(*s);
     if (it != mentions.end() && it->second > own[*s])
       return true;
@@ -158,6 +148,17 @@ std::vector<ValueBoundDim> controlFlowResultDims(const Op &op) {
                                                   boundIn(other, b.dims[d].asExpr()))});
   }
   return dims;
+}
+
+std::vector<ValueBoundDim> dataDependentDims(const Op &op) {
+  std::vector<ValueBoundDim> dims = controlFlowResultDims(op);
+  if (std::optional<ValueBoundDim> vb = valueBoundDim(op))
+    dims.push_back(*vb);
+  return dims;
+}
+
+const std::string *dataDependentSymbol(const Op &op, const ValueBoundDim &vb) {
+  return op.result(vb.result)->type().dims.at(vb.dim).symbolName();
 }
 
 } // namespace strata

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -114,7 +113,6 @@ Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weig
     for (size_t i = 0; i < plan_.symbols.size(); ++i)
       if (plan_.isValueBound(i) && used.count(plan_.symbols[i]))
         valueSymbols.push_back(i);
-    checkReadsValue_.push_back(!valueSymbols.empty());
     checkValueSymbols_.push_back(std::move(valueSymbols));
   }
 }
@@ -232,7 +230,7 @@ Status Executor::bindValues(RunContext &ctx, std::vector<int64_t> values) const 
                            plan_.symbols[s] + "' cannot be computed at these input sizes");
     values[s] = *v;
   }
-  if (Status st = shapeProgram(values, false))
+  if (Status st = shapeProgram(values, nullptr))
     return st;
 
   std::vector<std::vector<int64_t>> outShapes;
@@ -260,8 +258,9 @@ Status Executor::bindValues(RunContext &ctx, std::vector<int64_t> values) const 
   return Status();
 }
 
-Status Executor::shapeProgram(std::vector<int64_t> &values, bool afterBind,
+Status Executor::shapeProgram(std::vector<int64_t> &values,
                               const std::vector<bool> *boundNow) const {
+  const bool afterBind = boundNow != nullptr;
   auto boundText = [&] {
     std::string r;
     for (size_t i = 0; i < values.size(); ++i)
@@ -294,10 +293,11 @@ Status Executor::shapeProgram(std::vector<int64_t> &values, bool afterBind,
   }
   for (size_t i = 0; i < checks_.size(); ++i) {
     const PlanCheck &c = plan_.checks[i];
-    if (checkReadsValue_[i] != afterBind)
+    const std::vector<size_t> &reads = checkValueSymbols_[i];
+    if (reads.empty() == afterBind)
       continue; // bind() checks the others; the run those reading data-dependent sizes
-    if (boundNow && !std::all_of(checkValueSymbols_[i].begin(), checkValueSymbols_[i].end(),
-                                 [&](size_t s) { return (*boundNow)[s]; }))
+    if (afterBind &&
+        !std::all_of(reads.begin(), reads.end(), [&](size_t s) { return (*boundNow)[s]; }))
       continue; // some size it reads still stands at its bound: a later bind checks it
     if (!checks_[i].first || !checks_[i].second)
       return Status::error("the plan's check of " + c.where + " is malformed");
@@ -396,12 +396,31 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     }
     return 0;
   };
+  // After data-dependent sizes changed: derived sizes, deferred checks, and every buffer and
+  // output against the size it was placed or allocated for, so no kernel writes past one.
+  auto recheck = [&](size_t step) -> Status {
+    if (Status st = shapeProgram(ctx.symbolValues_, &ctx.valueBound_))
+      return st;
+    for (const PlanBuffer &b : plan_.buffers) {
+      int64_t now = bufferBytesAt(b.size, ctx.symbolValues_);
+      if (now < 0 || now > bufferBytesAt(b.size, ctx.boundValues_))
+        return Status::error("before " + plan_.steps[step].name +
+                             ": a data-dependent size grew a buffer past the size it was placed "
+                             "for (the plan's bounds are wrong)");
+    }
+    for (const PlanTensor &o : plan_.outputs) {
+      int64_t now = tensorBytesAt(o, ctx.symbolValues_);
+      if (now < 0 || now > tensorBytesAt(o, ctx.boundValues_))
+        return Status::error("before " + plan_.steps[step].name + ": output '" + o.name +
+                             "' grew past the size it was allocated for (the plan's bounds are "
+                             "wrong)");
+    }
+    return Status();
+  };
   // A step's binds: each data-dependent size read from the tensor holding it and checked
-  // against its bound; then the derived sizes and deferred checks, and every buffer and output
-  // against the size it was placed or allocated for, so no kernel writes past one.
-  // (Binds are sorted by step and each names a step, as parsePlan checked.)
+  // against its bound, then rechecked. (Binds are sorted by step and each names a step, as
+  // parsePlan checked.)
   size_t nextBind = 0, nextResultBind = 0;
-  std::function<Status(size_t)> recheck;
   auto applyBinds = [&](size_t step) -> Status {
     const size_t first = nextBind;
     for (; nextBind < plan_.binds.size() && plan_.binds[nextBind].step == static_cast<int64_t>(step);
@@ -424,27 +443,6 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
       return Status();
     return recheck(step);
   };
-  // After data-dependent sizes changed: derived sizes, deferred checks, and no buffer or output
-  // grown past its placement.
-  recheck = [&](size_t step) -> Status {
-    if (Status st = shapeProgram(ctx.symbolValues_, true, &ctx.valueBound_))
-      return st;
-    for (const PlanBuffer &b : plan_.buffers) {
-      int64_t now = bufferBytesAt(b.size, ctx.symbolValues_);
-      if (now < 0 || now > bufferBytesAt(b.size, ctx.boundValues_))
-        return Status::error("before " + plan_.steps[step].name +
-                             ": a data-dependent size grew a buffer past the size it was placed "
-                             "for (the plan's bounds are wrong)");
-    }
-    for (const PlanTensor &o : plan_.outputs) {
-      int64_t now = tensorBytesAt(o, ctx.symbolValues_);
-      if (now < 0 || now > tensorBytesAt(o, ctx.boundValues_))
-        return Status::error("before " + plan_.steps[step].name + ": output '" + o.name +
-                             "' grew past the size it was allocated for (the plan's bounds are "
-                             "wrong)");
-    }
-    return Status();
-  };
 
   // Kernels' parallel loops (strata_parallel_for) run on this executor's pool; their failed
   // index checks land in `status`, and the run stops after the kernel that failed one.
@@ -462,7 +460,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
       auto start = std::chrono::steady_clock::now();
       if (Status st = runControl(ctx, s, args, sourceBytes))
         return st;
-      // An if's data-dependent result dims, as its branch gave them (runControl set them).
+      // Result dims the step's run decided (runControl set them): recheck the sizes.
       const size_t firstResultBind = nextResultBind;
       while (nextResultBind < plan_.resultBinds.size() &&
              plan_.resultBinds[nextResultBind].step == static_cast<int64_t>(s))

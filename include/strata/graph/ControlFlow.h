@@ -33,8 +33,9 @@ inline unsigned firstBoundOperand(const Op &op) { return op.kind() == OpKind::If
 llvm::Expected<unsigned> firstCapture(const Op &op);
 
 // The result types the op's regions give now: an if's branch outputs (where the branches give a
-// dim differently, the result's symbol there: a data-dependent size, ValueSymbols.h); a loop's carried body outputs (each the type of its body input) and its
-// scan outputs behind the leading dim the op's result has now. Errors name the region output.
+// dim differently, the result's symbol there: a data-dependent size, ValueSymbols.h); a loop's
+// carried body outputs (each the type of its body input) and its scan outputs behind the leading
+// dim the op's result has now. Errors name the region output.
 llvm::Expected<std::vector<TensorType>> controlFlowResultTypes(const Op &op);
 
 // The structure the verifier checks: region count, region inputs of the operands' types (a

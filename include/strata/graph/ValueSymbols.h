@@ -32,6 +32,11 @@ std::optional<ValueBoundDim> valueBoundDim(const Op &op);
 // `loop`'s scan results' dim 0 when it has `max_trips` (the iterations run; bound: max_trips).
 std::vector<ValueBoundDim> controlFlowResultDims(const Op &op);
 
+// Every data-dependent dim `op` defines (valueBoundDim's and controlFlowResultDims'), and the
+// symbol naming one (none where a specialized graph made it static).
+std::vector<ValueBoundDim> dataDependentDims(const Op &op);
+const std::string *dataDependentSymbol(const Op &op, const ValueBoundDim &vb);
+
 // How many values of `g` (its inputs, every op's results, and the same in nested regions)
 // mention each symbol in their types.
 std::map<std::string, int64_t> symbolMentions(const Graph &g);

@@ -163,14 +163,12 @@ private:
   // that does not parse, which bind() then refuses).
   std::vector<std::optional<SymExpr>> formulas_;
   std::vector<std::optional<SymExpr>> bounds_; // value-bound symbols' bound formulas
-  // Recomputes the derived symbols from `values`' base symbols, then runs the checks: those
-  // reading no value-bound symbol at bind(), the others (`afterBind`) once a run bound them.
-  // Derived symbols, then the checks: at bind those reading no data-dependent size; after a
-  // run's bind (`boundNow` given) those whose data-dependent sizes are all bound by now.
-  Status shapeProgram(std::vector<int64_t> &values, bool afterBind,
-                      const std::vector<bool> *boundNow = nullptr) const;
-  std::vector<bool> checkReadsValue_; // per plan check: reads a value-bound symbol
-  std::vector<std::vector<size_t>> checkValueSymbols_; // per plan check: those it reads
+  // Recomputes the derived symbols from `values`' base symbols, then runs the checks: at bind()
+  // (`boundNow` null) those reading no value-bound symbol; during a run, after a bind, those
+  // reading value-bound symbols once `boundNow` says the run has bound all of them.
+  Status shapeProgram(std::vector<int64_t> &values, const std::vector<bool> *boundNow) const;
+  // Per plan check: the value-bound symbols it reads (none: checked at bind()).
+  std::vector<std::vector<size_t>> checkValueSymbols_;
   std::vector<std::pair<std::optional<SymExpr>, std::optional<SymExpr>>> checks_; // plan_.checks
   std::atomic<int64_t> maxArenaBytes_{processLimits().maxArenaBytes};
   std::atomic<int64_t> maxTensorElements_{processLimits().maxTensorElements};

@@ -84,8 +84,9 @@ struct PlanBind {
   PlanArg value;
 };
 
-// A data-dependent size an if's branch decides: after step `step` (an if) has run,
-// `symbol` (a value-bound one) takes dim `dim` of result `result` as the branch taken gave it.
+// A data-dependent size a control step decides: after step `step` has run, `symbol` (a
+// value-bound one) takes dim `dim` of result `result` as an if's branch taken gave it, or a
+// loop's iteration count (dim 0 of a scan result).
 struct PlanResultBind {
   int64_t step = 0;
   int symbol = 0;
@@ -106,9 +107,10 @@ struct Plan {
   // they are bound, as the shape functions gave it (fdiv(height+1,2) after a stride-2 conv):
   // the host-side shape program. Kernels take only input symbols; plan sizes may use any.
   // A value-bound symbol (`bounds[i]` non-empty) is a data-dependent size: no input binds it; a
-  // PlanBind (or an if's PlanResultBind) sets it during the run. Until then it stands at its bound, a formula over the
-  // symbols declared before it (inputs' and earlier value-bound ones), which buffers, outputs
-  // and derived symbols are sized by when the inputs are bound; a run refuses a value past it.
+  // PlanBind (or a control step's PlanResultBind) sets it during the run. Until then it stands
+  // at its bound, a formula over the symbols declared before it (inputs' and earlier
+  // value-bound ones), which buffers, outputs and derived symbols are sized by when the inputs
+  // are bound; a run refuses a value past it.
   std::vector<std::string> symbols;
   std::vector<std::string> formulas; // one per symbol
   std::vector<std::string> bounds;   // one per symbol, or shorter: missing entries are ""

@@ -62,11 +62,8 @@ public:
         if (const std::string *s = d.symbolName())
           bound.insert(*s);
     forEachOp(g, [&](const Op &op) {
-      std::vector<ValueBoundDim> dims = controlFlowResultDims(op);
-      if (auto vb = valueBoundDim(op))
-        dims.push_back(*vb);
-      for (const ValueBoundDim &vb : dims)
-        if (const std::string *s = op.result(vb.result)->type().dims.at(vb.dim).symbolName())
+      for (const ValueBoundDim &vb : dataDependentDims(op))
+        if (const std::string *s = dataDependentSymbol(op, vb))
           bound.insert(*s);
     });
     auto isBound = [&](const Dim &d) {

@@ -27,7 +27,7 @@ bool isGraphOutput(const Value *v, const Graph &g) {
 // an op defining a data-dependent size is left to dce, which keeps it while other values
 // mention that size.
 bool isDead(const Op &op) {
-  if (valueBoundDim(op) || !controlFlowResultDims(op).empty())
+  if (!dataDependentDims(op).empty())
     return false;
   const Graph *g = op.parentGraph();
   for (unsigned i = 0; i < op.numResults(); ++i) {

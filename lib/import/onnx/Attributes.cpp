@@ -460,12 +460,8 @@ Value *reshapeTo(Builder &b, Value *x, const std::vector<Dim> &dims) {
     }
   }
   bool symbolic = std::any_of(dims.begin(), dims.end(), [](const Dim &d) { return !d.isStatic(); });
-  AttrMap attrs;
-  if (spelled && !(hasLiteralZero && symbolic)) {
-    attrs["shape"] = Attribute(shape);
-  } else {
-    attrs["shape"] = Attribute::dims(dims);
-  }
+  AttrMap attrs{{"shape", spelled && !(hasLiteralZero && symbolic) ? Attribute(shape)
+                                                                     : Attribute::dims(dims)}};
   // (A static 0 in a dims target is an empty dim only under allowzero.)
   if (hasLiteralZero)
     attrs["allowzero"] = Attribute(int64_t{1});

@@ -407,23 +407,13 @@ private:
         r.emplace();
         for (int64_t k = 0; k < range.length; ++k)
           r->push_back((*data)[static_cast<size_t>(range.start + k * range.step)]);
-      } else if ((type == "ReduceProd" || type == "ReduceSum" || type == "ReduceMin" ||
-                  type == "ReduceMax") &&
-                 node.input_size() <= 1 && !hasAttr(node, "axes")) {
-        // Every element (a 1-D vector's only axis); min/max: torchvision's
-        // min(candidates, count).
+      } else if (type.rfind("Reduce", 0) == 0 && node.input_size() <= 1 &&
+                 !hasAttr(node, "axes")) { // every element (a 1-D vector's only axis)
         auto v = in(0);
-        if (!v || (v->empty() && (type == "ReduceMin" || type == "ReduceMax")))
+        std::optional<SymExpr> acc = v ? reduceElements(type, *v) : std::nullopt;
+        if (!acc)
           return;
-        if (v->empty()) // an empty product or sum
-          v->push_back(SymExpr(type == "ReduceProd" ? 1 : 0));
-        SymExpr acc = (*v)[0];
-        for (size_t e = 1; e < v->size(); ++e)
-          acc = type == "ReduceProd" ? acc * (*v)[e]
-                : type == "ReduceSum" ? acc + (*v)[e]
-                : type == "ReduceMin" ? SymExpr::min(acc, (*v)[e])
-                                      : SymExpr::max(acc, (*v)[e]);
-        r = std::vector<SymExpr>{acc};
+        r = std::vector<SymExpr>{*acc};
       } else if (type == "Add" || type == "Sub" || type == "Mul" || type == "Div" ||
                  type == "Mod" || type == "Min" || type == "Max") {
         r = pairwise(in(0), in(1), [&](const SymExpr &x, const SymExpr &y) -> std::optional<SymExpr> {

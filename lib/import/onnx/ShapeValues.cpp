@@ -120,4 +120,19 @@ std::optional<std::vector<SymExpr>> sliceElements(ImportContext &ctx, const onnx
   return out;
 }
 
+std::optional<SymExpr> reduceElements(const std::string &op, const std::vector<SymExpr> &data) {
+  const bool prod = op == "ReduceProd", sum = op == "ReduceSum", min = op == "ReduceMin";
+  if (!prod && !sum && !min && op != "ReduceMax")
+    return std::nullopt;
+  if (data.empty()) // an empty product or sum; no min or max
+    return prod || sum ? std::optional<SymExpr>(SymExpr(prod ? 1 : 0)) : std::nullopt;
+  SymExpr acc = data[0];
+  for (size_t e = 1; e < data.size(); ++e)
+    acc = prod  ? acc * data[e]
+          : sum ? acc + data[e]
+          : min ? SymExpr::min(acc, data[e])
+                : SymExpr::max(acc, data[e]);
+  return acc;
+}
+
 } // namespace strata::onnx_import

@@ -21,6 +21,10 @@ std::optional<std::vector<SymExpr>> transposeElements(const std::vector<SymExpr>
                                                       const Shape &shape,
                                                       const std::vector<int64_t> &perm);
 
+// ReduceProd/ReduceSum/ReduceMin/ReduceMax (`op`) of every element of `data` (min/max:
+// torchvision's min(candidates, count)); nullopt for another op, or min/max of nothing.
+std::optional<SymExpr> reduceElements(const std::string &op, const std::vector<SymExpr> &data);
+
 // A Slice (`node`) of a small tensor of static `type` whose starts/ends/axes/steps are constants.
 std::optional<std::vector<SymExpr>> sliceElements(ImportContext &ctx, const onnx::NodeProto &node,
                                                   const TensorType &type);
