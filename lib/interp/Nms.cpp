@@ -1,9 +1,12 @@
-// nms_count and nms (ONNX NonMaxSuppression): greedy selection per batch and class.
+// nms_count and nms (ONNX NonMaxSuppression): greedy selection per batch and class in score
+// order (lib/lower/LowerNms.cpp computes the same).
 #include "Kernels.h"
 
 #include "strata/graph/NmsMath.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace strata::interp::structured {
 
@@ -25,25 +28,32 @@ std::vector<std::array<int64_t, 3>> select(const Op &op, const Tensors &operands
   const float iou = static_cast<float>(attrs.iou_threshold());
   const float floor = static_cast<float>(attrs.score_threshold());
   std::vector<std::array<int64_t, 3>> out;
-  std::vector<char> done(static_cast<size_t>(n));
+  std::vector<int64_t> order, kept;
   for (int64_t bi = 0; bi < batches; ++bi)
     for (int64_t c = 0; c < classes; ++c) {
       const float *cs = s + (bi * classes + c) * n;
+      order.clear();
       for (int64_t i = 0; i < n; ++i)
-        done[i] = attrs.has_score_threshold() && !(cs[i] > floor);
-      for (int64_t taken = 0; taken < attrs.max_output(); ++taken) {
-        int64_t best = -1;
-        for (int64_t i = 0; i < n; ++i)
-          if (!done[i] && (best < 0 || cs[i] > cs[best]))
-            best = i;
-        if (best < 0)
+        if (!attrs.has_score_threshold() || cs[i] > floor)
+          order.push_back(i);
+      // Highest score first, NaN before every number, ties to the lower index (topk's order).
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+        const bool nanX = std::isnan(cs[x]), nanY = std::isnan(cs[y]);
+        return nanX || nanY ? nanX && !nanY : cs[x] > cs[y];
+      });
+      // A box is kept unless one kept before it overlaps it: the same picks as taking the best
+      // remaining box and dropping what it overlaps, round after round.
+      kept.clear();
+      for (int64_t box : order) {
+        if (static_cast<int64_t>(kept.size()) >= attrs.max_output())
           break;
-        out.push_back({bi, c, best});
-        done[best] = 1;
-        for (int64_t j = 0; j < n; ++j)
-          if (!done[j] &&
-              nms::suppresses(b + (bi * n + best) * 4, b + (bi * n + j) * 4, centered, iou))
-            done[j] = 1;
+        const float *candidate = b + (bi * n + box) * 4;
+        if (std::none_of(kept.begin(), kept.end(), [&](int64_t k) {
+              return nms::suppresses(b + (bi * n + k) * 4, candidate, centered, iou);
+            })) {
+          kept.push_back(box);
+          out.push_back({bi, c, box});
+        }
       }
     }
   return out;

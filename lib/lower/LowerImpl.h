@@ -159,6 +159,20 @@ Expr checkedDataIndex(const LowerCtx &c, const Expr &raw, DType t, int64_t dim,
 Expr checkedDataIndex(const LowerCtx &c, const Expr &raw, DType t, const Expr &dim,
                       const std::string &what, bool used = true);
 
+// LowerSort.cpp. Whether (va, ia) strictly comes before (vb, ib): larger values first when
+// `largest`, NaN (float `fl`) beyond every number, ties to the lower index.
+Expr comesFirst(const Expr &va, const Expr &ia, const Expr &vb, const Expr &ib, bool largest,
+                bool fl);
+// Sorts the indices keys[0][0..count) (`keys` a local [2, capacity] i32/i64 buffer) stably by
+// the strict order `before(a, b)` on two i64 indices: a bottom-up merge sort, run p of pass p
+// merged from one row of `keys` into the other. `maxPasses` (mergePasses of count's bound)
+// loops run, each a no-op once its run covers count; `parity` ends naming the sorted row.
+Stmt mergeSortIndices(LowerCtx &c, const loop::Buffer &keys, const Expr &count,
+                      int64_t maxPasses, const Acc &parity,
+                      const std::function<Expr(const Expr &, const Expr &)> &before);
+// The passes a merge sort of at most `maxCount` entries needs (ceil(log2(maxCount)), at most 62).
+int64_t mergePasses(int64_t maxCount);
+
 // The lowering of each op (Registry.cpp: the groups of the op definitions, then one line per op):
 // the statement computing every result of c.op. `narrowFloats`: whether it computes f16/bf16
 // operands (through f32, rounding once on store) or only copies them; other lowerings refuse them.

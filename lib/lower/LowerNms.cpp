@@ -1,12 +1,13 @@
 // nms_count and nms (ONNX NonMaxSuppression; the interpreter's lib/interp/Nms.cpp): per batch
-// and class, a flag per box (dropped: below the score threshold, taken, or suppressed), then up
-// to min(max_output, N) rounds, each a scan for the highest-scoring box still in (the lower
-// index on ties) and a pass dropping the boxes it overlaps above the IoU threshold
-// (graph/NmsMath.h's test, in the same f32 operations). nms_count counts the picks; nms writes
-// them in order, at most the count its result dim holds. All serial: the order is the result.
+// and class, the boxes above the score threshold merge-sorted by score (highest first, NaN
+// first, the lower index on ties), then each kept unless a box kept before it overlaps it by an
+// IoU above the threshold (graph/NmsMath.h's test, in the same f32 operations), until
+// min(max_output, N) are kept: O(N log N + N * kept). nms_count counts the picks; nms writes them
+// in order, at most the count its result dim holds. All serial: the order is the result.
 #include "LowerImpl.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 
 namespace strata::lower {
@@ -15,44 +16,58 @@ namespace {
 
 using loop::ExprKind;
 
-// The boxes' f32 coordinates: span (min, max) of axis `x` (true) or y of box `i` in batch `b`.
-std::pair<Expr, Expr> span(const LowerCtx &c, const Expr &b, const Expr &i, bool x, bool centered) {
+// A box's extent as NmsMath.h computes it: x0, x1, y0, y1 (min and max along each axis) and its
+// area, all f32.
+using Extent = std::array<Expr, 5>;
+enum { X0, X1, Y0, Y1, Area };
+
+// std::min and std::max as NmsMath.h calls them ((b < a) ? b : a and (a < b) ? b : a): the same
+// result for NaN operands, and one vminps/vmaxps each (minnum/maxnum add NaN fix-ups).
+Expr stdMin(const Expr &a, const Expr &b) { return loop::select(bin(ExprKind::LT, b, a), b, a); }
+Expr stdMax(const Expr &a, const Expr &b) { return loop::select(bin(ExprKind::LT, a, b), b, a); }
+
+// Box `i` of batch `b`'s extent from its coordinates: [y1, x1, y2, x2] or centered
+// [xc, yc, w, h].
+Extent extentOf(const LowerCtx &c, const Expr &b, const Expr &i, bool centered) {
   auto coord = [&](int64_t k) { return loop::load(c.ins[0], {b, i, imm(k)}); };
-  if (centered) { // [xc, yc, w, h]
-    Expr mid = coord(x ? 0 : 1),
-         half = bin(ExprKind::Div, coord(x ? 2 : 3), loop::floatImm(2, DType::F32));
-    return {mid - half, mid + half};
-  }
-  Expr p = coord(x ? 1 : 0), q = coord(x ? 3 : 2); // [y1, x1, y2, x2]
-  return {bin(ExprKind::Min, p, q), bin(ExprKind::Max, p, q)};
+  auto span = [&](bool x) -> std::pair<Expr, Expr> {
+    if (centered) {
+      Expr mid = coord(x ? 0 : 1),
+           half = bin(ExprKind::Div, coord(x ? 2 : 3), loop::floatImm(2, DType::F32));
+      return {mid - half, mid + half};
+    }
+    Expr p = coord(x ? 1 : 0), q = coord(x ? 3 : 2);
+    return {stdMin(p, q), stdMax(p, q)};
+  };
+  auto [x0, x1] = span(true);
+  auto [y0, y1] = span(false);
+  return {x0, x1, y0, y1, (x1 - x0) * (y1 - y0)};
 }
 
-// Whether box j overlaps box i by an IoU above the threshold (NmsMath.h's suppresses).
-Expr suppresses(const LowerCtx &c, const Expr &b, const Expr &i, const Expr &j, bool centered,
-                double threshold) {
-  auto [ax0, ax1] = span(c, b, i, true, centered);
-  auto [ay0, ay1] = span(c, b, i, false, centered);
-  auto [bx0, bx1] = span(c, b, j, true, centered);
-  auto [by0, by1] = span(c, b, j, false, centered);
-  Expr ix0 = bin(ExprKind::Max, ax0, bx0), ix1 = bin(ExprKind::Min, ax1, bx1);
-  Expr iy0 = bin(ExprKind::Max, ay0, by0), iy1 = bin(ExprKind::Min, ay1, by1);
+// Whether box a (a kept one) and box b overlap by an IoU above the threshold: NmsMath.h's
+// suppresses in the same f32 operations, branch-free, on scalars or on vectors of `lanes` kept
+// boxes (b's extent broadcast).
+Expr overlaps(const Extent &a, const Extent &b, double threshold, int lanes) {
+  auto k = [&](double v) {
+    Expr f = loop::floatImm(v, DType::F32);
+    return lanes > 1 ? loop::broadcast(f, lanes) : f;
+  };
+  Expr ix0 = stdMax(a[X0], b[X0]), ix1 = stdMin(a[X1], b[X1]);
+  Expr iy0 = stdMax(a[Y0], b[Y0]), iy1 = stdMin(a[Y1], b[Y1]);
   Expr inter = (ix1 - ix0) * (iy1 - iy0);
-  Expr areaA = (ax1 - ax0) * (ay1 - ay0), areaB = (bx1 - bx0) * (by1 - by0);
-  Expr uni = areaA + areaB - inter;
-  Expr zero = loop::floatImm(0, DType::F32);
+  Expr uni = a[Area] + b[Area] - inter;
   auto all = [](std::initializer_list<Expr> conds) {
     Expr r;
     for (const Expr &e : conds)
       r = r ? bin(ExprKind::And, r, e) : e;
     return r;
   };
-  // A box with no overlap divides nothing: the quotient is only taken when every test holds
-  // (a select keeps a zero union from dividing).
-  Expr ok = all({bin(ExprKind::GT, ix1, ix0), bin(ExprKind::GT, iy1, iy0),
-                 bin(ExprKind::GT, inter, zero), bin(ExprKind::GT, areaA, zero),
-                 bin(ExprKind::GT, areaB, zero), bin(ExprKind::GT, uni, zero)});
-  Expr ratio = bin(ExprKind::Div, inter, loop::select(ok, uni, loop::floatImm(1, DType::F32)));
-  return bin(ExprKind::And, ok, bin(ExprKind::GT, ratio, loop::floatImm(threshold, DType::F32)));
+  // The quotient only counts where every test holds: a zero union's (an IEEE inf or NaN, no
+  // trap) never does.
+  return all({bin(ExprKind::GT, ix1, ix0), bin(ExprKind::GT, iy1, iy0),
+              bin(ExprKind::GT, inter, k(0)), bin(ExprKind::GT, a[Area], k(0)),
+              bin(ExprKind::GT, b[Area], k(0)), bin(ExprKind::GT, uni, k(0)),
+              bin(ExprKind::GT, bin(ExprKind::Div, inter, uni), k(threshold))});
 }
 
 // The selection of an nms/nms_count op (its attribute view `View`): `pick(batch, class, box)`
@@ -71,60 +86,116 @@ Stmt lowerSelection(LowerCtx &c,
   if (scores[2] > kMaxNmsBoxes)
     notLowered(c.op, "more than 2^20 boxes per class");
   const bool centered = attrs.center_point_box() == 1;
+  const double iou = attrs.iou_threshold();
   const Expr rounds = scores[2] >= 0 ? imm(std::min(attrs.max_output(), scores[2]))
                                      : bin(ExprKind::Min, imm(attrs.max_output()), n);
-  loop::Var b = c.newVar("b"), cl = c.newVar("c"), r = c.newVar("r"), i = c.newVar("i"),
-            j = c.newVar("j"), i0 = c.newVar("i");
-  // One flag per box: on the stack when few, else allocated for the kernel's run.
-  loop::Buffer dropped = loop::makeBuffer(
-      c.newName("dropped"), DType::I8,
-      {scores[2] >= 0 ? imm(std::max<int64_t>(scores[2], 1)) : n}, {}, loop::MemoryScope::Local);
-  Acc best = makeAcc(c, "best", DType::I64), bestScore = makeAcc(c, "score", DType::F32);
-  Acc live = makeAcc(c, "live", DType::I8);
+  const int64_t boundN = scores[2] >= 0 ? scores[2] : kMaxNmsBoxes;
+  const int lanes = static_cast<int>(std::max<int64_t>(c.opts.vectorLanesF32, 4));
+  loop::Var b = c.newVar("b"), cl = c.newVar("c"), i = c.newVar("i"), t = c.newVar("t"),
+            v = c.newVar("v"), s = c.newVar("s");
+  // The candidates' indices (two rows for the merge sort) and the extents of the boxes kept so
+  // far, one row per coordinate (whole vectors of kept boxes load at once): on the stack when
+  // few, else allocated for the kernel's run. Box indices are below 2^20: i32.
+  loop::Buffer order = loop::makeBuffer(
+      c.newName("order"), DType::I32,
+      {imm(2), scores[2] >= 0 ? imm(std::max<int64_t>(scores[2], 1)) : n}, {},
+      loop::MemoryScope::Local);
+  loop::Buffer kept = loop::makeBuffer(
+      c.newName("kept"), DType::F32,
+      {imm(5), scores[2] >= 0 ? imm(std::max<int64_t>(*rounds.asInt(), 1)) : n}, {},
+      loop::MemoryScope::Local);
+  loop::Buffer cand = localArray(c, "candidate", DType::F32, 5);
+  loop::Buffer hits = localArray(c, "hits", DType::I32, lanes);
+  Acc candidates = makeAcc(c, "candidates", DType::I64), taken = makeAcc(c, "taken", DType::I64);
+  Acc parity = makeAcc(c, "parity", DType::I64);
   auto score = [&](const Expr &box) {
     return loop::load(c.ins[1], {loop::var(b), loop::var(cl), box});
   };
-  auto isDropped = [&](const Expr &box) {
-    return bin(ExprKind::NE, loop::load(dropped, {box}), loop::intImm(0, DType::I8));
+  // 1. The boxes above the score threshold, in index order.
+  Stmt gather = loop::seq(
+      {loop::store(order, {imm(0), candidates.get()}, loop::cast(DType::I32, loop::var(i))),
+       candidates.set(candidates.get() + imm(1))});
+  if (attrs.has_score_threshold())
+    gather = loop::ifThenElse(bin(ExprKind::GT, score(loop::var(i)),
+                                  loop::floatImm(attrs.score_threshold(), DType::F32)),
+                              gather);
+  // 2. Sorted by score, highest first (NaN first, ties to the lower index: topk's order).
+  Stmt sort = mergeSortIndices(c, order, candidates.get(), mergePasses(boundN), parity,
+                               [&](const Expr &x, const Expr &y) {
+                                 return comesFirst(score(x), x, score(y), y, true, true);
+                               });
+  // 3. Greedy: a candidate is kept unless a box kept before it overlaps it -- the same picks as
+  // taking the best remaining box and dropping what it overlaps, round after round. The test
+  // against the kept boxes runs a vector of them at a time, OR-ing per-lane hits.
+  Expr candidate = loop::cast(DType::I64, loop::load(order, {parity.get(), loop::var(t)}));
+  Extent fresh = extentOf(c, loop::var(b), candidate, centered);
+  std::vector<Stmt> setCandidate;
+  for (int64_t e = 0; e < 5; ++e)
+    setCandidate.push_back(loop::store(cand, {imm(e)}, fresh[static_cast<size_t>(e)]));
+  auto candidateExtent = [&](int n) {
+    Extent r;
+    for (int64_t e = 0; e < 5; ++e) {
+      Expr x = loop::load(cand, {imm(e)});
+      r[static_cast<size_t>(e)] = n > 1 ? loop::broadcast(x, n) : x;
+    }
+    return r;
   };
-  auto drop = [&](const Expr &box) {
-    return loop::store(dropped, {box}, loop::intImm(1, DType::I8));
+  auto keptExtent = [&](const Expr &at) {
+    Extent r;
+    for (int64_t e = 0; e < 5; ++e)
+      r[static_cast<size_t>(e)] = loop::load(kept, {imm(e), at});
+    return r;
   };
-  Expr below =
-      attrs.has_score_threshold()
-          ? loop::cast(DType::I8,
-                       loop::logicalNot(bin(ExprKind::GT, score(loop::var(i0)),
-                                            loop::floatImm(attrs.score_threshold(), DType::F32))))
-          : loop::intImm(0, DType::I8);
-  Stmt init = c.loopOver(i0, n, LoopRole::Reduction, loop::store(dropped, {loop::var(i0)}, below));
-  Expr bi = best.get();
-  Stmt scan = c.loopOver(
-      i, n, LoopRole::Reduction,
-      loop::ifThenElse(bin(ExprKind::And, loop::logicalNot(isDropped(loop::var(i))),
-                           bin(ExprKind::Or, bin(ExprKind::LT, bi, imm(0)),
-                               bin(ExprKind::GT, score(loop::var(i)), bestScore.get()))),
-                       loop::seq({best.set(loop::var(i)), bestScore.set(score(loop::var(i)))})));
-  Stmt suppress =
-      c.loopOver(j, n, LoopRole::Reduction,
-                 loop::ifThenElse(bin(ExprKind::And, loop::logicalNot(isDropped(loop::var(j))),
-                                      suppresses(c, loop::var(b), bi, loop::var(j), centered,
-                                                 attrs.iou_threshold())),
-                                  drop(loop::var(j))));
-  Stmt round = loop::ifThenElse(
-      bin(ExprKind::NE, live.get(), loop::intImm(0, DType::I8)),
-      loop::seq(
-          {best.set(imm(-1)), bestScore.set(loop::floatImm(0, DType::F32)), scan,
-           loop::ifThenElse(bin(ExprKind::LT, bi, imm(0)), live.set(loop::intImm(0, DType::I8)),
-                            loop::seq({pick(loop::var(b), loop::var(cl), bi),
-                                       total.set(total.get() + imm(1)), drop(bi), suppress}))}));
-  Stmt perClass = loop::seq({init, live.set(loop::intImm(1, DType::I8)),
-                             c.loopOver(r, rounds, LoopRole::Reduction, round)});
+  auto laneIdx = [&](int64_t from, int n) {
+    return n > 1 ? loop::ramp(imm(from), imm(1), n) : imm(from);
+  };
+  auto i32s = [&](int64_t x, int n) {
+    Expr e = loop::intImm(x, DType::I32);
+    return n > 1 ? loop::broadcast(e, n) : e;
+  };
+  std::vector<Stmt> test;
+  test.push_back(loop::store(hits, {laneIdx(0, lanes)}, i32s(0, lanes)));
+  Expr whole = bin(ExprKind::FloorDiv, taken.get(), imm(lanes));
+  Expr hitsNow = loop::load(hits, {laneIdx(0, lanes)});
+  test.push_back(c.loopOver(
+      v, whole, LoopRole::Reduction,
+      loop::store(hits, {laneIdx(0, lanes)},
+                  bin(ExprKind::Max, hitsNow,
+                      loop::select(overlaps(keptExtent(loop::ramp(loop::var(v) * imm(lanes),
+                                                                  imm(1), lanes)),
+                                            candidateExtent(lanes), iou, lanes),
+                                   i32s(1, lanes), i32s(0, lanes))))));
+  for (int h = lanes / 2; h >= 1; h /= 2)
+    test.push_back(loop::store(hits, {laneIdx(0, h)},
+                               bin(ExprKind::Max, loop::load(hits, {laneIdx(0, h)}),
+                                   loop::load(hits, {laneIdx(h, h)}))));
+  c.role(s, LoopRole::Reduction);
+  test.push_back(loop::forLoop(
+      s, whole * imm(lanes), taken.get() - whole * imm(lanes), loop::ForKind::Serial,
+      loop::ifThenElse(overlaps(keptExtent(loop::var(s)), candidateExtent(1), iou, 1),
+                       loop::store(hits, {imm(0)}, i32s(1, 1)))));
+  std::vector<Stmt> keep;
+  for (int64_t e = 0; e < 5; ++e)
+    keep.push_back(loop::store(kept, {imm(e), taken.get()}, loop::load(cand, {imm(e)})));
+  keep.push_back(pick(loop::var(b), loop::var(cl), candidate));
+  keep.push_back(total.set(total.get() + imm(1)));
+  keep.push_back(taken.set(taken.get() + imm(1)));
+  Stmt consider = loop::ifThenElse(
+      bin(ExprKind::LT, taken.get(), rounds),
+      loop::seq({loop::seq(setCandidate), loop::seq(test),
+                 loop::ifThenElse(bin(ExprKind::EQ, loop::load(hits, {imm(0)}), i32s(0, 1)),
+                                  loop::seq(keep))}));
+  Stmt perClass = loop::seq(
+      {candidates.set(imm(0)), c.loopOver(i, n, LoopRole::Reduction, gather), sort,
+       taken.set(imm(0)), c.loopOver(t, candidates.get(), LoopRole::Reduction, consider)});
   Stmt nest = c.loopOver(b, batches, LoopRole::Reduction,
                          c.loopOver(cl, classes, LoopRole::Reduction, perClass));
   c.nest(b, {std::string(c.op.opName()), -1, true});
-  return loop::allocate(
-      dropped,
-      loop::allocate(best.buf, loop::allocate(bestScore.buf, loop::allocate(live.buf, nest))));
+  Stmt body = nest;
+  for (const loop::Buffer &buf :
+       {order, kept, cand, hits, candidates.buf, taken.buf, parity.buf})
+    body = loop::allocate(buf, body);
+  return body;
 }
 
 } // namespace

@@ -1,26 +1,19 @@
-// topk as k selection passes per row (lib/interp/TopK.cpp semantics): entries are totally ordered
-// by "comes first" (larger first when `largest`, NaN beyond every number, ties to the lower
-// index), and pass j picks the first entry that comes after pass j-1's pick. O(k * n) per row,
-// no sorting buffer; the results are always sorted, as in the interpreter.
+// topk (lib/interp/TopK.cpp semantics): entries are totally ordered by "comes first" (larger
+// first when `largest`, NaN beyond every number, ties to the lower index). A small static k runs
+// k selection passes per row, pass j picking the first entry that comes after pass j-1's pick
+// (O(k * n), no buffer); a larger or run-time k merge-sorts the row's indices (O(n log n), two
+// rows of indices) and takes the first k. The results are always sorted, as in the interpreter.
 #include "LowerImpl.h"
+
+#include <limits>
 
 namespace strata::lower {
 namespace {
 
-using loop::ExprKind;
+// A static k up to this many runs k selection passes over the row; a larger or run-time k sorts.
+constexpr int64_t kSelectionPassesUpTo = 8;
 
-// Whether (va, ia) comes strictly before (vb, ib).
-Expr comesFirst(const Expr &va, const Expr &ia, const Expr &vb, const Expr &ib, bool largest,
-                bool fl) {
-  Expr byIndex = bin(ExprKind::LT, ia, ib);
-  Expr byValue = loop::select(bin(ExprKind::NE, va, vb),
-                              bin(largest ? ExprKind::GT : ExprKind::LT, va, vb), byIndex);
-  if (!fl)
-    return byValue;
-  Expr nanA = bin(ExprKind::NE, va, va), nanB = bin(ExprKind::NE, vb, vb);
-  Expr nanOrder = loop::select(bin(ExprKind::And, nanA, nanB), byIndex, largest ? nanA : nanB);
-  return loop::select(bin(ExprKind::Or, nanA, nanB), nanOrder, byValue);
-}
+using loop::ExprKind;
 
 Exprs withAxis(const Exprs &rowIdx, size_t axis, const Expr &i) {
   Exprs r = rowIdx;
@@ -48,6 +41,34 @@ Stmt lowerTopK(LowerCtx &c) {
   Exprs rowShape = c.inDims[0];
   rowShape.erase(rowShape.begin() + static_cast<std::ptrdiff_t>(axis));
   DType it = c.outTypes[1];
+  // A k of more than a few entries: sort each row's indices (O(n log n)) and take the first k.
+  const bool sortRows = !topK.k().isStatic() || topK.k().size > kSelectionPassesUpTo;
+  if (sortRows)
+    return loopNest(c, rowShape, LoopRole::Parallel, [&](const Exprs &row) {
+      const int64_t bound = in[axis] >= 0 ? in[axis] : std::numeric_limits<int64_t>::max();
+      const DType kt = bound <= std::numeric_limits<int32_t>::max() ? DType::I32 : DType::I64;
+      loop::Buffer keys = loop::makeBuffer(c.newName("order"), kt, {imm(2), size}, {},
+                                           loop::MemoryScope::Local);
+      Acc parity = makeAcc(c, "parity", DType::I64);
+      loop::Var i = c.newVar("i"), j = c.newVar("j");
+      auto value = [&](const Expr &idx) { return loop::load(c.ins[0], withAxis(row, axis, idx)); };
+      Stmt fill = c.loopOver(i, size, LoopRole::Reduction,
+                             loop::store(keys, {imm(0), loop::var(i)},
+                                         kt == DType::I64 ? loop::var(i) : loop::cast(kt, loop::var(i))));
+      Stmt sort = mergeSortIndices(c, keys, size, mergePasses(bound), parity,
+                                   [&](const Expr &a, const Expr &b) {
+                                     return comesFirst(value(a), a, value(b), b, largest, fl);
+                                   });
+      Expr picked = loop::load(keys, {parity.get(), loop::var(j)});
+      if (kt != DType::I64)
+        picked = loop::cast(DType::I64, picked);
+      Stmt take = c.loopOver(
+          j, k, LoopRole::Reduction,
+          loop::seq({loop::store(c.outs[0], withAxis(row, axis, loop::var(j)), value(picked)),
+                     loop::store(c.outs[1], withAxis(row, axis, loop::var(j)),
+                                 it == DType::I64 ? picked : loop::cast(it, picked))}));
+      return loop::allocate(keys, loop::allocate(parity.buf, loop::seq({fill, sort, take})));
+    });
   return loopNest(c, rowShape, LoopRole::Parallel, [&](const Exprs &row) {
     loop::Buffer bestV = localArray(c, "bestv", t), bestI = localArray(c, "besti", DType::I64);
     loop::Buffer prevV = localArray(c, "prevv", t), prevI = localArray(c, "previ", DType::I64);

@@ -6,12 +6,15 @@ over the data-dependent count).
 `make_nms.py --check DIR BOXES.npy SCORES.npy [--center]`: compares DIR's outputs with a numpy
 reference of the greedy selection.
 `make_nms.py OUT --dynamic`: the corner-box model with boxes [b, n, 4] and scores [b, 3, n] (batch
-and box count symbolic: one library for every number of boxes)."""
+and box count symbolic: one library for every number of boxes).
+`--max K` (model and check): at most K boxes per class instead of 5."""
 import sys
 
 import numpy as np
 
 MAX, IOU, SCORE = 5, 0.4, 0.3
+if "--max" in sys.argv:
+    MAX = int(sys.argv[sys.argv.index("--max") + 1])
 center = "--center" in sys.argv
 dynamic = "--dynamic" in sys.argv
 
@@ -30,13 +33,13 @@ def reference(boxes, scores):
             return False
         inter = ix * iy
         union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
-        return union > 0 and inter / union > IOU
+        return union > 0 and inter / union > np.float32(IOU)
 
     out = []
     for b in range(scores.shape[0]):
         for c in range(scores.shape[1]):
             s = scores[b, c]
-            order = [i for i in sorted(range(len(s)), key=lambda i: (-s[i], i)) if s[i] > SCORE]
+            order = [i for i in sorted(range(len(s)), key=lambda i: (-s[i], i)) if s[i] > np.float32(SCORE)]
             picked = []
             for i in order:
                 if len(picked) < MAX and not any(overlap(boxes[b, p], boxes[b, i]) for p in picked):
