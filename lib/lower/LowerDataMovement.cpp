@@ -104,17 +104,38 @@ Exprs relayoutSource(const Op &op, const Exprs &inDims, const Exprs &outDims, co
 Stmt lowerConcat(LowerCtx &c) {
   size_t axis = static_cast<size_t>(ops::ConcatOp(c.op).axis());
   std::vector<Stmt> parts;
+  // Run-time offsets of many operands (a detector's per-class selections: 90 data-dependent
+  // lengths) are running sums kept in a local array, computed once: spelled out, operand j's
+  // offset is a sum of j sizes in every loop and runtime check LLVM makes of it (quadratic code,
+  // minutes of compile time).
+  size_t symbolicOffsets = 0;
+  for (size_t i = 0; i + 1 < c.ins.size(); ++i)
+    symbolicOffsets += !c.inDims[i][axis].asInt();
+  loop::Buffer offsets;
+  std::vector<Stmt> sums;
+  if (symbolicOffsets > 2) {
+    offsets = localArray(c, "offsets", DType::I64, static_cast<int64_t>(c.ins.size()));
+    sums.push_back(loop::store(offsets, {imm(0)}, imm(0)));
+    for (size_t i = 1; i < c.ins.size(); ++i)
+      sums.push_back(loop::store(offsets, {imm(static_cast<int64_t>(i))},
+                                 loop::load(offsets, {imm(static_cast<int64_t>(i - 1))}) +
+                                     c.inDims[i - 1][axis]));
+  }
   Expr offset = imm(0);
   for (size_t i = 0; i < c.ins.size(); ++i) {
+    Expr at = offsets && i > 0 ? loop::load(offsets, {imm(static_cast<int64_t>(i))}) : offset;
     parts.push_back(loopNest(c, c.inDims[i], LoopRole::Parallel, [&](const Exprs &idx) {
       Exprs o = idx;
-      if (offset.asInt() != 0)
-        o[axis] = idx[axis] + offset;
+      if (at.asInt() != 0)
+        o[axis] = idx[axis] + at;
       return loop::store(c.outs[0], o, loop::load(c.ins[i], idx));
     }));
     offset = offset.asInt() == 0 ? c.inDims[i][axis] : offset + c.inDims[i][axis];
   }
-  return loop::seq(parts);
+  if (!offsets)
+    return loop::seq(parts);
+  sums.insert(sums.end(), parts.begin(), parts.end());
+  return loop::allocate(offsets, loop::seq(sums));
 }
 
 // The source coordinate along one axis for pad mode edge/reflect/wrap (lib/interp padSource):
