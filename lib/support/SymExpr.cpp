@@ -1,6 +1,9 @@
 #include "strata/support/SymExpr.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 
@@ -47,6 +50,7 @@ bool atomNonNegative(const SymExpr::Atom &a) {
     return a.a.provablyNonNegative() && a.b.provablyNonNegative();
   case SymExpr::Atom::Min: return a.a.provablyNonNegative() && a.b.provablyNonNegative();
   case SymExpr::Atom::Max: return a.a.provablyNonNegative() || a.b.provablyNonNegative();
+  case SymExpr::Atom::FloatToInt: return a.f->provablyNonNegative();
   }
   return false;
 }
@@ -198,6 +202,8 @@ void SymExpr::collectSymbols(std::set<std::string> &out) const {
     for (const auto &f : t.factors) {
       if (f->kind == Atom::Symbol) {
         out.insert(f->name);
+      } else if (f->kind == Atom::FloatToInt) {
+        f->f->collectSymbols(out);
       } else {
         f->a.collectSymbols(out);
         f->b.collectSymbols(out);
@@ -371,6 +377,201 @@ SymExpr minMax(const SymExpr &a, const SymExpr &b, bool isMax) {
 SymExpr SymExpr::min(const SymExpr &a, const SymExpr &b) { return minMax(a, b, false); }
 SymExpr SymExpr::max(const SymExpr &a, const SymExpr &b) { return minMax(a, b, true); }
 
+namespace {
+
+// A float converted toward zero (ONNX Cast), nullopt for NaN, infinities and values past int64.
+std::optional<int64_t> truncated(std::optional<double> v) {
+  if (!v || !std::isfinite(*v) || std::fabs(*v) >= 9.2233720368547758e18)
+    return std::nullopt;
+  return static_cast<int64_t>(std::trunc(*v));
+}
+
+double roundTo(double v, bool wide) { return wide ? v : static_cast<double>(static_cast<float>(v)); }
+
+// One operation in the node's width: f32 operands are exact in double, and +, -, *, / of two
+// f32 values computed in double then rounded to f32 give the f32 result.
+double apply(SymFloat::Op op, double x, double y, bool wide) {
+  double r = 0;
+  switch (op) {
+  case SymFloat::Add: r = x + y; break;
+  case SymFloat::Sub: r = x - y; break;
+  case SymFloat::Mul: r = x * y; break;
+  case SymFloat::Div: r = x / y; break;
+  // NaN propagates (torch.min / ONNX Min); no size conversion accepts it.
+  case SymFloat::Min: r = std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y); break;
+  case SymFloat::Max: r = std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y); break;
+  case SymFloat::Floor: r = std::floor(x); break;
+  case SymFloat::Ceil: r = std::ceil(x); break;
+  case SymFloat::Round: r = std::nearbyint(x); break; // the default mode: half to even
+  default: r = x; break;
+  }
+  return roundTo(r, wide);
+}
+
+const char *opName(SymFloat::Op op) {
+  switch (op) {
+  case SymFloat::Add: return "fadd";
+  case SymFloat::Sub: return "fsub";
+  case SymFloat::Mul: return "fmul";
+  case SymFloat::Div: return "fquo";
+  case SymFloat::Min: return "fmin";
+  case SymFloat::Max: return "fmax";
+  case SymFloat::Floor: return "ffloor";
+  case SymFloat::Ceil: return "fceil";
+  case SymFloat::Round: return "fround";
+  default: return "";
+  }
+}
+
+std::string floatText(double v, bool wide) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, wide ? "%.17g" : "%.9g", v);
+  return buf;
+}
+
+constexpr size_t kMaxFloatKey = 4096; // a hostile model's nesting stays small
+
+SymFloatRef finish(SymFloat n) {
+  if (n.key.size() > kMaxFloatKey)
+    throw SymExprError("a float size computation is too large");
+  return std::make_shared<const SymFloat>(std::move(n));
+}
+
+} // namespace
+
+SymFloatRef SymFloat::constant(double v, bool wide) {
+  SymFloat n;
+  n.op = Const;
+  n.wide = wide;
+  n.value = roundTo(v, wide);
+  n.key = std::string(wide ? "f64c(" : "f32c(") + floatText(n.value, wide) + ")";
+  return finish(std::move(n));
+}
+
+SymFloatRef SymFloat::fromInt(const SymExpr &size, bool wide) {
+  if (std::optional<int64_t> c = size.constant())
+    return constant(static_cast<double>(wide ? static_cast<double>(*c)
+                                             : static_cast<double>(static_cast<float>(*c))),
+                    wide);
+  SymFloat n;
+  n.op = FromInt;
+  n.wide = wide;
+  n.size = size;
+  n.key = std::string(wide ? "i2f64(" : "i2f32(") + size.str() + ")";
+  return finish(std::move(n));
+}
+
+SymFloatRef SymFloat::binary(Op op, const SymFloatRef &a, const SymFloatRef &b) {
+  if (op < Add || op > Max)
+    throw SymExprError("not a binary float operation");
+  if (a->wide != b->wide)
+    throw SymExprError("float operands of different widths");
+  if (a->op == Const && b->op == Const)
+    return constant(apply(op, a->value, b->value, a->wide), a->wide);
+  SymFloat n;
+  n.op = op;
+  n.wide = a->wide;
+  n.a = a;
+  n.b = b;
+  n.key = std::string(opName(op)) + "(" + a->key + "," + b->key + ")";
+  return finish(std::move(n));
+}
+
+SymFloatRef SymFloat::unary(Op op, const SymFloatRef &a, bool wide) {
+  if (op == Convert && a->wide == wide)
+    return a;
+  if (op != Convert)
+    wide = a->wide;
+  if (a->op == Const)
+    return constant(op == Convert ? a->value : apply(op, a->value, 0, wide), wide);
+  SymFloat n;
+  n.op = op;
+  n.wide = wide;
+  n.a = a;
+  n.key = std::string(op == Convert ? (wide ? "tof64" : "tof32") : opName(op)) + "(" + a->key +
+          ")";
+  return finish(std::move(n));
+}
+
+std::optional<double> SymFloat::constantValue() const {
+  return op == Const ? std::optional<double>(value) : std::nullopt;
+}
+
+std::optional<double> SymFloat::evaluate(
+    const std::function<std::optional<int64_t>(const std::string &)> &lookup) const {
+  switch (op) {
+  case Const: return value;
+  case FromInt: {
+    std::optional<int64_t> v = size.evaluate(lookup);
+    if (!v)
+      return std::nullopt;
+    return wide ? static_cast<double>(*v) : static_cast<double>(static_cast<float>(*v));
+  }
+  case Convert: {
+    std::optional<double> x = a->evaluate(lookup);
+    return x ? std::optional<double>(roundTo(*x, wide)) : std::nullopt;
+  }
+  default: {
+    std::optional<double> x = a->evaluate(lookup);
+    std::optional<double> y = b ? b->evaluate(lookup) : std::optional<double>(0);
+    if (!x || !y)
+      return std::nullopt;
+    return apply(op, *x, *y, wide);
+  }
+  }
+}
+
+SymFloatRef SymFloat::substitute(
+    const std::function<std::optional<SymExpr>(const std::string &)> &lookup) const {
+  switch (op) {
+  case Const: return constant(value, wide);
+  case FromInt: return fromInt(size.substitute(lookup), wide);
+  case Floor:
+  case Ceil:
+  case Round:
+  case Convert: return unary(op, a->substitute(lookup), wide);
+  default: return binary(op, a->substitute(lookup), b->substitute(lookup));
+  }
+}
+
+void SymFloat::collectSymbols(std::set<std::string> &out) const {
+  if (op == FromInt)
+    size.collectSymbols(out);
+  if (a)
+    a->collectSymbols(out);
+  if (b)
+    b->collectSymbols(out);
+}
+
+bool SymFloat::provablyNonNegative() const {
+  switch (op) {
+  case Const: return value >= 0;
+  case FromInt: return size.provablyNonNegative();
+  case Sub: return false;
+  case Max: return a->provablyNonNegative() || b->provablyNonNegative();
+  case Add:
+  case Mul:
+  case Div: // a division by zero gives +inf or NaN, which no size conversion accepts
+  case Min: return a->provablyNonNegative() && b->provablyNonNegative();
+  default: return a->provablyNonNegative(); // floor, ceil, round, convert
+  }
+}
+
+SymExpr SymExpr::fromFloat(const SymFloatRef &f) {
+  if (std::optional<double> c = f->constantValue()) {
+    std::optional<int64_t> v = truncated(c);
+    if (!v)
+      throw SymExprError("a float size " + floatText(*c, true) + " is not a finite int64");
+    return SymExpr(*v);
+  }
+  // ftoi(ffloor(x)) and ftoi(x) of an integer-valued x agree; keep the text as written.
+  Atom at;
+  at.kind = Atom::FloatToInt;
+  at.f = f;
+  at.key = "ftoi(" + f->key + ")";
+  return SymExprImpl::atom(std::move(at));
+}
+
 std::optional<int64_t> SymExpr::evaluate(
     const std::function<std::optional<int64_t>(const std::string &)> &lookup) const {
   int64_t sum = 0;
@@ -380,6 +581,8 @@ std::optional<int64_t> SymExpr::evaluate(
       std::optional<int64_t> x;
       if (f->kind == Atom::Symbol) {
         x = lookup(f->name);
+      } else if (f->kind == Atom::FloatToInt) {
+        x = truncated(f->f->evaluate(lookup));
       } else {
         std::optional<int64_t> p = f->a.evaluate(lookup), q = f->b.evaluate(lookup);
         if (!p || !q)
@@ -417,6 +620,7 @@ SymExpr SymExpr::substitute(
       case Atom::FloorDiv: v = v * floorDiv(f->a.substitute(lookup), f->b.substitute(lookup)); break;
       case Atom::Min: v = v * min(f->a.substitute(lookup), f->b.substitute(lookup)); break;
       case Atom::Max: v = v * max(f->a.substitute(lookup), f->b.substitute(lookup)); break;
+      case Atom::FloatToInt: v = v * fromFloat(f->f->substitute(lookup)); break;
       }
     }
     sum = sum + v;
@@ -525,6 +729,11 @@ private:
     std::string name(s_.substr(start, pos_ - start));
     if (!eat('('))
       return SymExpr::symbol(name);
+    if (name == "ftoi") {
+      SymFloatRef f = floatExpr();
+      expect(')');
+      return SymExpr::fromFloat(f);
+    }
     SymExpr x = sum();
     expect(',');
     SymExpr y = sum();
@@ -540,6 +749,58 @@ private:
     if (name == "max")
       return SymExpr::max(x, y);
     fail("unknown function '" + name + "'");
+  }
+
+  // A SymFloat's text (SymFloat in SymExpr.h): name '(' arguments ')'.
+  SymFloatRef floatExpr() {
+    if (++depth_ > 64)
+      fail("nested too deeply");
+    skip();
+    size_t start = pos_;
+    while (pos_ < s_.size() && nameChar(s_[pos_]))
+      ++pos_;
+    std::string name(s_.substr(start, pos_ - start));
+    expect('(');
+    SymFloatRef r;
+    static const std::pair<const char *, SymFloat::Op> kBinary[] = {
+        {"fadd", SymFloat::Add}, {"fsub", SymFloat::Sub}, {"fmul", SymFloat::Mul},
+        {"fquo", SymFloat::Div}, {"fmin", SymFloat::Min}, {"fmax", SymFloat::Max}};
+    static const std::pair<const char *, SymFloat::Op> kUnary[] = {
+        {"ffloor", SymFloat::Floor}, {"fceil", SymFloat::Ceil}, {"fround", SymFloat::Round}};
+    if (name == "i2f32" || name == "i2f64") {
+      r = SymFloat::fromInt(sum(), name == "i2f64");
+    } else if (name == "f32c" || name == "f64c") {
+      skip();
+      size_t end = s_.find(')', pos_);
+      if (end == std::string_view::npos)
+        fail("expected ')'");
+      std::string literal(s_.substr(pos_, end - pos_));
+      char *stop = nullptr;
+      double v = std::strtod(literal.c_str(), &stop);
+      if (literal.empty() || stop != literal.c_str() + literal.size())
+        fail("bad float constant '" + literal + "'");
+      pos_ = end;
+      r = SymFloat::constant(v, name == "f64c");
+    } else if (name == "tof32" || name == "tof64") {
+      r = SymFloat::unary(SymFloat::Convert, floatExpr(), name == "tof64");
+    } else {
+      for (const auto &[text, op] : kBinary)
+        if (name == text) {
+          SymFloatRef a = floatExpr();
+          expect(',');
+          r = SymFloat::binary(op, a, floatExpr());
+        }
+      for (const auto &[text, op] : kUnary)
+        if (name == text) {
+          SymFloatRef a = floatExpr();
+          r = SymFloat::unary(op, a, a->wide);
+        }
+      if (!r)
+        fail("unknown float function '" + name + "'");
+    }
+    expect(')');
+    --depth_;
+    return r;
   }
 
   std::string_view s_;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 using namespace strata;
@@ -137,6 +138,60 @@ TEST(SymExpr, TextRoundTrips) {
     EXPECT_FALSE(SymExpr::parse(bad, err)) << bad;
     EXPECT_FALSE(err.empty());
   }
+}
+
+// torchvision's resize to a minimum side of 800 and a maximum of 1333, as its ONNX export computes
+// it in f32: floor(h * min(800 / min(h, w), 1333 / max(h, w))).
+SymExpr resizedHeight(bool wide) {
+  SymExpr h = S("h"), w = S("w");
+  auto f = [&](const SymExpr &e) { return SymFloat::fromInt(e, wide); };
+  auto k = [&](double v) { return SymFloat::constant(v, wide); };
+  SymFloatRef one = k(1);
+  SymFloatRef byMin = SymFloat::binary(
+      SymFloat::Mul, SymFloat::binary(SymFloat::Div, one, f(SymExpr::min(h, w))), k(800));
+  SymFloatRef byMax = SymFloat::binary(
+      SymFloat::Mul, SymFloat::binary(SymFloat::Div, one, f(SymExpr::max(h, w))), k(1333));
+  SymFloatRef scale = SymFloat::binary(SymFloat::Min, byMin, byMax);
+  return SymExpr::fromFloat(
+      SymFloat::unary(SymFloat::Floor, SymFloat::binary(SymFloat::Mul, f(h), scale), wide));
+}
+
+TEST(SymExpr, FloatSizesEvaluateInTheirWidth) {
+  for (bool wide : {false, true}) {
+    SymExpr e = resizedHeight(wide);
+    EXPECT_TRUE(e.provablyNonNegative()) << e.str();
+    for (auto [hv, wv] : {std::pair<int64_t, int64_t>{480, 640}, {427, 640}, {333, 500},
+                          {1000, 3}, {17, 17}}) {
+      auto ref = [&]<typename T>(T) {
+        T one = 1, scale = std::min(one / T(std::min(hv, wv)) * T(800),
+                                    one / T(std::max(hv, wv)) * T(1333));
+        return static_cast<int64_t>(std::floor(T(hv) * scale));
+      };
+      EXPECT_EQ(eval(e, {{"h", hv}, {"w", wv}}), wide ? ref(double()) : ref(float()))
+          << e.str() << " at " << hv << "x" << wv;
+    }
+    // Both sides 0: the scale is +inf and 0 * inf is NaN, which no size takes.
+    EXPECT_EQ(eval(e, {{"h", 0}, {"w", 0}}), std::nullopt);
+    EXPECT_EQ(eval(e, {{"h", 0}, {"w", 5}}), 0);
+    std::string err;
+    std::optional<SymExpr> back = SymExpr::parse(e.str(), err);
+    ASSERT_TRUE(back) << e.str() << ": " << err;
+    EXPECT_EQ(*back, e);
+    std::set<std::string> syms;
+    e.collectSymbols(syms);
+    EXPECT_EQ(syms, (std::set<std::string>{"h", "w"}));
+    SymExpr bound = e.substitute([](const std::string &n) -> std::optional<SymExpr> {
+      return SymExpr(n == "h" ? 480 : 640);
+    });
+    EXPECT_EQ(bound, SymExpr(*eval(e, {{"h", 480}, {"w", 640}})));
+  }
+  std::string err;
+  for (const char *bad : {"ftoi(f32c(1e999x))", "ftoi(fadd(i2f32(h),i2f64(w)))", "ftoi(i2f32(h)",
+                          "ftoi(frob(i2f32(h)))", "ftoi(f32c(nan))", "ftoi(f64c(1e300))"})
+    EXPECT_FALSE(SymExpr::parse(bad, err)) << bad;
+  std::optional<SymExpr> half = SymExpr::parse("ftoi(fround(f64c(2.5)))+ftoi(fceil(i2f64(h)))", err);
+  ASSERT_TRUE(half) << err;
+  EXPECT_EQ(eval(*half, {{"h", 3}}), 5); // half to even: 2
 }
 
 } // namespace

@@ -1,6 +1,8 @@
 // Symbolic integer expressions for tensor dims that are not known until run time: a polynomial
-// with int64 coefficients over atoms, an atom being a named symbol (an input's dim, "batch") or a
-// floor division, min or max of expressions that does not simplify further.
+// with int64 coefficients over atoms, an atom being a named symbol (an input's dim, "batch"), a
+// floor division, min or max of expressions that does not simplify further, or a float
+// computation on sizes converted back to an integer (SymFloat: a detector's resize to
+// floor(h * min(800 / min(h, w), 1333 / max(h, w))) in f32, evaluated in the same rounding).
 //
 // Every expression is kept in one canonical form (terms merged and sorted, constants folded,
 // divisions by constants split into whole and remainder parts), so two dims computed along
@@ -28,6 +30,9 @@ struct SymExprError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+struct SymFloat;
+using SymFloatRef = std::shared_ptr<const SymFloat>;
+
 class SymExpr {
 public:
   SymExpr(int64_t constant = 0); // NOLINT: a constant is an expression
@@ -38,6 +43,10 @@ public:
   static SymExpr mod(const SymExpr &a, const SymExpr &b); // floor modulo: a - b * floorDiv(a, b)
   static SymExpr min(const SymExpr &a, const SymExpr &b);
   static SymExpr max(const SymExpr &a, const SymExpr &b);
+  // The float value converted to an integer as ONNX's Cast does (toward zero): a constant when
+  // `f` folds to one, else the atom "ftoi(...)". Evaluation fails for NaN, infinities and values
+  // past int64.
+  static SymExpr fromFloat(const SymFloatRef &f);
   friend SymExpr operator+(const SymExpr &a, const SymExpr &b);
   friend SymExpr operator-(const SymExpr &a, const SymExpr &b);
   friend SymExpr operator*(const SymExpr &a, const SymExpr &b);
@@ -94,10 +103,41 @@ private:
 };
 
 struct SymExpr::Atom {
-  enum Kind : uint8_t { Symbol, FloorDiv, Min, Max } kind = Symbol;
+  enum Kind : uint8_t { Symbol, FloorDiv, Min, Max, FloatToInt } kind = Symbol;
   std::string name; // Symbol
   SymExpr a, b;     // FloorDiv: a / b; Min, Max: the operands, sorted by key
+  SymFloatRef f;    // FloatToInt
   std::string key;  // canonical text
+};
+
+// A float (f32, or f64 when `wide`) computed from sizes: what ONNX shape arithmetic does between
+// a Cast of sizes to float and a Cast back. Each operation rounds to its width as the tensor ops
+// would; operands of a binary operation share a width. Nodes fold when every leaf is constant.
+// Text (inside ftoi(...)): i2f32(S) i2f64(S) (a size converted), f32c(V) f64c(V) (a constant),
+// fadd fsub fmul fquo fmin fmax (A,B), ffloor fceil fround (A) (round: half to even), tof32 tof64.
+struct SymFloat {
+  enum Op : uint8_t { FromInt, Const, Add, Sub, Mul, Div, Min, Max, Floor, Ceil, Round, Convert };
+  Op op = Const;
+  bool wide = false;
+  SymExpr size;       // FromInt
+  double value = 0;   // Const (already rounded to the width)
+  SymFloatRef a, b;   // operands
+  std::string key;    // canonical text
+
+  static SymFloatRef fromInt(const SymExpr &size, bool wide);
+  static SymFloatRef constant(double v, bool wide);
+  // Add..Max of two operands of one width (a SymExprError otherwise).
+  static SymFloatRef binary(Op op, const SymFloatRef &a, const SymFloatRef &b);
+  // Floor, Ceil, Round keep the width; Convert rounds to `wide`'s.
+  static SymFloatRef unary(Op op, const SymFloatRef &a, bool wide);
+  std::optional<double> constantValue() const;
+  std::optional<double> evaluate(
+      const std::function<std::optional<int64_t>(const std::string &)> &lookup) const;
+  SymFloatRef substitute(
+      const std::function<std::optional<SymExpr>(const std::string &)> &lookup) const;
+  void collectSymbols(std::set<std::string> &out) const;
+  // Whether the value is >= 0 (or NaN, which no size conversion accepts) for every binding.
+  bool provablyNonNegative() const;
 };
 
 } // namespace strata

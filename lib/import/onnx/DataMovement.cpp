@@ -262,7 +262,7 @@ Values convertSplit(ImportContext &ctx, const Node &n) {
   return results;
 }
 
-// Slice whose ends (or starts) are computed from symbolic dims, steps 1, starts known at import:
+// Slice whose ends (or starts) are computed from symbolic dims, steps 1, starts non-negative:
 // along each such axis, a gather of the elements start, start + 1, ... over a length some input
 // has as a dim (iota), so the result has that symbolic dim; an end past the axis is an index
 // error at run time naming the node (ONNX would clamp it). Other axes as a plain slice.
@@ -306,18 +306,28 @@ Value *symbolicSlice(ImportContext &ctx, const Node &n) {
       cAxes.push_back(axis);
       continue;
     }
-    if (!s || *s < 0)
+    // A start that is a formula too (torchvision splits its heads' outputs per level at running
+    // sums of the levels' sizes) is added as the run-time value the starts tensor holds.
+    if (s ? *s < 0 : !ctx.knownNonNegative((*starts)[i]))
       return nullptr;
     Value *idx = nullptr;
     try {
-      idx = countTo(ctx, (*ends)[i] - SymExpr(*s));
+      idx = countTo(ctx, (*ends)[i] - (*starts)[i]);
     } catch (const SymExprError &) {
       return nullptr;
     }
     if (!idx)
       return nullptr;
-    if (*s != 0)
+    if (!s) {
+      Value *start = b.value(OpKind::Gather,
+                             {ctx.input(n, 1), b.scalar(DType::I64, static_cast<double>(i))},
+                             {{"axis", Attribute(int64_t{0})}});
+      if (start->type().dtype != DType::I64)
+        start = b.value(OpKind::Cast, {start}, {{"to", Attribute(DType::I64)}});
+      idx = b.value(OpKind::Add, {idx, start});
+    } else if (*s != 0) {
       idx = b.value(OpKind::Add, {idx, b.scalar(DType::I64, static_cast<double>(*s))});
+    }
     gathers.push_back({axis, idx});
   }
   Value *y = cAxes.empty() ? x : slice(b, x, cStarts, cEnds, cAxes, {});

@@ -279,8 +279,7 @@ private:
   // Mod and Min/Max). Reshape, Expand, Pad and Resize then read their shape from it
   // (symbolicInput), so `x.view(x.size(0), -1)` imports with symbolic dims.
   void propagateSymbolic(const onnx::NodeProto &node, const std::vector<Value *> &results) {
-    if (results.empty() || !results[0] || !results[0]->type().isStatic() ||
-        !(isInteger(results[0]->type().dtype) || results[0]->type().dtype == DType::Bool))
+    if (results.empty() || !results[0] || !results[0]->type().isStatic())
       return;
     Value *out = results[0];
     if (Op *def = out->definingOp(); def && def->kind() == OpKind::Constant)
@@ -289,10 +288,19 @@ private:
     auto in = [&](int i) { return symbolicInput(node, i); };
     auto anySymbolic = [&] {
       for (int i = 0; i < node.input_size(); ++i)
-        if (!node.input(i).empty() && symbolic_.count(lookup(node.input(i))))
+        if (!node.input(i).empty() && (symbolic_.count(lookup(node.input(i))) ||
+                                       symbolicFloat_.count(lookup(node.input(i)))))
           return true;
       return false;
     };
+    const DType dt = out->type().dtype;
+    if (dt == DType::F32 || dt == DType::F64) {
+      if (anySymbolic())
+        propagateFloat(node, out, dt == DType::F64);
+      return;
+    }
+    if (!(isInteger(dt) || dt == DType::Bool))
+      return;
     std::optional<std::vector<SymExpr>> r;
     try {
       if (Op *def = out->definingOp(); def && def->kind() == OpKind::Shape) {
@@ -305,6 +313,10 @@ private:
         }
       } else if (!anySymbolic()) {
         return;
+      } else if (type == "Cast" && symbolicFloat_.count(lookup(node.input(0)))) {
+        r.emplace(); // a float size back to an integer (toward zero, as Cast does)
+        for (const SymFloatRef &f : symbolicFloat_.at(lookup(node.input(0))))
+          r->push_back(SymExpr::fromFloat(f));
       } else if (type == "Identity" || type == "Cast" || type == "Unsqueeze" || type == "Squeeze" ||
                  type == "Reshape" || type == "Flatten") {
         r = in(0);
@@ -455,6 +467,33 @@ private:
     if (r && static_cast<int64_t>(r->size()) <= kMaxSymbolicElements &&
         out->type().staticNumElements() == static_cast<int64_t>(r->size()))
       symbolic_[out] = std::move(*r);
+  }
+
+  // Float elements computed from shape values (floatShapeValues), kept for a Cast back.
+  void propagateFloat(const onnx::NodeProto &node, Value *out, bool wide) {
+    auto floats = [&](int i) -> std::optional<std::vector<SymFloatRef>> {
+      if (i >= node.input_size() || node.input(i).empty())
+        return std::nullopt;
+      Value *v = lookup(node.input(i));
+      if (auto it = symbolicFloat_.find(v); it != symbolicFloat_.end())
+        return it->second;
+      std::optional<Tensor> t = constantInput(node, i);
+      if (!t || (t->dtype() != DType::F32 && t->dtype() != DType::F64) ||
+          t->numElements() > kMaxSymbolicElements)
+        return std::nullopt;
+      std::vector<SymFloatRef> r;
+      for (double x : t->toDoubleVector())
+        r.push_back(SymFloat::constant(x, t->dtype() == DType::F64));
+      return r;
+    };
+    try {
+      auto r = floatShapeValues(node, wide, floats, [&](int i) { return symbolicInput(node, i); });
+      if (r && static_cast<int64_t>(r->size()) <= kMaxSymbolicElements &&
+          out->type().staticNumElements() == static_cast<int64_t>(r->size()))
+        symbolicFloat_[out] = std::move(*r);
+    } catch (const SymExprError &) {
+      // past what SymFloat keeps (widths that differ, a huge expression): run-time data only
+    }
   }
 
   void loadModel() {
@@ -1109,6 +1148,7 @@ private:
   std::unordered_map<std::string, Tensor> tensors_;  // decoded initializers, specialized inputs
   std::unordered_map<std::string, Value *> values_;  // ONNX name -> value (null: not produced)
   std::unordered_map<const Value *, std::vector<SymExpr>> symbolic_; // see propagateSymbolic
+  std::unordered_map<const Value *, std::vector<SymFloatRef>> symbolicFloat_; // propagateFloat
   // Formulas Shape read off a tensor's dims, and sizes computed from them: >= 0 when bound (the
   // plan checks every dim), even where no sign rule proves it (a padded size w + mod(-w, 7)).
   std::set<SymExpr> dimFormulas_;

@@ -135,4 +135,102 @@ std::optional<SymExpr> reduceElements(const std::string &op, const std::vector<S
   return acc;
 }
 
+std::optional<std::vector<SymFloatRef>> floatShapeValues(
+    const onnx::NodeProto &node, bool wide,
+    const std::function<std::optional<std::vector<SymFloatRef>>(int)> &floats,
+    const std::function<std::optional<std::vector<SymExpr>>(int)> &ints) {
+  const std::string &type = node.op_type();
+  using Elements = std::vector<SymFloatRef>;
+  if (type == "Cast") {
+    if (auto f = floats(0)) {
+      for (SymFloatRef &e : *f)
+        e = SymFloat::unary(SymFloat::Convert, e, wide);
+      return f;
+    }
+    auto i = ints(0);
+    if (!i)
+      return std::nullopt;
+    Elements r;
+    for (const SymExpr &e : *i)
+      r.push_back(SymFloat::fromInt(e, wide));
+    return r;
+  }
+  if (type == "Identity" || type == "Unsqueeze" || type == "Squeeze" || type == "Reshape" ||
+      type == "Flatten")
+    return floats(0);
+  if (type == "Concat") { // of vectors or scalars: the elements in order
+    Elements r;
+    for (int i = 0; i < node.input_size(); ++i) {
+      auto part = floats(i);
+      if (!part)
+        return std::nullopt;
+      r.insert(r.end(), part->begin(), part->end());
+    }
+    return r;
+  }
+  if (type == "Gather") {
+    auto data = floats(0);
+    auto idx = ints(1);
+    if (!data || !idx)
+      return std::nullopt;
+    for (const auto &a : node.attribute())
+      if (a.name() == "axis" && a.i() != 0)
+        return std::nullopt;
+    Elements r;
+    const int64_t n = static_cast<int64_t>(data->size());
+    for (const SymExpr &e : *idx) {
+      std::optional<int64_t> k = e.constant();
+      if (!k || *k < -n || *k >= n)
+        return std::nullopt;
+      r.push_back((*data)[static_cast<size_t>(*k < 0 ? *k + n : *k)]);
+    }
+    return r;
+  }
+  static const std::pair<const char *, SymFloat::Op> kUnary[] = {
+      {"Floor", SymFloat::Floor}, {"Ceil", SymFloat::Ceil}, {"Round", SymFloat::Round}};
+  for (const auto &[name, op] : kUnary)
+    if (type == name) {
+      auto a = floats(0);
+      if (!a)
+        return std::nullopt;
+      for (SymFloatRef &e : *a)
+        e = SymFloat::unary(op, e, wide);
+      return a;
+    }
+  if ((type == "ReduceMax" || type == "ReduceMin") && node.input_size() == 1) {
+    for (const auto &a : node.attribute())
+      if (a.name() == "axes")
+        return std::nullopt; // every element (a vector's only axis), or nothing known
+    auto a = floats(0);
+    if (!a || a->empty())
+      return std::nullopt;
+    SymFloatRef acc = (*a)[0];
+    for (size_t k = 1; k < a->size(); ++k)
+      acc = SymFloat::binary(type == "ReduceMax" ? SymFloat::Max : SymFloat::Min, acc, (*a)[k]);
+    return Elements{acc};
+  }
+  if (type == "Reciprocal") {
+    auto a = floats(0);
+    if (!a)
+      return std::nullopt;
+    for (SymFloatRef &e : *a)
+      e = SymFloat::binary(SymFloat::Div, SymFloat::constant(1, wide), e);
+    return a;
+  }
+  static const std::pair<const char *, SymFloat::Op> kBinary[] = {
+      {"Add", SymFloat::Add}, {"Sub", SymFloat::Sub}, {"Mul", SymFloat::Mul},
+      {"Div", SymFloat::Div}, {"Min", SymFloat::Min}, {"Max", SymFloat::Max}};
+  for (const auto &[name, op] : kBinary)
+    if (type == name && node.input_size() == 2) {
+      auto a = floats(0), b = floats(1);
+      if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1))
+        return std::nullopt;
+      Elements r;
+      for (size_t k = 0; k < std::max(a->size(), b->size()); ++k)
+        r.push_back(SymFloat::binary(op, (*a)[a->size() == 1 ? 0 : k], (*b)[b->size() == 1 ? 0 : k]));
+      return r;
+    }
+  return std::nullopt;
+}
+
 } // namespace strata::onnx_import
