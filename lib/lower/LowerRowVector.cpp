@@ -164,23 +164,24 @@ bool canLowerVectorRows(const LowerCtx &c) {
   case OpKind::LogSoftmax:
     return ops::LogSoftmaxOp(c.op).axis() == static_cast<int64_t>(in.size()) - 1;
   case OpKind::LayerNorm: {
-    if (runTimeRow) // its count n is the static row length
-      return false;
     int64_t axis = ops::LayerNormOp(c.op).axis();
     if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
       return false;
     for (size_t d = static_cast<size_t>(axis); d + 1 < in.size(); ++d)
       if (in[d] != 1)
         return false;
-    // Scale and bias index the row by its last dim (or broadcast one value along it); static.
+    // Scale and bias index the row by its last dim (or broadcast one value along it); static
+    // but for a last dim that is the run-time row's own.
     for (size_t i = 1; i < c.inShapes.size(); ++i) {
-      if (c.inShapes[i].size() > in.size() ||
-          (!c.inShapes[i].empty() && c.inShapes[i].back() != in.back() &&
-           c.inShapes[i].back() != 1))
+      const Shape &s = c.inShapes[i];
+      if (s.size() > in.size())
         return false;
-      for (int64_t d : c.inShapes[i])
-        if (d < 0)
+      for (size_t d = 0; d < s.size(); ++d) {
+        const bool last = d + 1 == s.size();
+        if (last && s[d] < 0 ? !loop::equal(c.inDims[i].back(), c.inDims[0].back())
+                             : s[d] < 0 || (last && s[d] != in.back() && s[d] != 1))
           return false;
+      }
     }
     return true;
   }
@@ -248,10 +249,12 @@ Stmt lowerVectorLayerNorm(LowerCtx &c) {
     auto operand = [&](size_t i, const Expr &base, int lanes) {
       const Shape &s = c.inShapes[i];
       Exprs idx = broadcastIndex(rb.at(base, lanes), in, c.inDims[i]);
-      bool along = !s.empty() && s.back() == g.length.asInt();
+      bool along = !s.empty() && (s.back() < 0 || s.back() == g.length.asInt());
       return along ? loop::load(c.ins[i], idx) : splat(loop::load(c.ins[i], idx), lanes);
     };
-    const Expr count = f32(static_cast<double>(*g.length.asInt())); // static: canLowerVectorRows
+    // The element count in f32 (a run-time row's converted once per row).
+    const Expr count = g.length.asInt() ? f32(static_cast<double>(*g.length.asInt()))
+                                        : loop::cast(DType::F32, g.length);
     std::vector<Stmt> s;
     s.push_back(rb.reduce(mean, 0, addF, x));
     s.push_back(loop::store(mean, {imm(0)}, bin(ExprKind::Div, loop::load(mean, {imm(0)}), count)));
