@@ -448,11 +448,37 @@ SymFloatRef SymFloat::constant(double v, bool wide) {
   return finish(std::move(n));
 }
 
+namespace {
+// Whether every value of `f` is an integer (or not finite): roundings of integers, sizes, and
+// sums, differences, products, mins and maxes of such (a rounded product of integers stays one).
+bool integral(const SymFloat &f) {
+  switch (f.op) {
+  case SymFloat::Const: return f.value == std::trunc(f.value);
+  case SymFloat::FromInt:
+  case SymFloat::Floor:
+  case SymFloat::Ceil:
+  case SymFloat::Round: return true;
+  case SymFloat::Div: return false;
+  case SymFloat::Convert: return integral(*f.a);
+  default: return integral(*f.a) && integral(*f.b);
+  }
+}
+} // namespace
+
 SymFloatRef SymFloat::fromInt(const SymExpr &size, bool wide) {
   if (std::optional<int64_t> c = size.constant())
     return constant(static_cast<double>(wide ? static_cast<double>(*c)
                                              : static_cast<double>(static_cast<float>(*c))),
                     wide);
+  // An integer-valued float made a size and back (torchvision's int(ceil(h / 32) * 32) read as
+  // a float again): the same float when no width is lost.
+  const auto &ts = size.terms();
+  if (ts.size() == 1 && ts[0].coeff == 1 && ts[0].factors.size() == 1 &&
+      ts[0].factors[0]->kind == SymExpr::Atom::FloatToInt) {
+    const SymFloatRef &f = ts[0].factors[0]->f;
+    if ((wide || !f->wide) && integral(*f))
+      return unary(Convert, f, wide);
+  }
   SymFloat n;
   n.op = FromInt;
   n.wide = wide;

@@ -192,6 +192,16 @@ TEST(SymExpr, FloatSizesEvaluateInTheirWidth) {
   std::optional<SymExpr> half = SymExpr::parse("ftoi(fround(f64c(2.5)))+ftoi(fceil(i2f64(h)))", err);
   ASSERT_TRUE(half) << err;
   EXPECT_EQ(eval(*half, {{"h", 3}}), 5); // half to even: 2
+  // An integer-valued float made a size and read back as a float is that float; a quotient is
+  // not integer-valued and keeps its conversions.
+  std::optional<SymExpr> twice = SymExpr::parse("ftoi(fmul(i2f32(ftoi(fceil(i2f32(h)))),f32c(2)))", err);
+  std::optional<SymExpr> once = SymExpr::parse("ftoi(fmul(fceil(i2f32(h)),f32c(2)))", err);
+  ASSERT_TRUE(twice && once) << err;
+  EXPECT_EQ(*twice, *once);
+  std::optional<SymExpr> quotient = SymExpr::parse("ftoi(i2f32(ftoi(fquo(i2f32(h),f32c(2)))))", err);
+  ASSERT_TRUE(quotient) << err;
+  EXPECT_EQ(quotient->str(), "ftoi(i2f32(ftoi(fquo(i2f32(h),f32c(2)))))");
+  EXPECT_EQ(eval(*quotient, {{"h", 7}}), 3);
 }
 
 } // namespace

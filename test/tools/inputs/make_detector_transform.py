@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""`make_detector_transform.py OUT.onnx`: torchvision's GeneralizedRCNNTransform (normalize,
-resize so the short side is 64 unless the long side would pass 100, pad to a multiple of 32),
-exported with a symbolic height and width: its sizes are f32 arithmetic on the image's shape.
-`make_detector_transform.py --slices OUT.onnx`: x [2, ?n] sliced at run-time offsets,
-x[:, a*b : a*b + a] for y [?a, ?b] (a start computed from sizes).
-`make_detector_transform.py --check MODEL.onnx OUTDIR X.npy [Y.npy]`: compares the output in OUTDIR
-(y.npy, or z.npy for a model named *slices*) with torch's result on X (and Y)."""
+"""`make_detector_transform.py DIR`: DIR/t.onnx, torchvision's GeneralizedRCNNTransform
+(normalize, resize so the short side is 64 unless the long side would pass 100, pad to a
+multiple of 32) exported with a symbolic height and width: its sizes are f32 arithmetic on the
+image's shape; and DIR/slices.onnx, x [2, ?n] sliced at run-time offsets, x[:, a*b : a*b + a]
+for y [?a, ?b] (a start computed from sizes).
+`make_detector_transform.py --check MODEL.onnx OUTDIR:X.npy[,Y.npy] ...`: compares the output in
+each OUTDIR (y.npy, or z.npy for a model named *slices*) with torch's result on X (and Y)."""
 import sys
 
 import numpy as np
@@ -30,21 +30,21 @@ class Slices(torch.nn.Module):
 
 if sys.argv[1] == "--check":
     model = Slices() if "slices" in sys.argv[2] else Transform()
-    args = [torch.from_numpy(np.load(f)) for f in sys.argv[4:]]
-    with torch.no_grad():
-        want = model.eval()(*args).numpy()
-    got = np.load(sys.argv[3] + ("/z.npy" if "slices" in sys.argv[2] else "/y.npy"))
-    assert got.shape == want.shape, (got.shape, want.shape)
-    err = np.abs(got - want).max() / max(np.abs(want).max(), 1e-9) if want.size else 0
-    assert err <= 1e-5, err
-    print("matches torch", "x".join(map(str, got.shape)))
+    for case in sys.argv[3:]:
+        out, inputs = case.split(":")
+        args = [torch.from_numpy(np.load(f)) for f in inputs.split(",")]
+        with torch.no_grad():
+            want = model.eval()(*args).numpy()
+        got = np.load(out + ("/z.npy" if "slices" in sys.argv[2] else "/y.npy"))
+        assert got.shape == want.shape, (out, got.shape, want.shape)
+        err = np.abs(got - want).max() / max(np.abs(want).max(), 1e-9) if want.size else 0
+        assert err <= 1e-5, (out, err)
+        print("matches torch", "x".join(map(str, got.shape)))
     sys.exit(0)
 
-if sys.argv[1] == "--slices":
-    torch.onnx.export(Slices(), (torch.rand(2, 30), torch.rand(3, 4)), sys.argv[2],
-                      input_names=["x", "y"], output_names=["z"],
-                      dynamic_axes={"x": {1: "n"}, "y": {0: "a", 1: "b"}}, opset_version=17)
-else:
-    torch.onnx.export(Transform().eval(), (torch.rand(3, 48, 80),), sys.argv[1],
-                      input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {1: "h", 2: "w"}}, opset_version=17)
+torch.onnx.export(Slices(), (torch.rand(2, 30), torch.rand(3, 4)), sys.argv[1] + "/slices.onnx",
+                  input_names=["x", "y"], output_names=["z"],
+                  dynamic_axes={"x": {1: "n"}, "y": {0: "a", 1: "b"}}, opset_version=17)
+torch.onnx.export(Transform().eval(), (torch.rand(3, 48, 80),), sys.argv[1] + "/t.onnx",
+                  input_names=["x"], output_names=["y"],
+                  dynamic_axes={"x": {1: "h", 2: "w"}}, opset_version=17)
