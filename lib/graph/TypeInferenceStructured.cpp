@@ -409,5 +409,25 @@ std::vector<TensorType> inferTopK(const InferContext &c) {
   return {values, values.withDType(DType::I64)};
 }
 std::vector<TensorType> inferResize(const InferContext &c) { return {resizeType(c)}; }
+std::vector<TensorType> inferRoiAlign(const InferContext &c) {
+  const TensorType &x = c.operand(0), &rois = c.operand(1), &batch = c.operand(2);
+  requireDType(c, 0, x.dtype == DType::F32, "f32");
+  requireDType(c, 1, rois.dtype == DType::F32, "f32");
+  requireDType(c, 2, batch.dtype == DType::I64, "i64");
+  if (x.rank() != 4 || rois.rank() != 2 || !(rois.dims[1] == Dim(4)) || batch.rank() != 1 ||
+      !(rois.dims[0] == batch.dims[0]))
+    fail("expected x [N, C, H, W], rois [R, 4] and batch_indices [R], got " + x.str() + ", " +
+         rois.str() + " and " + batch.str());
+  const auto attrs = c.view<ops::RoiAlignOp>();
+  if (attrs.mode() != "avg" && attrs.mode() != "max")
+    fail("mode must be 'avg' or 'max', got '" + attrs.mode() + "'");
+  const int64_t oh = attrs.output_height(), ow = attrs.output_width();
+  if (oh < 1 || ow < 1 || oh > (int64_t(1) << 20) || ow > (int64_t(1) << 20))
+    fail("output_height and output_width must be in [1, 2^20], got " + std::to_string(oh) +
+         " and " + std::to_string(ow));
+  if (attrs.sampling_ratio() < 0 || attrs.sampling_ratio() > 1024)
+    fail("sampling_ratio must be in [0, 1024], got " + std::to_string(attrs.sampling_ratio()));
+  return {TensorType(DType::F32, {rois.dims[0], x.dims[1], Dim(oh), Dim(ow)})};
+}
 
 } // namespace strata::infer

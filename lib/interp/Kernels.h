@@ -127,6 +127,7 @@ Tensors resizeKernel(const Op &op, const Tensors &operands);
 Tensors einsumKernel(const Op &op, const Tensors &operands);
 Tensors winogradInputKernel(const Op &op, const Tensors &operands);  // Winograd.cpp
 Tensors winogradOutputKernel(const Op &op, const Tensors &operands);
+Tensors roiAlignKernel(const Op &op, const Tensors &operands); // RoiAlign.cpp
 Tensors nmsCountKernel(const Op &op, const Tensors &operands); // Nms.cpp
 Tensors uniqueCountKernel(const Op &op, const Tensors &operands); // Unique.cpp
 Tensors uniqueKernel(const Op &op, const Tensors &operands);

@@ -86,6 +86,7 @@ void registerStructuredKernels(KernelFn *table) {
   set(OpKind::WinogradOutput, winogradOutputKernel);
   set(OpKind::NmsCount, nmsCountKernel);
   set(OpKind::Nms, nmsKernel);
+  set(OpKind::RoiAlign, roiAlignKernel);
   set(OpKind::UniqueCount, uniqueCountKernel);
   set(OpKind::Unique, uniqueKernel);
 }

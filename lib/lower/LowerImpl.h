@@ -105,6 +105,15 @@ inline Expr ceilDivExtent(const Expr &a, int64_t b) {
     return loop::intImm((*a.asInt() + b - 1) / b);
   return loop::binary(loop::ExprKind::FloorDiv, a + loop::intImm(b - 1), loop::intImm(b));
 }
+// std::min and std::max as C++ computes them ((b < a) ? b : a and (a < b) ? b : a): the
+// interpreter's result for NaN operands, and one vminps/vmaxps each for floats (loop::min/max
+// lower to minnum/maxnum, whose NaN fix-ups cost more and made LLVM scalarize vectors).
+inline Expr stdMin(const Expr &a, const Expr &b) {
+  return loop::select(bin(loop::ExprKind::LT, b, a), b, a);
+}
+inline Expr stdMax(const Expr &a, const Expr &b) {
+  return loop::select(bin(loop::ExprKind::LT, a, b), b, a);
+}
 // True where `x` is NaN (x != x).
 inline Expr isNaN(const Expr &x) { return bin(loop::ExprKind::NE, x, x); }
 // A one-element local accumulator.
@@ -196,6 +205,7 @@ Stmt lowerIota(LowerCtx &c);
 Stmt lowerNonZero(LowerCtx &c);
 Stmt lowerNmsCount(LowerCtx &c); // LowerNms.cpp
 Stmt lowerNms(LowerCtx &c);
+Stmt lowerRoiAlign(LowerCtx &c); // LowerRoiAlign.cpp
 Stmt lowerUniqueCount(LowerCtx &c); // LowerUnique.cpp
 Stmt lowerUnique(LowerCtx &c);
 Stmt lowerPad(LowerCtx &c);

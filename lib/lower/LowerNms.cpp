@@ -21,11 +21,6 @@ using loop::ExprKind;
 using Extent = std::array<Expr, 5>;
 enum { X0, X1, Y0, Y1, Area };
 
-// std::min and std::max as NmsMath.h calls them ((b < a) ? b : a and (a < b) ? b : a): the same
-// result for NaN operands, and one vminps/vmaxps each (minnum/maxnum add NaN fix-ups).
-Expr stdMin(const Expr &a, const Expr &b) { return loop::select(bin(ExprKind::LT, b, a), b, a); }
-Expr stdMax(const Expr &a, const Expr &b) { return loop::select(bin(ExprKind::LT, a, b), b, a); }
-
 // Box `i` of batch `b`'s extent from its coordinates: [y1, x1, y2, x2] or centered
 // [xc, yc, w, h].
 Extent extentOf(const LowerCtx &c, const Expr &b, const Expr &i, bool centered) {

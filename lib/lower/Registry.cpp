@@ -33,6 +33,8 @@ Lowering loweringFor(OpKind k) {
     return {lowerNmsCount, false, true};
   case OpKind::Nms:
     return {lowerNms, false, true}; // its result's count is a run-time extent
+  case OpKind::RoiAlign:
+    return {lowerRoiAlign, false, true}; // regions and x's dims may be run-time extents
   case OpKind::Pad:
     return {lowerPad, false, true};
   case OpKind::Gather:

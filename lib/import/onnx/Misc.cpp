@@ -406,6 +406,28 @@ Values convertNonMaxSuppression(ImportContext &ctx, const Node &n) {
   return {selected};
 }
 
+// RoiAlign: the coordinate mode is opset 16's attribute (half_pixel by default); opset 10's
+// regions are output_half_pixel. batch_indices may be i32 (widened).
+Values convertRoiAlign(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *x = requiredInput(ctx, n, 0, "X");
+  Value *rois = requiredInput(ctx, n, 1, "rois");
+  Value *batch = requiredInput(ctx, n, 2, "batch_indices");
+  if (batch->type().dtype == DType::I32)
+    batch = b.value(OpKind::Cast, {batch}, {{"to", Attribute(DType::I64)}});
+  const std::string coords = attrString(n, "coordinate_transformation_mode",
+                                        ctx.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+  if (coords != "half_pixel" && coords != "output_half_pixel")
+    throw ConvertError("unknown coordinate_transformation_mode '" + coords + "'");
+  AttrMap attrs{{"mode", Attribute(attrString(n, "mode", "avg"))},
+                {"output_height", Attribute(attrInt(n, "output_height", 1))},
+                {"output_width", Attribute(attrInt(n, "output_width", 1))},
+                {"sampling_ratio", Attribute(attrInt(n, "sampling_ratio", 0))},
+                {"spatial_scale", Attribute(static_cast<double>(attrFloat(n, "spatial_scale", 1.f)))},
+                {"half_pixel", Attribute(int64_t{coords == "half_pixel" ? 1 : 0})}};
+  return {b.value(OpKind::RoiAlign, {x, rois, batch}, attrs)};
+}
+
 // Compress: the slices along `axis` (of the flattened input without one) whose condition entry
 // is true: a gather at the nonzero indices of the condition.
 Values convertCompress(ImportContext &ctx, const Node &n) {
@@ -701,6 +723,7 @@ void registerMiscConverters(ConverterTable &t) {
   t["NonZero"] = convertNonZero;
   t["Compress"] = convertCompress;
   t["NonMaxSuppression"] = convertNonMaxSuppression;
+  t["RoiAlign"] = convertRoiAlign;
   t["Unique"] = convertUnique;
   t["Einsum"] = convertEinsum;
   t["Hardmax"] = convertHardmax;

@@ -223,6 +223,21 @@ public:
     Value *v = lookup(name);
     if (Op *def = v->definingOp(); def && def->kind() == OpKind::Constant)
       return def->attr("value").getTensor();
+    // Shape arithmetic whose every element came out constant (the batch dim of a tensor whose
+    // other dims are symbolic; the exporter's test whether a squeezed dim is 1).
+    if (auto it = symbolic_.find(v); it != symbolic_.end() && v->type().isStatic() &&
+                                     (isInteger(v->type().dtype) || v->type().dtype == DType::Bool)) {
+      Tensor t(v->type().dtype, v->type().staticShape());
+      if (t.numElements() != static_cast<int64_t>(it->second.size()))
+        return std::nullopt;
+      for (size_t e = 0; e < it->second.size(); ++e) {
+        std::optional<int64_t> k = it->second[e].constant();
+        if (!k)
+          return std::nullopt;
+        t.setInt(static_cast<int64_t>(e), *k);
+      }
+      return t;
+    }
     return std::nullopt;
   }
 
