@@ -101,6 +101,8 @@ Stmt lowerSelection(LowerCtx &c,
       loop::MemoryScope::Local);
   loop::Buffer cand = localArray(c, "candidate", DType::F32, 5);
   loop::Buffer hits = localArray(c, "hits", DType::I32, lanes);
+  loop::Buffer staged = loop::makeBuffer(c.newName("lanes"), DType::F32, {imm(5), imm(lanes)}, {},
+                                         loop::MemoryScope::Local);
   Acc candidates = makeAcc(c, "candidates", DType::I64), taken = makeAcc(c, "taken", DType::I64);
   Acc parity = makeAcc(c, "parity", DType::I64);
   auto score = [&](const Expr &box) {
@@ -152,14 +154,23 @@ Stmt lowerSelection(LowerCtx &c,
   test.push_back(loop::store(hits, {laneIdx(0, lanes)}, i32s(0, lanes)));
   Expr whole = bin(ExprKind::FloorDiv, taken.get(), imm(lanes));
   Expr hitsNow = loop::load(hits, {laneIdx(0, lanes)});
-  test.push_back(c.loopOver(
-      v, whole, LoopRole::Reduction,
-      loop::store(hits, {laneIdx(0, lanes)},
-                  bin(ExprKind::Max, hitsNow,
-                      loop::select(overlaps(keptExtent(loop::ramp(loop::var(v) * imm(lanes),
-                                                                  imm(1), lanes)),
-                                            candidateExtent(lanes), iou, lanes),
-                                   i32s(1, lanes), i32s(0, lanes))))));
+  // A vector of kept boxes is copied to a local of constant indices first: the test's selects
+  // (std::min/max) then read it without the per-lane guard a select of loads at run-time
+  // indices gets (which would scalarize the vector).
+  std::vector<Stmt> vectorStep;
+  Extent lanesExtent;
+  for (int64_t e = 0; e < 5; ++e) {
+    vectorStep.push_back(loop::store(
+        staged, {imm(e), laneIdx(0, lanes)},
+        loop::load(kept, {imm(e), loop::ramp(loop::var(v) * imm(lanes), imm(1), lanes)})));
+    lanesExtent[static_cast<size_t>(e)] = loop::load(staged, {imm(e), laneIdx(0, lanes)});
+  }
+  vectorStep.push_back(loop::store(
+      hits, {laneIdx(0, lanes)},
+      bin(ExprKind::Max, hitsNow,
+          loop::select(overlaps(lanesExtent, candidateExtent(lanes), iou, lanes), i32s(1, lanes),
+                       i32s(0, lanes)))));
+  test.push_back(c.loopOver(v, whole, LoopRole::Reduction, loop::seq(vectorStep)));
   for (int h = lanes / 2; h >= 1; h /= 2)
     test.push_back(loop::store(hits, {laneIdx(0, h)},
                                bin(ExprKind::Max, loop::load(hits, {laneIdx(0, h)}),
@@ -188,7 +199,7 @@ Stmt lowerSelection(LowerCtx &c,
   c.nest(b, {std::string(c.op.opName()), -1, true});
   Stmt body = nest;
   for (const loop::Buffer &buf :
-       {order, kept, cand, hits, candidates.buf, taken.buf, parity.buf})
+       {order, kept, cand, hits, staged, candidates.buf, taken.buf, parity.buf})
     body = loop::allocate(buf, body);
   return body;
 }
