@@ -417,9 +417,19 @@ private:
       } else if ((op.kind() == OpKind::Nms || op.kind() == OpKind::NmsCount) &&
                  op.numOperands() >= 2 && op.operand(1)->type().rank() == 3 &&
                  !op.operand(1)->type().dims[2].isStatic()) {
-        // Its kernel keeps a flag per box of a class.
+        // Its kernel keeps each class's candidates' indices (and kept boxes) for the run.
         require(op, Dim(lower::kMaxNmsBoxes), op.operand(1)->type().dims[2],
                 "the number of boxes per class allowed", true);
+      } else if (op.kind() == OpKind::RoiAlign && op.numOperands() == 3 &&
+                 op.operand(0)->type().rank() == 4 && op.operand(1)->type().rank() == 2) {
+        // Regions sample x: with any region, x must hold an image of at least one pixel (the
+        // kernel's loops take sizes of 0 for impossible).
+        const auto &x = op.operand(0)->type().dims;
+        const Dim any = Dim::of(SymExpr::min(op.operand(1)->type().dims[0].asExpr(), SymExpr(1)));
+        const char *names[] = {"the image count (dim 0) of x", "", "the height (dim 2) of x",
+                               "the width (dim 3) of x"};
+        for (size_t d : {size_t{0}, size_t{2}, size_t{3}})
+          require(op, x[d], any, names[d], true);
       } else if (op.kind() == OpKind::Pad) {
         // A symbolic pad never crops: the kernel places the input at that offset.
         const ops::PadOp pad(op);

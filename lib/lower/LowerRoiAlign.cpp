@@ -104,8 +104,11 @@ Stmt lowerRoiAlign(LowerCtx &c) {
   Stmt row = loop::seq({sy.set(yy), c.loopOver(ix, gridW.get(), LoopRole::Reduction, sample)});
   Stmt perBin = loop::seq(
       {acc.set(f32(0)), first.set(imm(1)),
-       // An empty plane has nothing to sample: the bin stays 0.
-       loop::ifThenElse(bin(ExprKind::And, bin(ExprKind::GT, height, imm(0)),
+       // An empty plane has nothing to sample: the bin stays 0. (Static sizes only: a run-time
+       // size of 0 with regions is refused by the plan, and loop IR takes symbols as >= 1.)
+       loop::ifThenElse(bin(ExprKind::And,
+                            bin(ExprKind::And, bin(ExprKind::GT, xd[0], imm(0)),
+                                bin(ExprKind::GT, height, imm(0))),
                             bin(ExprKind::GT, width, imm(0))),
                         c.loopOver(iy, gridH.get(), LoopRole::Reduction, row)),
        loop::store(c.outs[0], {loop::var(r), loop::var(ch), loop::var(ph), loop::var(pw)},

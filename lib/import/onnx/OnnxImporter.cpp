@@ -329,6 +329,8 @@ private:
       } else if (!anySymbolic()) {
         return;
       } else if (type == "Cast" && symbolicFloat_.count(lookup(node.input(0)))) {
+        if (dt != DType::I64) // bool is x != 0, narrower integers have ranges: not modelled
+          return;
         r.emplace(); // a float size back to an integer (toward zero, as Cast does)
         for (const SymFloatRef &f : symbolicFloat_.at(lookup(node.input(0))))
           r->push_back(SymExpr::fromFloat(f));

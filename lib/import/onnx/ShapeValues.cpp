@@ -158,7 +158,10 @@ std::optional<std::vector<SymFloatRef>> floatShapeValues(
   if (type == "Identity" || type == "Unsqueeze" || type == "Squeeze" || type == "Reshape" ||
       type == "Flatten")
     return floats(0);
-  if (type == "Concat") { // of vectors or scalars: the elements in order
+  if (type == "Concat") { // along axis 0: the operands' elements one after another
+    for (const auto &a : node.attribute())
+      if (a.name() == "axis" && a.i() != 0)
+        return std::nullopt; // blocks interleave (not modelled)
     Elements r;
     for (int i = 0; i < node.input_size(); ++i) {
       auto part = floats(i);

@@ -31,7 +31,7 @@ std::optional<std::vector<SymExpr>> sliceElements(ImportContext &ctx, const onnx
 
 // The float elements a node computes from shape values (a detector's resize: sizes cast to f32,
 // divided, min'ed, floored; SymExpr::fromFloat makes them sizes again at the Cast back): Cast,
-// Identity/Unsqueeze/Squeeze/Reshape/Flatten, Concat of vectors, Gather along axis 0, + - * /
+// Identity/Unsqueeze/Squeeze/Reshape/Flatten, Concat along axis 0, Gather along axis 0, + - * /
 // Min Max of two, ReduceMax/ReduceMin of all, Reciprocal, Floor, Ceil, Round. `floats(i)`:
 // operand i's elements (formulas or constants) when it is float; `ints(i)`: when it is an
 // integer. The result is f64 when `wide`, else f32. Nullopt for anything else.

@@ -45,7 +45,7 @@ for ratio in (2, 0):
 node = helper.make_node("RoiAlign", ["x", "rois", "batch"], ["y"], mode="max", output_height=2,
                         output_width=3, sampling_ratio=0, spatial_scale=0.5)
 g = helper.make_graph([node], "roi_max", [
-    helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, "h", "w"]),
+    helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"]),
     helper.make_tensor_value_info("rois", TensorProto.FLOAT, ["r", 4]),
     helper.make_tensor_value_info("batch", TensorProto.INT64, ["r"])],
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
