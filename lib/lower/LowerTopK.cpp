@@ -50,7 +50,9 @@ Stmt lowerTopK(LowerCtx &c) {
       const int64_t bound = in[axis] >= 0 ? in[axis] : std::numeric_limits<int64_t>::max();
       const int64_t kBound = topK.k().isStatic() ? topK.k().size : bound;
       const DType kt = bound <= std::numeric_limits<int32_t>::max() ? DType::I32 : DType::I64;
-      loop::Buffer heap = loop::makeBuffer(c.newName("order"), kt, {imm(2), k}, {},
+      // One slot more than k: a run-time k of 0 still has a root to compare with (loop IR takes
+      // sizes as >= 1, so a guard `k > 0` would be simplified away); none of it is output.
+      loop::Buffer heap = loop::makeBuffer(c.newName("order"), kt, {imm(2), k + imm(1)}, {},
                                            loop::MemoryScope::Local);
       Acc parity = makeAcc(c, "parity", DType::I64), levels = makeAcc(c, "levels", DType::I64);
       Acc pos = makeAcc(c, "pos", DType::I64), done = makeAcc(c, "done", DType::I64);
@@ -97,12 +99,9 @@ Stmt lowerTopK(LowerCtx &c) {
           h, bin(ExprKind::FloorDiv, k, imm(2)), LoopRole::Reduction,
           siftDown(bin(ExprKind::FloorDiv, k, imm(2)) - imm(1) - loop::var(h)));
       Expr next = k + loop::var(j);
-      // (A run-time k of 0 has no root to compare with.)
-      Stmt scan = loop::ifThenElse(
-          bin(ExprKind::GT, k, imm(0)),
-          c.loopOver(j, size - k, LoopRole::Reduction,
-                     loop::ifThenElse(after(entry(imm(0)), next),
-                                      loop::seq({setEntry(imm(0), next), siftDown(imm(0))}))));
+      Stmt scan = c.loopOver(j, size - k, LoopRole::Reduction,
+                             loop::ifThenElse(after(entry(imm(0)), next),
+                                              loop::seq({setEntry(imm(0), next), siftDown(imm(0))})));
       Stmt sort = mergeSortIndices(c, heap, k, mergePasses(kBound), parity,
                                    [&](const Expr &a, const Expr &b) {
                                      return comesFirst(value(a), a, value(b), b, largest, fl);
