@@ -7,6 +7,7 @@
 #include "strata/support/ShapeMath.h"
 #include "strata/support/Tensor.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -78,6 +79,23 @@ template <typename T> T wrapMul(T a, T b) {
 }
 
 namespace strata::interp::structured {
+
+// Strict ordering "a comes before b" for values va, vb at indices ia, ib (topk; nms's score
+// order). NaN counts as larger than every number (as numpy's sort places it last); ties go to
+// the lower index.
+template <typename T> bool comesFirst(T va, int64_t ia, T vb, int64_t ib, bool largest) {
+  if constexpr (std::is_floating_point_v<T>) {
+    bool nanA = std::isnan(va), nanB = std::isnan(vb);
+    if (nanA || nanB) {
+      if (nanA && nanB)
+        return ia < ib;
+      return largest ? nanA : nanB;
+    }
+  }
+  if (va != vb)
+    return largest ? va > vb : va < vb;
+  return ia < ib;
+}
 
 // Throws InterpError(msg) for `op` (the driver prefixes the op's name and location).
 [[noreturn]] void fail(const Op &op, const std::string &msg);

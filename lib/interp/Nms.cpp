@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 
 namespace strata::interp::structured {
 
@@ -37,10 +36,8 @@ std::vector<std::array<int64_t, 3>> select(const Op &op, const Tensors &operands
         if (!attrs.has_score_threshold() || cs[i] > floor)
           order.push_back(i);
       // Highest score first, NaN before every number, ties to the lower index (topk's order).
-      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
-        const bool nanX = std::isnan(cs[x]), nanY = std::isnan(cs[y]);
-        return nanX || nanY ? nanX && !nanY : cs[x] > cs[y];
-      });
+      std::sort(order.begin(), order.end(),
+                [&](int64_t x, int64_t y) { return comesFirst(cs[x], x, cs[y], y, true); });
       // A box is kept unless one kept before it overlaps it: the same picks as taking the best
       // remaining box and dropping what it overlaps, round after round.
       kept.clear();

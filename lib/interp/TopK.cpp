@@ -7,25 +7,6 @@
 
 namespace strata::interp::structured {
 
-namespace {
-
-// Strict ordering "a comes before b" for values va, vb at indices ia, ib. NaN counts as larger
-// than every number (as numpy's sort places it last); ties go to the lower index.
-template <typename T> bool comesFirst(T va, int64_t ia, T vb, int64_t ib, bool largest) {
-  if constexpr (std::is_floating_point_v<T>) {
-    bool nanA = std::isnan(va), nanB = std::isnan(vb);
-    if (nanA || nanB) {
-      if (nanA && nanB)
-        return ia < ib;
-      return largest ? nanA : nanB;
-    }
-  }
-  if (va != vb)
-    return largest ? va > vb : va < vb;
-  return ia < ib;
-}
-
-} // namespace
 
 Tensors topKKernel(const Op &op, const Tensors &operands) {
   DType dtype = operands[0].dtype();

@@ -158,11 +158,10 @@ Stmt lowerSelection(LowerCtx &c,
   // (std::min/max) then read it without the per-lane guard a select of loads at run-time
   // indices gets (which would scalarize the vector).
   std::vector<Stmt> vectorStep;
-  Extent lanesExtent;
+  Extent lanesExtent, keptLanes = keptExtent(loop::ramp(loop::var(v) * imm(lanes), imm(1), lanes));
   for (int64_t e = 0; e < 5; ++e) {
-    vectorStep.push_back(loop::store(
-        staged, {imm(e), laneIdx(0, lanes)},
-        loop::load(kept, {imm(e), loop::ramp(loop::var(v) * imm(lanes), imm(1), lanes)})));
+    vectorStep.push_back(loop::store(staged, {imm(e), laneIdx(0, lanes)},
+                                     keptLanes[static_cast<size_t>(e)]));
     lanesExtent[static_cast<size_t>(e)] = loop::load(staged, {imm(e), laneIdx(0, lanes)});
   }
   vectorStep.push_back(loop::store(

@@ -225,19 +225,8 @@ public:
       return def->attr("value").getTensor();
     // Shape arithmetic whose every element came out constant (the batch dim of a tensor whose
     // other dims are symbolic; the exporter's test whether a squeezed dim is 1).
-    if (auto it = symbolic_.find(v); it != symbolic_.end() && v->type().isStatic() &&
-                                     (isInteger(v->type().dtype) || v->type().dtype == DType::Bool)) {
-      Tensor t(v->type().dtype, v->type().staticShape());
-      if (t.numElements() != static_cast<int64_t>(it->second.size()))
-        return std::nullopt;
-      for (size_t e = 0; e < it->second.size(); ++e) {
-        std::optional<int64_t> k = it->second[e].constant();
-        if (!k)
-          return std::nullopt;
-        t.setInt(static_cast<int64_t>(e), *k);
-      }
-      return t;
-    }
+    if (auto it = symbolic_.find(v); it != symbolic_.end())
+      return constantOfElements(v->type(), it->second);
     return std::nullopt;
   }
 
@@ -495,13 +484,7 @@ private:
       if (auto it = symbolicFloat_.find(v); it != symbolicFloat_.end())
         return it->second;
       std::optional<Tensor> t = constantInput(node, i);
-      if (!t || (t->dtype() != DType::F32 && t->dtype() != DType::F64) ||
-          t->numElements() > kMaxSymbolicElements)
-        return std::nullopt;
-      std::vector<SymFloatRef> r;
-      for (double x : t->toDoubleVector())
-        r.push_back(SymFloat::constant(x, t->dtype() == DType::F64));
-      return r;
+      return t && t->numElements() <= kMaxSymbolicElements ? floatElements(*t) : std::nullopt;
     };
     try {
       auto r = floatShapeValues(node, wide, floats, [&](int i) { return symbolicInput(node, i); });

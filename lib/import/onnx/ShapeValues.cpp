@@ -236,4 +236,29 @@ std::optional<std::vector<SymFloatRef>> floatShapeValues(
   return std::nullopt;
 }
 
+std::optional<Tensor> constantOfElements(const TensorType &type,
+                                         const std::vector<SymExpr> &elements) {
+  if (!type.isStatic() || !(isInteger(type.dtype) || type.dtype == DType::Bool))
+    return std::nullopt;
+  Tensor t(type.dtype, type.staticShape());
+  if (t.numElements() != static_cast<int64_t>(elements.size()))
+    return std::nullopt;
+  for (size_t e = 0; e < elements.size(); ++e) {
+    std::optional<int64_t> k = elements[e].constant();
+    if (!k)
+      return std::nullopt;
+    t.setInt(static_cast<int64_t>(e), *k);
+  }
+  return t;
+}
+
+std::optional<std::vector<SymFloatRef>> floatElements(const Tensor &t) {
+  if (t.dtype() != DType::F32 && t.dtype() != DType::F64)
+    return std::nullopt;
+  std::vector<SymFloatRef> r;
+  for (double x : t.toDoubleVector())
+    r.push_back(SymFloat::constant(x, t.dtype() == DType::F64));
+  return r;
+}
+
 } // namespace strata::onnx_import

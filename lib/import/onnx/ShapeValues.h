@@ -40,4 +40,12 @@ std::optional<std::vector<SymFloatRef>> floatShapeValues(
     const std::function<std::optional<std::vector<SymFloatRef>>(int)> &floats,
     const std::function<std::optional<std::vector<SymExpr>>(int)> &ints);
 
+// `elements` as a tensor of integer or bool `type` when every one is a constant (shape
+// arithmetic that came out constant: a symbolic tensor's static batch dim), else nullopt.
+std::optional<Tensor> constantOfElements(const TensorType &type,
+                                         const std::vector<SymExpr> &elements);
+
+// The elements of an f32/f64 tensor as SymFloat constants of its width; nullopt for others.
+std::optional<std::vector<SymFloatRef>> floatElements(const Tensor &t);
+
 } // namespace strata::onnx_import
