@@ -172,6 +172,50 @@ bool foldConcatSingle(Op &op, PatternRewriter &r) {
   return op.numOperands() == 1 && replaceIfSameType(op, op.operand(0), r);
 }
 
+// pad(x) by zero on every side -> x, in any mode (torch exports densenet's transition pools
+// after such a pad, which would otherwise keep them out of the blocked layout).
+bool foldPadNoop(Op &op, PatternRewriter &r) {
+  for (const Dim &p : ops::PadOp(op).pads())
+    if (p != Dim(0))
+      return false;
+  return replaceIfSameType(op, op.operand(0), r);
+}
+
+// avg_pool(pad(x, 0) on the spatial dims) with no pads of its own -> avg_pool(x) with those
+// pads counted in the divisor: the same sums over the same window sizes (torch exports
+// inception's avg_pool2d(padding=1) so; the fused pool reads no padded copy and can run in the
+// blocked layout). Not with ceil_mode, whose last windows may reach past the pads.
+bool foldPadIntoAvgPool(Op &op, PatternRewriter &r) {
+  const ops::PoolOp pool(op);
+  Op *pad = definingOpOfKind(op.operand(0), OpKind::Pad);
+  if (!pad || pool.kind() != PoolKind::Avg || pool.layout() != 0 || pool.ceil_mode() ||
+      ops::PadOp(*pad).mode() != PadMode::Constant)
+    return false;
+  for (int64_t p : pool.pads())
+    if (p != 0)
+      return false;
+  const Tensor *value = constantValue(pad->operand(1));
+  if (!value || !value->valid() || value->numElements() != 1 || value->getDouble(0) != 0)
+    return false;
+  const std::vector<Dim> pads = ops::PadOp(*pad).pads();
+  const size_t rank = pads.size() / 2, spatial = pool.kernel().size();
+  if (rank != spatial + 2)
+    return false;
+  std::vector<int64_t> poolPads(2 * spatial);
+  for (size_t d = 0; d < rank; ++d)
+    for (size_t side = 0; side < 2; ++side) {
+      const Dim &p = pads[d + side * rank];
+      if (!p.isStatic() || p.size < 0 || (d < 2 && p.size != 0))
+        return false;
+      if (d >= 2)
+        poolPads[d - 2 + side * spatial] = p.size;
+    }
+  AttrMap attrs = op.attrs();
+  attrs["pads"] = Attribute(poolPads);
+  attrs["count_include_pad"] = Attribute(int64_t{1});
+  return replaceWithNew(op, OpKind::Pool, {pad->operand(0)}, r, std::move(attrs));
+}
+
 // cast(x) to x's own dtype -> x
 bool foldCastNoop(Op &op, PatternRewriter &r) {
   return ops::CastOp(op).to() == op.operand(0)->type().dtype &&
@@ -251,6 +295,8 @@ void addDataMovementPatterns(PatternSet &patterns, const PassOptions &) {
   addPattern(patterns, OpKind::Expand, "expand-noop", foldExpandNoop);
   addPattern(patterns, OpKind::Slice, "slice-full", foldSliceFull);
   addPattern(patterns, OpKind::Concat, "concat-single", foldConcatSingle);
+  addPattern(patterns, OpKind::Pad, "pad-noop", foldPadNoop);
+  addPattern(patterns, OpKind::Pool, "pad-into-avg-pool", foldPadIntoAvgPool);
   addPattern(patterns, OpKind::Cast, "cast-noop", foldCastNoop);
   addPattern(patterns, OpKind::Cast, "cast-cast", foldCastCast);
 }

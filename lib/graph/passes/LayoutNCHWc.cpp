@@ -16,8 +16,9 @@
 //     original groups: up to 4x the multiply-adds, on whole vectors instead of a scalar nest.
 // A conv with too few input channels to pad (the stem) but cheaply padded output channels
 // reads its plain input and writes a blocked result (`plain_input`). Max/avg pools and
-// reductions over H and W of a blocked value run blocked. Everything else (other reductions,
-// reshapes, concats) keeps NCHW and gets a relayout at its border.
+// reductions over H and W of a blocked value run blocked, and so do concats along the
+// channels of blocked values whose channel counts are whole blocks. Everything else (other
+// reductions, reshapes, unaligned concats) keeps NCHW and gets a relayout at its border.
 // An elementwise op goes blocked when one operand already exists in blocked form and every
 // other operand does too, is a constant that is a scalar or per-channel ([C,1,1], [1,C,1,1]),
 // or is a computed per-channel [N,C,1,1] (squeeze-and-excitation's scale, relayouted: N x C
@@ -80,6 +81,9 @@ public:
         changed = true;
       } else if (op->kind() == OpKind::Pool && blockPool(g, *op)) {
         ctx.stats.add("layout-nchwc.blocked-pools");
+        changed = true;
+      } else if (op->kind() == OpKind::Concat && blockConcat(g, *op)) {
+        ctx.stats.add("layout-nchwc.blocked-concats");
         changed = true;
       }
     }
@@ -357,6 +361,30 @@ private:
     AttrMap attrs = op.attrs();
     attrs["layout"] = blocked_;
     rebuildOnBlocked(g, op, x, std::move(attrs));
+    return true;
+  }
+
+  // A concat along the channels of blocked values whose channel counts are whole blocks (all
+  // but the last, whose pad lanes become the result's) concatenates their blocks: the blocked
+  // form of the result, with no relayout out of the region and back (inception's and
+  // densenet's branch concats, squeezenet's fire modules).
+  bool blockConcat(Graph &g, Op &op) {
+    const TensorType &y = op.result(0)->type();
+    if (y.rank() != 4 || ops::ConcatOp(op).axis() != 1 || !y.dims[1].isStatic())
+      return false;
+    std::vector<Value *> blocked;
+    for (unsigned i = 0; i < op.numOperands(); ++i) {
+      const Dim &channels = op.operand(i)->type().dims[1];
+      Value *known = lookupBlocked(op.operand(i));
+      if (!known || !channels.isStatic() ||
+          (i + 1 < op.numOperands() && channels.size % block_ != 0))
+        return false;
+      blocked.push_back(known);
+    }
+    Builder b(g);
+    b.setInsertBefore(&op);
+    b.setLocation(op.location());
+    publish(op, b.value(OpKind::Concat, blocked, op.attrs()), b, y.dims[1].size);
     return true;
   }
 
