@@ -1,6 +1,6 @@
 // canonicalize: algebraic identities and data-movement cleanups, applied greedily to a fixed
 // point. The patterns live in one file per family (CanonicalizeAlgebra.cpp,
-// CanonicalizeDataMovement.cpp); this file assembles them and runs the rewrite driver. Each
+// CanonicalizeDataMovement.cpp, CanonicalizeEinsum.cpp); this file assembles them and runs the rewrite driver. Each
 // firing is counted as "canonicalize.<pattern name>".
 #include "CanonicalizePatterns.h"
 #include "strata/graph/passes/Passes.h"
@@ -16,6 +16,7 @@ public:
     PatternSet patterns;
     canonicalize::addAlgebraPatterns(patterns, ctx.options);
     canonicalize::addDataMovementPatterns(patterns, ctx.options);
+    canonicalize::addEinsumPatterns(patterns, ctx.options);
     return applyPatternsGreedily(g, patterns, ctx, "canonicalize");
   }
 };

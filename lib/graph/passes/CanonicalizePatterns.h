@@ -13,6 +13,8 @@ namespace strata::canonicalize {
 void addAlgebraPatterns(PatternSet &patterns, const PassOptions &options);
 // Data-movement and cast cleanups (CanonicalizeDataMovement.cpp).
 void addDataMovementPatterns(PatternSet &patterns, const PassOptions &options);
+// Einsums that are matrix products as matmuls (CanonicalizeEinsum.cpp).
+void addEinsumPatterns(PatternSet &patterns, const PassOptions &options);
 
 using RewriteFn = std::function<bool(Op &, PatternRewriter &)>;
 
