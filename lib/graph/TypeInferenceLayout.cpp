@@ -105,6 +105,53 @@ std::vector<TensorType> inferBlockedConv(const InferContext &c, int64_t block) {
 
 std::vector<TensorType> inferRelayout(const InferContext &c) { return {relayoutType(c)}; }
 
+std::vector<TensorType> inferGatherChannels(const InferContext &c) {
+  const auto attrs = c.view<ops::GatherChannelsOp>();
+  const std::vector<int64_t> &channels = attrs.channels(), &sources = attrs.sources();
+  const int64_t block = attrs.layout();
+  if (channels.size() != c.numOperands())
+    fail("attribute 'channels' has " + std::to_string(channels.size()) + " entries for " +
+         std::to_string(c.numOperands()) + " operands");
+  if (sources.empty())
+    fail("attribute 'sources' is empty");
+  int64_t total = 0;
+  TensorType first;
+  for (unsigned j = 0; j < c.numOperands(); ++j) {
+    const TensorType &x = c.operand(j);
+    const std::string what = "operand " + std::to_string(j);
+    if (channels[j] < 1)
+      fail("attribute 'channels' entry " + std::to_string(j) + " is " +
+           std::to_string(channels[j]) + ", not a positive count");
+    TensorType plain = block ? unblockType(x, block, what.c_str()) : x;
+    if (plain.rank() < 3)
+      fail(what + " of shape " + dimsToString(x.dims) + " has no spatial dims");
+    const int64_t blocks = (channels[j] + std::max<int64_t>(block, 1) - 1) / std::max<int64_t>(block, 1);
+    if (!(x.dims[1] == Dim(block ? blocks : channels[j])))
+      fail(what + " of shape " + dimsToString(x.dims) + " does not hold " +
+           std::to_string(channels[j]) + " channels");
+    if (j == 0) {
+      first = plain;
+    } else {
+      requireSameDType(c, j, 0);
+      std::vector<Dim> a = first.dims, b = plain.dims;
+      a.erase(a.begin() + 1);
+      b.erase(b.begin() + 1);
+      if (a != b)
+        fail(what + " of shape " + dimsToString(x.dims) + " differs from operand 0 " +
+             dimsToString(c.operand(0).dims) + " outside the channels");
+    }
+    total += channels[j];
+  }
+  for (int64_t s : sources)
+    if (s < 0 || s >= total)
+      fail("source channel " + std::to_string(s) + " is not among the operands' " +
+           std::to_string(total) + " channels");
+  std::vector<Dim> dims = first.dims;
+  dims[1] = Dim(static_cast<int64_t>(sources.size()));
+  TensorType y = first.withDims(std::move(dims));
+  return {block ? blockType(y, block, "the result") : y};
+}
+
 std::vector<TensorType> inferBlockedPool(const InferContext &c, int64_t block) {
   InferContext plain{c.kind, {unblockType(c.operand(0), block, "operand 0")}, c.attrs,
                      c.freshSymbols};

@@ -228,6 +228,85 @@ Stmt lowerPad(LowerCtx &c) {
   });
 }
 
+// gather_channels: result channel o copies channel sources[o] of the operands' concatenated
+// channels. Blocked: one nest over images and spatial positions whose body copies every result
+// lane, a run of consecutive channels within one block of the result and one block of an
+// operand as one vector, and zeroes the pad lanes. Plain: one nest per run of consecutive
+// channels from one operand, like a concat's slabs.
+Stmt lowerGatherChannels(LowerCtx &c) {
+  const ops::GatherChannelsOp attrs(c.op);
+  const std::vector<int64_t> &channels = attrs.channels(), &sources = attrs.sources();
+  const int64_t block = attrs.layout();
+  if (channels.size() != c.ins.size() || sources.empty())
+    throw LowerError("gather_channels: channels or sources do not match the operands");
+  std::vector<int64_t> firstOf;
+  int64_t total = 0;
+  for (int64_t n : channels) {
+    firstOf.push_back(total);
+    total += n;
+  }
+  const int64_t outChannels = static_cast<int64_t>(sources.size());
+  // The runs: [o, o + len) from operand j's channels [ch, ch + len).
+  struct Run {
+    int64_t o, len;
+    size_t j;
+    int64_t ch;
+  };
+  std::vector<Run> runs;
+  for (int64_t o = 0; o < outChannels;) {
+    const int64_t src = sources[static_cast<size_t>(o)];
+    if (src < 0 || src >= total)
+      throw LowerError("gather_channels: source channel out of range");
+    const size_t j = static_cast<size_t>(
+        std::upper_bound(firstOf.begin(), firstOf.end(), src) - firstOf.begin() - 1);
+    const int64_t ch = src - firstOf[j];
+    int64_t len = 1;
+    while (o + len < outChannels && sources[static_cast<size_t>(o + len)] == src + len &&
+           ch + len < channels[j] &&
+           (!block || ((o + len) / block == o / block && (ch + len) / block == ch / block)))
+      ++len;
+    runs.push_back({o, len, j, ch});
+    o += len;
+  }
+  const Exprs &od = c.outDims[0];
+  if (!block) {
+    std::vector<Stmt> parts;
+    for (const Run &run : runs) {
+      Exprs extents = od;
+      extents[1] = imm(run.len);
+      parts.push_back(loopNest(c, extents, LoopRole::Parallel, [&](const Exprs &idx) {
+        Exprs to = idx, from = idx;
+        to[1] = idx[1] + imm(run.o);
+        from[1] = idx[1] + imm(run.ch);
+        return loop::store(c.outs[0], to, loop::load(c.ins[run.j], from));
+      }));
+    }
+    return loop::seq(parts);
+  }
+  Exprs outer = {od[0]};
+  outer.insert(outer.end(), od.begin() + 2, od.end() - 1);
+  const DType t = c.outTypes[0];
+  return loopNest(c, outer, LoopRole::Parallel, [&](const Exprs &idx) {
+    auto at = [&](int64_t channel, int64_t len) {
+      Exprs e = {idx[0], imm(channel / block)};
+      e.insert(e.end(), idx.begin() + 1, idx.end());
+      e.push_back(len == 1 ? imm(channel % block)
+                           : loop::ramp(imm(channel % block), imm(1), static_cast<int>(len)));
+      return e;
+    };
+    std::vector<Stmt> copies;
+    for (const Run &run : runs)
+      copies.push_back(loop::store(c.outs[0], at(run.o, run.len),
+                                   loop::load(c.ins[run.j], at(run.ch, run.len))));
+    if (const int64_t pad = (block - outChannels % block) % block; pad > 0) {
+      Expr zero = isFloat(t) ? loop::floatImm(0, t) : loop::intImm(0, t);
+      copies.push_back(loop::store(c.outs[0], at(outChannels, pad),
+                                   pad == 1 ? zero : loop::broadcast(zero, static_cast<int>(pad))));
+    }
+    return loop::seq(copies);
+  });
+}
+
 static Stmt lowerGather(LowerCtx &c, bool elements) {
   const Shape &data = c.inShapes[0], &indices = c.inShapes[1];
   DType it = c.inTypes[1];

@@ -200,6 +200,7 @@ Stmt lowerBody(LowerCtx &c);
 Stmt lowerElementwise(LowerCtx &c); // LowerElementwise.cpp: every T_ELEMENTWISE op
 Stmt lowerIndexMap(LowerCtx &c);    // LowerDataMovement.cpp: every T_INDEX_MAP op
 Stmt lowerConcat(LowerCtx &c);
+Stmt lowerGatherChannels(LowerCtx &c);
 Stmt lowerShape(LowerCtx &c);
 Stmt lowerIota(LowerCtx &c);
 Stmt lowerNonZero(LowerCtx &c);

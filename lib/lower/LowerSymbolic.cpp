@@ -205,6 +205,11 @@ std::string notSeparable(const Op &op) {
     if (!lifted(*op.operand(0)) && lifted(*op.operand(1)) && !axisIsNotZero())
       return ""; // an embedding lookup: row b reads the table at indices[b]
     return "the gather mixes dim 0";
+  case OpKind::GatherChannels: // copies channels within each image
+    for (const Value *v : op.operands())
+      if (!lifted(*v))
+        return "an operand lacks the symbolic dim";
+    return "";
   case OpKind::GatherElements:
   case OpKind::ScatterElements:
     for (const Value *v : op.operands())

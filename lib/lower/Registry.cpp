@@ -19,6 +19,8 @@ Lowering loweringFor(OpKind k) {
   switch (k) {
   case OpKind::Concat:
     return {lowerConcat, false, true};
+  case OpKind::GatherChannels:
+    return {lowerGatherChannels, false, true};
   case OpKind::Shape:
     return {lowerShape, true, true}; // reads no element: any dtype
   case OpKind::Iota:

@@ -16,9 +16,12 @@
 //     original groups: up to 4x the multiply-adds, on whole vectors instead of a scalar nest.
 // A conv with too few input channels to pad (the stem) but cheaply padded output channels
 // reads its plain input and writes a blocked result (`plain_input`). Max/avg pools and
-// reductions over H and W of a blocked value run blocked, and so do concats along the
-// channels of blocked values whose channel counts are whole blocks. Everything else (other
-// reductions, reshapes, unaligned concats) keeps NCHW and gets a relayout at its border.
+// reductions over H and W of a blocked value run blocked. Concats along the channels of blocked
+// values concatenate their blocks when the channel counts are whole blocks; otherwise they, the
+// slices of the channels alone and channel shuffles (reshape, transpose, reshape) of blocked
+// values gather the channels (gather_channels, composed so that each channel is copied once
+// from where it was computed). Everything else (other reductions, reshapes) keeps NCHW and gets
+// a relayout at its border.
 // An elementwise op goes blocked when one operand already exists in blocked form and every
 // other operand does too, is a constant that is a scalar or per-channel ([C,1,1], [1,C,1,1]),
 // or is a computed per-channel [N,C,1,1] (squeeze-and-excitation's scale, relayouted: N x C
@@ -31,7 +34,9 @@
 #include "strata/graph/passes/Passes.h"
 #include "strata/graph/passes/Rewrite.h"
 #include "strata/support/Error.h"
+#include "strata/support/ShapeMath.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -83,7 +88,12 @@ public:
         ctx.stats.add("layout-nchwc.blocked-pools");
         changed = true;
       } else if (op->kind() == OpKind::Concat && blockConcat(g, *op)) {
-        ctx.stats.add("layout-nchwc.blocked-concats");
+        changed = true;
+      } else if (op->kind() == OpKind::Slice && gatherChannelSlice(g, *op)) {
+        ctx.stats.add("layout-nchwc.gathered-slices");
+        changed = true;
+      } else if (op->kind() == OpKind::Reshape && gatherChannelShuffle(g, *op)) {
+        ctx.stats.add("layout-nchwc.gathered-shuffles");
         changed = true;
       }
     }
@@ -364,27 +374,178 @@ private:
     return true;
   }
 
-  // A concat along the channels of blocked values whose channel counts are whole blocks (all
-  // but the last, whose pad lanes become the result's) concatenates their blocks: the blocked
-  // form of the result, with no relayout out of the region and back (inception's and
-  // densenet's branch concats, squeezenet's fire modules).
+  // A concat along the channels of blocked values: when their channel counts are whole blocks
+  // (all but the last, whose pad lanes become the result's) it concatenates their blocks, else
+  // it gathers their channels (gather_channels); either way the blocked form of the result,
+  // with no relayout out of the region and back (inception's and densenet's branch concats,
+  // squeezenet's fire modules, shufflenet's 58 + 58 channels).
   bool blockConcat(Graph &g, Op &op) {
     const TensorType &y = op.result(0)->type();
     if (y.rank() != 4 || ops::ConcatOp(op).axis() != 1 || !y.dims[1].isStatic())
       return false;
     std::vector<Value *> blocked;
+    std::vector<int64_t> counts;
+    bool aligned = true;
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       const Dim &channels = op.operand(i)->type().dims[1];
       Value *known = lookupBlocked(op.operand(i));
-      if (!known || !channels.isStatic() ||
-          (i + 1 < op.numOperands() && channels.size % block_ != 0))
+      if (!known || !channels.isStatic() || channels.size < 1)
         return false;
+      aligned &= i + 1 == op.numOperands() || channels.size % block_ == 0;
       blocked.push_back(known);
+      counts.push_back(channels.size);
     }
     Builder b(g);
     b.setInsertBefore(&op);
     b.setLocation(op.location());
-    publish(op, b.value(OpKind::Concat, blocked, op.attrs()), b, y.dims[1].size);
+    Value *result;
+    if (aligned) {
+      result = b.value(OpKind::Concat, blocked, op.attrs());
+      ctx_->stats.add("layout-nchwc.blocked-concats");
+    } else {
+      std::vector<int64_t> sources(static_cast<size_t>(y.dims[1].size));
+      for (size_t o = 0; o < sources.size(); ++o)
+        sources[o] = static_cast<int64_t>(o);
+      result = gatherChannels(b, blocked, counts, sources);
+      ctx_->stats.add("layout-nchwc.gathered-concats");
+    }
+    publish(op, result, b, y.dims[1].size);
+    return true;
+  }
+
+  // gather_channels of blocked `operands` (each with `counts` real channels) picking `sources`
+  // of their concatenated channels; an operand that is itself a gather_channels result is
+  // replaced by its operands (every channel is then copied once, from where it was computed),
+  // and a gather of one whole operand in order is that operand.
+  Value *gatherChannels(Builder &b, const std::vector<Value *> &operands,
+                        const std::vector<int64_t> &counts, const std::vector<int64_t> &sources) {
+    std::vector<Value *> flat;
+    std::vector<int64_t> flatCounts, firstOfFlat;
+    auto flatStart = [&](Value *v, int64_t count) { // v's first channel among the flat operands
+      for (size_t i = 0; i < flat.size(); ++i)
+        if (flat[i] == v)
+          return firstOfFlat[i];
+      const int64_t start = flat.empty() ? 0 : firstOfFlat.back() + flatCounts.back();
+      flat.push_back(v);
+      flatCounts.push_back(count);
+      firstOfFlat.push_back(start);
+      return start;
+    };
+    // Each operand's channel -> the value it is read from and its channel there.
+    struct Origin {
+      Value *value;
+      int64_t count, channel;
+    };
+    std::vector<std::vector<Origin>> origins(operands.size());
+    for (size_t j = 0; j < operands.size(); ++j) {
+      Op *def = operands[j]->definingOp();
+      if (def && def->kind() == OpKind::GatherChannels &&
+          ops::GatherChannelsOp(*def).layout() == block_) {
+        const ops::GatherChannelsOp inner(*def);
+        std::vector<int64_t> innerFirst;
+        int64_t at = 0;
+        for (int64_t n : inner.channels()) {
+          innerFirst.push_back(at);
+          at += n;
+        }
+        for (int64_t src : inner.sources()) {
+          const size_t k = static_cast<size_t>(
+              std::upper_bound(innerFirst.begin(), innerFirst.end(), src) - innerFirst.begin() - 1);
+          origins[j].push_back(
+              {def->operand(static_cast<unsigned>(k)), inner.channels()[k], src - innerFirst[k]});
+        }
+      } else {
+        for (int64_t ch = 0; ch < counts[j]; ++ch)
+          origins[j].push_back({operands[j], counts[j], ch});
+      }
+    }
+    std::vector<int64_t> flatSources;
+    for (int64_t src : sources) {
+      size_t j = 0;
+      while (src >= counts[j]) // sources are checked by the callers to be in range
+        src -= counts[j++];
+      const Origin &from = origins[j][static_cast<size_t>(src)];
+      flatSources.push_back(flatStart(from.value, from.count) + from.channel);
+    }
+    // Every channel of one operand in order (a split undoing a concat): that operand itself.
+    bool whole = flat.size() == 1 && static_cast<int64_t>(flatSources.size()) == flatCounts[0];
+    for (size_t o = 0; whole && o < flatSources.size(); ++o)
+      whole = flatSources[o] == static_cast<int64_t>(o);
+    if (whole)
+      return flat[0];
+    return b.value(OpKind::GatherChannels, flat,
+                   {{"channels", Attribute(flatCounts)},
+                    {"sources", Attribute(flatSources)},
+                    {"layout", blocked_}});
+  }
+
+  // The real channel count of rank-4 `v` (static), or 0.
+  static int64_t channelCount(const Value *v) {
+    const TensorType &t = v->type();
+    return t.rank() == 4 && t.dims[1].isStatic() ? t.dims[1].size : 0;
+  }
+
+  // A slice of the channels alone (every other dim whole) of a blocked value gathers them
+  // (shufflenet's channel split).
+  bool gatherChannelSlice(Graph &g, Op &op) {
+    Value *x = lookupBlocked(op.operand(0));
+    const int64_t channels = channelCount(op.operand(0));
+    if (!x || channels < 1 || channelCount(op.result(0)) < 1)
+      return false;
+    const ops::SliceOp slice(op);
+    const TensorType &t = op.operand(0)->type();
+    const std::vector<int64_t> &starts = slice.starts(), &ends = slice.ends(), &steps = slice.steps();
+    if (starts.size() != 4 || ends.size() != 4 || steps.size() != 4)
+      return false;
+    for (size_t d : {size_t(0), size_t(2), size_t(3)}) {
+      const Dim &dim = t.dims[d];
+      if (dim.isStatic() ? shape::sliceRange(dim.size, starts[d], ends[d], steps[d]).length !=
+                                   dim.size ||
+                               steps[d] != 1 ||
+                               shape::sliceRange(dim.size, starts[d], ends[d], 1).start != 0
+                         : !shape::isFullSlice(starts[d], ends[d], steps[d]))
+        return false;
+    }
+    const shape::SliceRange range = shape::sliceRange(channels, starts[1], ends[1], steps[1]);
+    if (range.length < 1 || range.length != channelCount(op.result(0)))
+      return false;
+    std::vector<int64_t> sources;
+    for (int64_t i = 0; i < range.length; ++i)
+      sources.push_back(range.start + i * range.step);
+    Builder b(g);
+    b.setInsertBefore(&op);
+    b.setLocation(op.location());
+    publish(op, gatherChannels(b, {x}, {channels}, sources), b, range.length);
+    return true;
+  }
+
+  // A channel shuffle of a blocked value, reshape [N, C, H, W] -> [N, g, C/g, H, W], transpose
+  // (0, 2, 1, 3, 4), reshape back to [N, C, H, W] (shufflenet), gathers the channels: result
+  // channel o is (o mod g) * C/g + o / g.
+  bool gatherChannelShuffle(Graph &g, Op &op) {
+    Op *transpose = op.operand(0)->definingOp();
+    if (!transpose || transpose->kind() != OpKind::Transpose ||
+        ops::TransposeOp(*transpose).perm() != std::vector<int64_t>{0, 2, 1, 3, 4})
+      return false;
+    Op *split = transpose->operand(0)->definingOp();
+    if (!split || split->kind() != OpKind::Reshape)
+      return false;
+    Value *x = lookupBlocked(split->operand(0));
+    const int64_t channels = channelCount(split->operand(0));
+    const TensorType &in = split->operand(0)->type(), &mid = split->result(0)->type();
+    if (!x || channels < 1 || op.result(0)->type().dims != in.dims || mid.rank() != 5 ||
+        !(mid.dims[0] == in.dims[0]) || !(mid.dims[3] == in.dims[2]) ||
+        !(mid.dims[4] == in.dims[3]) || !mid.dims[1].isStatic() || !mid.dims[2].isStatic() ||
+        mid.dims[1].size * mid.dims[2].size != channels)
+      return false;
+    const int64_t groups = mid.dims[1].size, perGroup = mid.dims[2].size;
+    std::vector<int64_t> sources;
+    for (int64_t o = 0; o < channels; ++o)
+      sources.push_back(o % groups * perGroup + o / groups);
+    Builder b(g);
+    b.setInsertBefore(&op);
+    b.setLocation(op.location());
+    publish(op, gatherChannels(b, {x}, {channels}, sources), b, channels);
     return true;
   }
 
