@@ -103,11 +103,21 @@ constexpr int64_t kMaxStagedBytes = 32 * 1024;
 
 namespace {
 // Depthwise in a blocked layout: every output channel reads its own input channel.
+// A blocked 2-D ([N, C/B, H, W, B]) or 3-D ([N, C/B, D, H, W, B]) conv's operand ranks.
+bool blockedRanks(const Shape &x, const Shape &w, const Shape &out, int64_t b) {
+  return (x.size() == 5 || x.size() == 6) && w.size() == x.size() + 1 && out.size() == x.size() &&
+         x.back() == b && out.back() == b;
+}
 bool isBlockedDepthwise(const LowerCtx &c, int64_t b) {
   const Shape &x = c.inShapes[0], &w = c.inShapes[1], &out = c.outShapes[0];
-  return b >= 2 && x.size() == 5 && w.size() == 6 && out.size() == 5 && x[4] == b && out[4] == b &&
-         out[1] == x[1] && ops::ConvOp(c.op).group() == x[1] * b &&
-         w == Shape{x[1], 1, w[2], w[3], 1, b} &&
+  if (b < 2 || !blockedRanks(x, w, out, b))
+    return false;
+  Shape depthwise = w;
+  depthwise[0] = x[1];
+  depthwise[1] = 1;
+  depthwise[w.size() - 2] = 1;
+  depthwise[w.size() - 1] = b;
+  return out[1] == x[1] && ops::ConvOp(c.op).group() == x[1] * b && w == depthwise &&
          (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1] * b});
 }
 } // namespace
@@ -117,9 +127,8 @@ bool isBlockedDepthwise(const LowerCtx &c, int64_t b) {
 bool isBlockedGrouped(const LowerCtx &c, int64_t b) {
   const Shape &x = c.inShapes[0], &w = c.inShapes[1], &out = c.outShapes[0];
   const int64_t group = ops::ConvOp(c.op).group();
-  return b >= 2 && group > 1 && x.size() == 5 && w.size() == 6 && out.size() == 5 &&
-         x[4] == b && out[4] == b && w[4] == b && w[5] == b && w[0] == out[1] &&
-         out[1] % group == 0 && w[1] * group == x[1] &&
+  return b >= 2 && group > 1 && blockedRanks(x, w, out, b) && w[w.size() - 2] == b &&
+         w.back() == b && w[0] == out[1] && out[1] % group == 0 && w[1] * group == x[1] &&
          (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1] * b});
 }
 
@@ -140,15 +149,18 @@ bool canLowerBlockedConv(const LowerCtx &c) {
     return b >= 2 && x.size() == 4 && w.size() == 4 && out.size() == 5 && out[4] == b &&
            w[0] == out[1] * b && w[1] == x[1] &&
            (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1] * b});
-  return b >= 2 && x.size() == 5 && w.size() == 6 && out.size() == 5 && x[4] == b &&
-         out[4] == b && w[4] == b && w[5] == b && w[1] == x[1] && w[0] == out[1] &&
+  return b >= 2 && blockedRanks(x, w, out, b) && w[w.size() - 2] == b && w.back() == b &&
+         w[1] == x[1] && w[0] == out[1] &&
          (c.ins.size() < 3 || c.inShapes[2] == Shape{out[1] * b});
 }
 
 Stmt lowerBlockedConv(LowerCtx &c) {
   const Shape &xs = c.inShapes[0], &ws = c.inShapes[1], &os = c.outShapes[0];
   const ops::ConvOp conv(c.op);
-  const bool plain = xs.size() == 4, depthwise = !plain && ws[4] == 1;
+  const bool plain = xs.size() == 4, depthwise = !plain && ws[ws.size() - 2] == 1;
+  // A 3-D conv (blocked operands only) has a depth ahead of its rows; sp shifts H and W past it.
+  const bool volume = xs.size() == 6;
+  const size_t sp = volume ? 1 : 0;
   // Blocked groups (not depthwise): each group's OCB / convGroups output blocks read its ICB
   // input blocks.
   const int64_t convGroups = depthwise ? 1 : conv.group();
@@ -160,21 +172,26 @@ Stmt lowerBlockedConv(LowerCtx &c) {
           : kPlainLanes;
   // A plain input with a blocked result (plain_input): vectors are the result's blocks.
   const bool blockedOut = os.size() == 5;
-  const int64_t B = blockedOut ? os[4] : plain ? plainLanes : xs[4];
+  const int64_t B = blockedOut ? os[4] : plain ? plainLanes : xs.back();
   const int64_t ICB = depthwise ? 1 : plain ? xs[1] : ws[1], BI = plain || depthwise ? 1 : B;
-  const int64_t OCB = plain && !blockedOut ? os[1] / B : os[1], KH = ws[2], KW = ws[3];
+  const int64_t OCB = plain && !blockedOut ? os[1] / B : os[1], KH = ws[2 + sp],
+                KW = ws[3 + sp], KD = volume ? ws[2] : 1;
   // Batch and spatial extents: constants, or run-time extents (symbolic dims) for which every
   // decision below takes the general path (guards on, tiles chosen for a wide row).
-  const Expr N = c.inDims[0][0], IH = c.inDims[0][2], IW = c.inDims[0][3];
-  const Expr OH = c.outDims[0][2], OW = c.outDims[0][3];
+  const Expr N = c.inDims[0][0], IH = c.inDims[0][2 + sp], IW = c.inDims[0][3 + sp];
+  const Expr OH = c.outDims[0][2 + sp], OW = c.outDims[0][3 + sp];
+  const Expr ID = volume ? c.inDims[0][2] : imm(1), OD = volume ? c.outDims[0][2] : imm(1);
   const std::optional<int64_t> ihStatic = IH.asInt(), iwStatic = IW.asInt();
   const std::optional<int64_t> ohStatic = OH.asInt(), owStatic = OW.asInt();
-  const bool staticExtents = ihStatic && iwStatic && ohStatic && owStatic && N.asInt();
+  const bool staticExtents =
+      ihStatic && iwStatic && ohStatic && owStatic && N.asInt() && ID.asInt() && OD.asInt();
   // The work of one conv (for the schedule's parallel decision): symbolic dims counted as 32.
   auto nominal = [](const Expr &e) { return e.asInt().value_or(32); };
-  const int64_t sh = conv.strides()[0], sw = conv.strides()[1];
-  const int64_t dh = conv.dilations()[0], dw = conv.dilations()[1];
-  const int64_t ph = conv.pads()[0], pw = conv.pads()[1];
+  const int64_t sh = conv.strides()[sp], sw = conv.strides()[sp + 1];
+  const int64_t dh = conv.dilations()[sp], dw = conv.dilations()[sp + 1];
+  const int64_t ph = conv.pads()[sp], pw = conv.pads()[sp + 1];
+  const int64_t sd = volume ? conv.strides()[0] : 1, dd = volume ? conv.dilations()[0] : 1,
+                pd = volume ? conv.pads()[0] : 0;
   // A plain weight's vectors are gathers: the stem stages a tile's O blocks of them on the stack
   // (below), so O is bounded by what fits there.
   const int64_t stagedBytesPerBlock = ICB * KH * KW * B * 4;
@@ -193,6 +210,10 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       ph > 0 || !ohStatic || !ihStatic || (*ohStatic - 1) * sh - ph + (KH - 1) * dh >= *ihStatic;
   const bool colGuard =
       pw > 0 || tail || !iwStatic || (*owStatic - 1) * sw - pw + (KW - 1) * dw >= *iwStatic;
+  const bool depthGuard = volume && (pd > 0 || !OD.asInt() || !ID.asInt() ||
+                                     (*OD.asInt() - 1) * sd - pd + (KD - 1) * dd >= *ID.asInt());
+  // The rows the parallel loop runs over: OH, or OD x OH (a 3-D conv's depth and rows).
+  const Expr outRows = volume ? mulExtents(OD, OH) : OH;
 
   loop::Var q = c.newVar("q"), owo = c.newVar("owo");
   Expr qv = loop::var(q);
@@ -210,15 +231,24 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     n = bin(ExprKind::FloorDiv, qv, mulExtents(imm(groups), chunks));
     group = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, qv, chunks), imm(groups));
     oh = bin(ExprKind::FloorMod, qv, chunks) * imm(chunkRows) + loop::var(row);
-  } else if (rowsOuter(c, N, OH, groups)) {
-    n = bin(ExprKind::FloorDiv, qv, mulExtents(imm(groups), OH));
-    oh = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, qv, imm(groups)), OH);
+  } else if (rowsOuter(c, N, outRows, groups)) {
+    n = bin(ExprKind::FloorDiv, qv, mulExtents(imm(groups), outRows));
+    oh = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, qv, imm(groups)), outRows);
     group = bin(ExprKind::FloorMod, qv, imm(groups));
   } else {
-    n = bin(ExprKind::FloorDiv, qv, mulExtents(imm(groups), OH));
-    group = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, qv, OH), imm(groups));
-    oh = bin(ExprKind::FloorMod, qv, OH);
+    n = bin(ExprKind::FloorDiv, qv, mulExtents(imm(groups), outRows));
+    group = bin(ExprKind::FloorMod, bin(ExprKind::FloorDiv, qv, outRows), imm(groups));
+    oh = bin(ExprKind::FloorMod, qv, outRows);
   }
+  // A 3-D conv's row index covers depth and row.
+  Expr od = imm(0);
+  if (volume) {
+    od = bin(ExprKind::FloorDiv, oh, OH);
+    oh = bin(ExprKind::FloorMod, oh, OH);
+  }
+  // The kernel depth tap of the reduction being built (3-D) and its input depth.
+  loop::Var kd;
+  auto idAt = [&] { return od * imm(sd) - imm(pd) + loop::var(kd) * imm(dd); };
   loop::Buffer staged = loop::makeBuffer(c.newName("wstage"), DType::F32,
                                          {imm(O), imm(taps), imm(B)}, {}, loop::MemoryScope::Local);
   auto ocbOf = [&](int64_t o) { return O == 1 ? group : group * imm(O) + imm(o); };
@@ -265,6 +295,9 @@ Stmt lowerBlockedConv(LowerCtx &c) {
         wv.push_back(stageWeights
                          ? loop::load(staged, {imm(o), (icb * imm(KH) + kh) * imm(KW) + kw, lanes})
                      : plain     ? loop::load(c.ins[1], {outChannels(o), icb, kh, kw})
+                     : volume && depthwise
+                         ? loop::load(c.ins[1], {ocbOf(o), imm(0), loop::var(kd), kh, kw, imm(0), lanes})
+                     : volume ? loop::load(c.ins[1], {ocbOf(o), icb, loop::var(kd), kh, kw, bi, lanes})
                      : depthwise ? loop::load(c.ins[1], {ocbOf(o), imm(0), kh, kw, imm(0), lanes})
                                  : loop::load(c.ins[1], {ocbOf(o), icb, kh, kw, bi, lanes}));
       return wv;
@@ -281,16 +314,27 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       }
     };
     auto inputAt = [&](const loop::Var &icb, const Expr &ih, const Expr &iw, const Expr &bi) {
-      return plain       ? loop::load(c.ins[0], {n, loop::var(icb), ih, iw})
-             : depthwise ? loop::load(c.ins[0], {n, ocbOf(0), ih, iw, lanes})
-                         : loop::load(c.ins[0], {n, inBlock(icb), ih, iw, bi});
+      return plain                ? loop::load(c.ins[0], {n, loop::var(icb), ih, iw})
+             : volume && depthwise ? loop::load(c.ins[0], {n, ocbOf(0), idAt(), ih, iw, lanes})
+             : volume              ? loop::load(c.ins[0], {n, inBlock(icb), idAt(), ih, iw, bi})
+             : depthwise           ? loop::load(c.ins[0], {n, ocbOf(0), ih, iw, lanes})
+                                   : loop::load(c.ins[0], {n, inBlock(icb), ih, iw, bi});
     };
     // The sum over rows (and input blocks) around `taps`, rows outside the input skipped.
     auto overRows = [&](const loop::Var &icb, const loop::Var &kh, const Expr &ih, Stmt taps) {
       if (rowGuard)
         taps = loop::ifThenElse(
             bin(ExprKind::And, bin(ExprKind::GE, ih, imm(0)), bin(ExprKind::LT, ih, IH)), taps);
-      return ICB == 1 && depthwise ? summed(kh, KH, taps) : summed(icb, ICB, summed(kh, KH, taps));
+      Stmt rowsOfTaps = summed(kh, KH, taps);
+      if (volume) { // depth taps outside the input are skipped like rows
+        Expr id = idAt();
+        if (depthGuard)
+          rowsOfTaps = loop::ifThenElse(
+              bin(ExprKind::And, bin(ExprKind::GE, id, imm(0)), bin(ExprKind::LT, id, ID)),
+              rowsOfTaps);
+        rowsOfTaps = summed(kd, KD, rowsOfTaps);
+      }
+      return ICB == 1 && depthwise ? rowsOfTaps : summed(icb, ICB, rowsOfTaps);
     };
     // The updates of the tile's columns at tap (icb, ih, kw, bi); `guarded`: a tap left or right
     // of the input (or a column past OW with `tail`) reads a clamped address and adds 0.
@@ -321,6 +365,8 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     auto reduction = [&](bool guarded) {
       loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw"),
                 bi = c.newVar("bi");
+      if (volume)
+        kd = c.newVar("kd");
       Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
       Stmt taps = summed(kw, KW, tapUpdates(icb, kh, ih, kw, bi, guarded));
       return overRows(icb, kh, ih, taps);
@@ -330,6 +376,8 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     // border guards only the taps that reach past it.
     auto reductionPerTap = [&]() {
       loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw");
+      if (volume)
+        kd = c.newVar("kd");
       loop::Var bi = c.newVar("bi"), biGuarded = c.newVar("bi");
       Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
       Expr first = column(0) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
@@ -345,6 +393,8 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     // selected per tap. The terms that remain are summed in the same order.
     auto borderReduction = [&](int64_t k) {
       loop::Var icb = c.newVar("icb"), kh = c.newVar("kh");
+      if (volume)
+        kd = c.newVar("kd");
       Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
       std::vector<Stmt> perTap;
       for (int64_t kw = 0; kw < KW; ++kw) {
@@ -400,6 +450,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       std::vector<Stmt> stores;
       for (int64_t o = 0; o < O; ++o) {
         Exprs where = plain && !blockedOut ? Exprs{n, outChannels(o), oh, column(t)}
+                      : volume             ? Exprs{n, ocbOf(o), od, oh, column(t), lanes}
                                            : Exprs{n, ocbOf(o), oh, column(t), lanes};
         stores.push_back(c.storeOut(where, loop::load(acc, accAt(o, t))));
       }
@@ -437,9 +488,11 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   // The structure is final (unrolled columns, constant accumulator indices); whether q runs in
   // parallel is the schedule's choice, from the work recorded here.
   c.nest(q, {std::string(c.op.opName()),
-             nominal(N) * OCB * B * nominal(OH) * nominal(OW) * ICB * BI * KH * KW, true});
+             nominal(N) * OCB * B * nominal(OD) * nominal(OH) * nominal(OW) * ICB * BI * KD * KH * KW,
+             true});
   if (!stageWeights)
-    return c.loopOver(q, mulExtents(mulExtents(N, imm(groups)), OH), LoopRole::Parallel, columns);
+    return c.loopOver(q, mulExtents(mulExtents(N, imm(groups)), outRows), LoopRole::Parallel,
+                      columns);
   loop::Var f = c.newVar("f");
   Exprs tap = delinearize(loop::var(f), extentsOf({ICB, KH, KW}));
   std::vector<Stmt> copies;

@@ -1,4 +1,5 @@
-// layout-nchwc: rewrites 2-D convolutions to the blocked NCHW<c>c layout (c = vector width),
+// layout-nchwc: rewrites 2-D and 3-D convolutions to the blocked NCHW<c>c layout (c = vector
+// width; 3-D: [N, C/c, D, H, W, c]),
 // with weights blocked at compile time, and lets elementwise ops between blocked convs (bias,
 // activations, residual adds) run on blocked tensors, so relayouts remain only at the borders
 // of conv regions.
@@ -8,7 +9,8 @@
 // relayout back to NCHW drops them (Layout.h). A conv is blocked when it is 2-D with a constant
 // float weight and it is
 //   - ungrouped, or depthwise (group == C_in == C_out), with padding costing at most half its
-//     multiply-adds more (the stem's 3 input channels stay plain);
+//     multiply-adds more (the stem's 3 input channels stay plain; a 3-D conv, which has no
+//     plain-input kernel, up to 8x);
 //   - grouped with whole blocks per group;
 //   - grouped with groups narrower than a block (ResNeXt/RegNet: equal channel counts, the
 //     group width dividing c): each block of c output channels then reads only its own input
@@ -55,6 +57,10 @@ bool isUnused(const Graph &g, const Value *v) {
 }
 
 bool isPlainLayout(const Op &op) { return ops::ConvOp(op).layout() == 0; }
+
+// [N, C, H, W] or [N, C, D, H, W]: the ranks whose convs, elementwise ops and spatial reductions
+// run blocked (3-D: video models).
+bool isSpatialRank(const TensorType &t) { return t.rank() == 4 || t.rank() == 5; }
 
 class LayoutNCHWcPass : public Pass {
 public:
@@ -115,7 +121,7 @@ private:
     auto cost = [&](int64_t b) {
       double total = 0;
       for (const Op &op : g.ops())
-        if (op.kind() == OpKind::Conv && isPlainLayout(op) && op.operand(0)->type().rank() == 4 &&
+        if (op.kind() == OpKind::Conv && isPlainLayout(op) && isSpatialRank(op.operand(0)->type()) &&
             op.result(0)->type().isStatic()) {
           std::string why;
           std::optional<BlockedShape> shape = blockedShape(op, b, why);
@@ -148,7 +154,8 @@ private:
 
   // Padding may cost half the multiply-adds more; regrouping up to 4x (the vector kernel
   // against a scalar nest for grouped convs).
-  static constexpr double kMaxPaddingCost = 1.5, kMaxRegroupingCost = 4.0;
+  static constexpr double kMaxPaddingCost = 1.5, kMaxRegroupingCost = 4.0,
+                          kMaxVolumePaddingCost = 8.0;
 
   // How a conv is blocked by `b`: its padded channel counts, the blocked conv's group, the
   // input block of its weight (1: depthwise) and its multiply-adds relative to the plain conv's.
@@ -193,7 +200,10 @@ private:
             std::to_string(b) + "-channel blocks nor a block of groups";
       return std::nullopt;
     }
-    if (s.costRatio > (s.regrouped ? kMaxRegroupingCost : kMaxPaddingCost)) {
+    // A 3-D conv has no plain-input micro-kernel (the stem's 3 channels): padded, it still runs
+    // at most of the FMA roof where the generic nest runs at 2% of it.
+    const double maxPadding = x.rank() == 5 ? kMaxVolumePaddingCost : kMaxPaddingCost;
+    if (s.costRatio > (s.regrouped ? kMaxRegroupingCost : maxPadding)) {
       why = "not blocked: padding " + std::to_string(ci) + " -> " + std::to_string(s.inChannels) +
             " input and " + std::to_string(co) + " -> " + std::to_string(s.outChannels) +
             " output channels to " + std::to_string(b) + "-channel blocks costs " +
@@ -262,8 +272,8 @@ private:
       return false;
     const TensorType &x = conv.operand(0)->type(), &y = conv.result(0)->type();
     const Tensor *w = constantValue(conv.operand(1));
-    if (x.rank() != 4 || y.rank() != 4) {
-      why = "not blocked: only 2-D convolutions are";
+    if (!isSpatialRank(x) || y.rank() != x.rank()) {
+      why = "not blocked: only 2-D and 3-D convolutions are";
       return false;
     }
     if (!w || !w->valid()) {
@@ -549,16 +559,17 @@ private:
     return true;
   }
 
-  // A constant operand of a rank-4 elementwise op in blocked form: scalars and all-ones shapes
-  // broadcast the same in both layouts; a per-channel [.., C, 1, 1] constant is blocked to
-  // [1, C/c, 1, 1, c]. nullopt when the constant varies along N, H or W.
-  std::optional<Tensor> blockedConstant(const Tensor &t, int64_t channels) const {
-    if (t.rank() > 4)
+  // A constant operand of a rank-4 (or 5) elementwise op in blocked form: scalars and all-ones
+  // shapes broadcast the same in both layouts; a per-channel [.., C, 1, 1] constant is blocked
+  // to [1, C/c, 1, 1, c]. nullopt when the constant varies along N or a spatial dim.
+  std::optional<Tensor> blockedConstant(const Tensor &t, int64_t channels, int64_t rank) const {
+    if (t.rank() > rank)
       return std::nullopt;
-    Shape aligned(4 - t.rank(), 1);
+    Shape aligned(static_cast<size_t>(rank - t.rank()), 1);
     aligned.insert(aligned.end(), t.shape().begin(), t.shape().end());
-    if (aligned[0] != 1 || aligned[2] != 1 || aligned[3] != 1)
-      return std::nullopt;
+    for (size_t d = 0; d < aligned.size(); ++d)
+      if (d != 1 && aligned[d] != 1)
+        return std::nullopt;
     if (aligned[1] == 1)
       return t;
     if (aligned[1] != channels)
@@ -585,15 +596,20 @@ private:
   // squeeze-and-excitation scale): relayouting its N x C values is cheap, and the op can then
   // stay in the blocked region instead of relayouting the whole feature map out and back.
   static bool isPerChannel(const TensorType &t, const TensorType &y) {
-    return t.rank() == 4 && t.dtype == y.dtype && (t.dims[0] == y.dims[0] || t.dims[0] == Dim(1)) &&
-           t.dims[1] == y.dims[1] && t.dims[2] == Dim(1) && t.dims[3] == Dim(1);
+    if (t.rank() != y.rank() || t.dtype != y.dtype ||
+        !(t.dims[0] == y.dims[0] || t.dims[0] == Dim(1)) || !(t.dims[1] == y.dims[1]))
+      return false;
+    for (int64_t d = 2; d < t.rank(); ++d)
+      if (!(t.dims[static_cast<size_t>(d)] == Dim(1)))
+        return false;
+    return true;
   }
 
   bool blockElementwise(Graph &g, Op &op) {
     if (op.numResults() != 1 || op.numRegions() != 0)
       return false;
     const TensorType &y = op.result(0)->type();
-    if (y.rank() != 4 || !y.dims[1].isStatic() ||
+    if (!isSpatialRank(y) || !y.dims[1].isStatic() ||
         (y.dims[1].size % block_ != 0 && !keepsPadLanesFinite(op.kind())))
       return false;
     // Decide first, then build: nothing is created unless every operand has a blocked form.
@@ -607,7 +623,7 @@ private:
         blockedOperands[i] = known;
         anyBlocked = true;
       } else if (const Tensor *t = constantValue(v); t && t->valid()) {
-        constants[i] = blockedConstant(*t, y.dims[1].size);
+        constants[i] = blockedConstant(*t, y.dims[1].size, y.rank());
         if (!constants[i])
           return false;
       } else if (isPerChannel(v->type(), y)) {
@@ -640,8 +656,9 @@ private:
   bool blockSpatialReduction(Graph &g, Op &op) {
     const ops::ReduceOp reduce(op);
     Value *x = lookupBlocked(op.operand(0));
-    if (!x || op.operand(0)->type().rank() != 4 || !reduce.keepdims() ||
-        reduce.axes() != std::vector<int64_t>{2, 3})
+    const int64_t rank = op.operand(0)->type().rank();
+    if (!x || !isSpatialRank(op.operand(0)->type()) || !reduce.keepdims() ||
+        reduce.axes() != (rank == 4 ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{2, 3, 4}))
       return false;
     switch (reduce.kind()) {
     case ReduceKind::Sum: case ReduceKind::Mean: case ReduceKind::Max: case ReduceKind::Min:
