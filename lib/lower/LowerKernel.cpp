@@ -224,13 +224,36 @@ struct KernelLowering {
     return k != OpKind::Constant && !hasTrait(k, T_ELEMENTWISE) && !hasTrait(k, T_INDEX_MAP);
   }
 
-  // Lowers an anchor op by its family into buffers: kernel results where it produces one.
+  // Whether `v` is computed in the region by elementwise ops and index maps: a reduction can
+  // read it through its expression instead of a temporary (inlineable operands, below).
+  bool computedInline(const Value *v) const {
+    if (v->isGraphInput() || buffers.count(v))
+      return false;
+    const Op &op = *v->definingOp();
+    return !isAnchor(op) && op.kind() != OpKind::Constant;
+  }
+
+  // Lowers an anchor op by its family into buffers: kernel results where it produces one. A
+  // reduce reads each element of its operand once, so an operand computed in the region by
+  // elementwise ops and index maps is inlined into its loads instead of being materialized into
+  // a temporary of the operand's full size first (a detector's count of scores above a
+  // threshold wrote a cast of 13M elements to a 104 MB temporary, then summed it); when an
+  // inlined expression would need a bound local (kMaxInlinedTreeNodes), it is materialized.
   void lowerAnchor(const Op &op) {
+    if (op.kind() == OpKind::Reduce && computedInline(op.operand(0)) && lowerAnchorInlined(op))
+      return;
+    lowerAnchorWith(op, {});
+  }
+
+  // lowerAnchor with operand 0 read through `inlined` (a placeholder buffer whose loads become
+  // the operand's expression) when it is set.
+  bool lowerAnchorWith(const Op &op, const loop::Buffer &inlined) {
     LowerCtx sub(op, c.varCounter);
     c.shareWith(sub);
-    for (const Value *operand : op.operands()) {
+    for (unsigned i = 0; i < op.numOperands(); ++i) {
+      const Value *operand = op.operand(i);
       requireSupportedDType(c.op, operand->type().dtype);
-      sub.addIn(materialize(operand), operand->type());
+      sub.addIn(i == 0 && inlined ? inlined : materialize(operand), operand->type());
     }
     for (unsigned r = 0; r < op.numResults(); ++r) {
       const Value *v = op.result(r);
@@ -247,9 +270,62 @@ struct KernelLowering {
       sub.addOut(b, v->type());
     }
     sub.varCounter = std::max(sub.varCounter, c.varCounter);
-    stmts.push_back(lowerBody(sub));
+    Stmt body = lowerBody(sub);
     c.varCounter = sub.varCounter;
+    if (inlined) {
+      InlineLoads rewrite(*this, inlined, op.operand(0));
+      body = rewrite.mutate(body);
+      if (rewrite.failed)
+        return false;
+    }
+    stmts.push_back(body);
+    return true;
   }
+
+  bool lowerAnchorInlined(const Op &op) {
+    const Value *x = op.operand(0);
+    loop::Buffer placeholder = loop::makeBuffer(c.newName("inlined"), x->type().dtype, dimsOf(x));
+    const std::vector<bool> writtenBefore = written;
+    const auto cacheBefore = cache;
+    const size_t logBefore = cacheLog.size();
+    if (lowerAnchorWith(op, placeholder))
+      return true;
+    // Undo: the anchor's results get their buffers again when it is lowered with a temporary,
+    // and no expression built for the attempt (some load locals it could not bind) is reused
+    // (an anchor the expression materialized keeps its statements: they come first either way).
+    written = writtenBefore;
+    for (unsigned r = 0; r < op.numResults(); ++r)
+      buffers.erase(op.result(r));
+    cache = cacheBefore;
+    cacheLog.resize(logBefore);
+    return false;
+  }
+
+  // Replaces the loads of a placeholder buffer by the value's expression at their indices;
+  // `failed` when an expression needed a bound local (there is no body to put its store in).
+  struct InlineLoads : loop::IRMutator {
+    KernelLowering &k;
+    const loop::BufferNode *placeholder;
+    const Value *value;
+    bool failed = false;
+    InlineLoads(KernelLowering &k, const loop::Buffer &b, const Value *v)
+        : k(k), placeholder(b.get()), value(v) {}
+    using loop::IRMutator::mutate;
+    Expr visitLoad(const Expr &e) override {
+      if (e->buffer.get() != placeholder)
+        return loop::IRMutator::visitLoad(e);
+      Exprs idx;
+      for (const Expr &i : e->operands)
+        idx.push_back(mutate(i));
+      const size_t before = k.bindings.size();
+      Expr r = widenLanes(k.valueExpr(value, idx));
+      if (k.bindings.size() != before) {
+        failed = true;
+        k.bindings.resize(before);
+      }
+      return r;
+    }
+  };
 
   // The value of `v` at `idx` (an index into v's own shape).
   Expr valueExpr(const Value *v, const Exprs &idx) {
