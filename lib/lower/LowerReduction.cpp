@@ -3,7 +3,8 @@
 // Order and precision follow lib/interp/Reductions.cpp exactly, so results are bit-identical:
 // each result element owns a one-element local accumulator; the reduced axes are visited in
 // row-major order (the order the interpreter streams the input); floats accumulate in f64 and
-// are rounded to the result dtype once at the end; integers wrap in their own dtype.
+// are rounded to the result dtype once at the end; integers wrap in their own dtype. The one
+// exception, lowerReduceLanes (global pools of blocked tensors), sums rows in f32 vectors.
 #include "LowerImpl.h"
 
 #include <algorithm>
@@ -49,6 +50,100 @@ Stmt reduceNest(LowerCtx &c, const Exprs &shape, const std::vector<bool> &reduce
   });
 }
 
+// A f32 sum, mean, max or min whose input's innermost dim is kept, static and whole vectors
+// (a global pool of a blocked [N, C/c, H, W, c] tensor: the lanes are c channels): vectors of
+// that dim accumulate together instead of one element at a time with a stride. Sums add each
+// innermost reduced row in f32 and the row sums in f64 (so a 112 x 112 pool adds 112 values in
+// f32, not 12544), where the scalar path adds every element in f64: results agree with the
+// interpreter to rounding, not bit for bit. Max and min compare in f32, NaN propagating, as
+// the scalar path does. nullopt when the shape does not fit.
+std::optional<Stmt> lowerReduceLanes(LowerCtx &c, const std::vector<bool> &reduced,
+                                     const Expr &groupSize, bool keep) {
+  const Exprs &in = c.inDims[0];
+  const ReduceKind kind = ops::ReduceOp(c.op).kind();
+  const std::optional<int64_t> inner = in.empty() ? std::nullopt : in.back().asInt();
+  if (c.inTypes[0] != DType::F32 || in.size() < 2 || reduced.back() || !inner || *inner % 8 ||
+      (kind != ReduceKind::Sum && kind != ReduceKind::Mean && kind != ReduceKind::Max &&
+       kind != ReduceKind::Min))
+    return std::nullopt;
+  size_t lastReduced = in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    if (reduced[d])
+      lastReduced = d;
+  if (lastReduced == in.size())
+    return std::nullopt;
+  const int64_t lanesWide = c.opts.vectorLanesF32;
+  const int L = static_cast<int>(lanesWide > 8 && *inner % lanesWide == 0 ? lanesWide : 8);
+  const bool sum = kind == ReduceKind::Sum || kind == ReduceKind::Mean;
+  Exprs keptShape, outer; // kept dims, the innermost counted in vectors; reduced ones but the last
+  for (size_t d = 0; d + 1 < in.size(); ++d)
+    if (!reduced[d])
+      keptShape.push_back(in[d]);
+  keptShape.push_back(imm(*inner / L));
+  for (size_t d = 0; d < in.size(); ++d)
+    if (reduced[d] && d != lastReduced)
+      outer.push_back(in[d]);
+  const Expr lanes = loop::ramp(imm(0), imm(1), L);
+  return loopNest(c, keptShape, LoopRole::Parallel, [&](const Exprs &kept) {
+    loop::Buffer acc = localArray(c, "acc", sum ? DType::F64 : DType::F32, L);
+    loop::Buffer row = localArray(c, "row", DType::F32, L);
+    loop::Buffer cur = localArray(c, "cur", DType::F32, L);
+    auto input = [&](const Exprs &red, const Expr &last) {
+      Exprs full;
+      size_t k = 0, r = 0;
+      for (size_t d = 0; d + 1 < in.size(); ++d)
+        full.push_back(d == lastReduced ? last : reduced[d] ? red[r++] : kept[k++]);
+      full.push_back(loop::ramp(kept.back() * imm(L), imm(1), L));
+      return loop::load(c.ins[0], full);
+    };
+    Stmt rows = loopNest(c, outer, LoopRole::Reduction, [&](const Exprs &red) {
+      loop::Var i = c.newVar("r");
+      if (sum) {
+        Stmt add = loop::store(row, {lanes}, loop::load(row, {lanes}) + input(red, loop::var(i)));
+        return loop::seq(
+            {loop::store(row, {lanes}, loop::broadcast(loop::floatImm(0, DType::F32), L)),
+             c.loopOver(i, in[lastReduced], LoopRole::Reduction, add),
+             loop::store(acc, {lanes},
+                         loop::load(acc, {lanes}) +
+                             loop::cast(DType::F64, loop::load(row, {lanes})))});
+      }
+      // The loaded vector is staged in a local: a select whose arm is a load codegen cannot
+      // prove in bounds is emitted lane by lane.
+      Expr v = loop::load(cur, {lanes}), a = loop::load(acc, {lanes});
+      Expr take = bin(kind == ReduceKind::Max ? ExprKind::GT : ExprKind::LT, v, a);
+      take = bin(ExprKind::Or, take,
+                 bin(ExprKind::And, bin(ExprKind::NE, v, v), bin(ExprKind::EQ, a, a)));
+      return c.loopOver(i, in[lastReduced], LoopRole::Reduction,
+                        loop::seq({loop::store(cur, {lanes}, input(red, loop::var(i))),
+                                   loop::store(acc, {lanes}, loop::select(take, v, a))}));
+    });
+    const double start = sum ? 0.0 : kind == ReduceKind::Max ? -INFINITY : INFINITY;
+    Expr result = loop::load(acc, {lanes});
+    if (kind == ReduceKind::Mean)
+      result = bin(ExprKind::Div, result,
+                   loop::broadcast(groupSize.asInt() ? loop::floatImm(
+                                                           static_cast<double>(*groupSize.asInt()),
+                                                           DType::F64)
+                                                     : loop::cast(DType::F64, groupSize),
+                                   L));
+    if (sum)
+      result = loop::cast(DType::F32, result);
+    Exprs outIdx;
+    size_t k = 0;
+    for (size_t d = 0; d + 1 < in.size(); ++d) {
+      if (!reduced[d])
+        outIdx.push_back(kept[k++]);
+      else if (keep)
+        outIdx.push_back(imm(0));
+    }
+    outIdx.push_back(loop::ramp(kept.back() * imm(L), imm(1), L));
+    Stmt body = loop::seq(
+        {loop::store(acc, {lanes}, loop::broadcast(loop::floatImm(start, sum ? DType::F64 : DType::F32), L)),
+         rows, loop::store(c.outs[0], outIdx, result)});
+    return loop::allocate(acc, loop::allocate(row, loop::allocate(cur, body)));
+  });
+}
+
 } // namespace
 
 Stmt lowerReduce(LowerCtx &c) {
@@ -66,6 +161,8 @@ Stmt lowerReduce(LowerCtx &c) {
     if (reduced[d])
       reducedDims.push_back(in[d]);
   const Expr groupSize = product(reducedDims); // a constant unless a reduced dim is symbolic
+  if (std::optional<Stmt> vectors = lowerReduceLanes(c, reduced, groupSize, keep))
+    return *vectors;
 
   bool fl = isFloat(t), isBool = t == DType::Bool;
   if (isBool && kind != ReduceKind::Max && kind != ReduceKind::Min)
