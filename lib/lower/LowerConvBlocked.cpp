@@ -59,7 +59,7 @@ struct ConvTile {
 // not fit it: rows go outside when that costs less (a 1x1 conv of 256 channels at 56x56: its
 // 3.2 MB input read 8 times against its 256 KB of weights from cache).
 bool rowsOuter(const LowerCtx &c, const Expr &n, const Expr &oh, int64_t groups) {
-  constexpr double kCacheBytes = 512 * 1024; // a core's L2, conservatively
+  constexpr double kCacheBytes = 1024 * 1024; // a core's L2 and then some: L3 re-reads are cheap
   std::optional<int64_t> images = n.asInt(), rows = oh.asInt();
   std::optional<int64_t> input = product(c.inDims[0]).asInt(),
                          weight = product(c.inDims[1]).asInt();

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """`make_conv_rows.py OUT`: an ONNX model whose blocked convs run their output rows outside their
-groups of output channel blocks (input larger than a core's cache, weights small): x [1, 32, 66,
-80] (675 KB) -> 1x1 conv to 256 channels + relu, and a 3x3 conv (pads 1) of x to 128 channels
+groups of output channel blocks (input larger than a core's cache, weights small): x [1, 32, 100,
+96] (1.2 MB) -> 1x1 conv to 256 channels + relu, and a 3x3 conv (pads 1) of x to 128 channels
 with a bias; outputs `pointwise` and `spatial`."""
 import sys
 
@@ -21,7 +21,7 @@ nodes = [
     helper.make_node("Conv", ["x", "w3", "b3"], ["spatial"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
 ]
 graph = helper.make_graph(
-    nodes, "conv_rows", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 66, 80])],
-    [helper.make_tensor_value_info("pointwise", TensorProto.FLOAT, [1, 256, 66, 80]),
-     helper.make_tensor_value_info("spatial", TensorProto.FLOAT, [1, 128, 66, 80])], inits)
+    nodes, "conv_rows", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 100, 96])],
+    [helper.make_tensor_value_info("pointwise", TensorProto.FLOAT, [1, 256, 100, 96]),
+     helper.make_tensor_value_info("spatial", TensorProto.FLOAT, [1, 128, 100, 96])], inits)
 onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
