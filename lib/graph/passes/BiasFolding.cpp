@@ -94,8 +94,31 @@ const Tensor *constantOperand(const Op &producer, unsigned i) {
   return t && t->valid() ? t : nullptr;
 }
 
+// A matmul bias in a form the register-tiled kernel adds in its accumulators: one value per
+// column ([N]; [1, ..., 1, N] reshaped to it) or, for a 2-D product, per row ([M, 1]); nullopt
+// for any other shape, whose add then stays and fuses as the kernel's epilogue (swin's
+// [1, 3, 49, 49] attention bias folded into the product sent its QK^T to the generic nest at 3%
+// of the FMA roof).
+std::optional<Tensor> matmulBias(const Tensor &bias, const TensorType &product) {
+  Shape shape = bias.shape();
+  while (shape.size() > 1 && shape.front() == 1)
+    shape.erase(shape.begin());
+  if (shape.size() == 1 && product.rank() >= 1 && product.dims.back() == Dim(shape[0]))
+    return bias.reshaped(shape);
+  if (product.rank() == 2 && bias.rank() == 2 && bias.shape()[1] == 1 &&
+      product.dims[0] == Dim(bias.shape()[0]))
+    return bias;
+  return std::nullopt;
+}
+
 bool rebuildProducer(Graph &g, Op &user, Op &producer, const std::optional<Tensor> &weight,
-                     const std::optional<Tensor> &bias) {
+                     const std::optional<Tensor> &givenBias) {
+  std::optional<Tensor> bias = givenBias;
+  if (bias && producer.kind() == OpKind::MatMul) {
+    bias = matmulBias(*bias, producer.result(0)->type());
+    if (!bias)
+      return false;
+  }
   Builder b(g);
   b.setInsertBefore(&producer);
   b.setLocation(producer.location());

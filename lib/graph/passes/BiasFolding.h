@@ -30,7 +30,9 @@ std::optional<Tensor> evaluate(OpKind kind, const std::vector<Tensor> &operands)
 // Replaces `user` with a copy of its producer that has operands (x, weight[, bias]) and the
 // producer's attributes; the weight is the producer's own unless `weight` is given, and given
 // tensors become constants before the producer. Erases `user` and the producer. Returns false
-// (and changes nothing) if the copy's type would differ from `user`'s result type.
+// (and changes nothing) if the copy's type would differ from `user`'s result type, or if a
+// matmul bias is not one value per column ([N], [1, ..., N] becoming [N]) or, for a 2-D product,
+// per row ([M, 1]): the forms the register-tiled kernel adds.
 bool rebuildProducer(Graph &g, Op &user, Op &producer, const std::optional<Tensor> &weight,
                      const std::optional<Tensor> &bias);
 

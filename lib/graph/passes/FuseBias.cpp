@@ -1,6 +1,6 @@
 // fuse-bias: add(conv(x, w), c) -> conv(x, w, c) for a per-output-channel constant c, and
-// add(matmul(a, b), c) -> matmul(a, b, c) for a constant c that broadcasts without growing the
-// product; sub(_, c) becomes a bias of -c. Only producers without a bias are fused, and the
+// add(matmul(a, b), c) -> matmul(a, b, c) for a constant c per column of the product (or per row
+// of a 2-D one); sub(_, c) becomes a bias of -c. Only producers without a bias are fused, and the
 // interpreter adds the bias after accumulating (y = acc + bias), so the result is bit-exact.
 #include "BiasFolding.h"
 
@@ -37,7 +37,7 @@ bool tryFuse(Graph &g, Op &user) {
       return false;
     bias = *perChannel;
   }
-  // A matmul bias may be any shape that broadcasts to the product; the rebuild checks it.
+  // A matmul bias must be per column or per row (rebuildProducer checks it).
   return rebuildProducer(g, user, *m->producer, std::nullopt, bias);
 }
 
