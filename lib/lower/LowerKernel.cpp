@@ -224,6 +224,19 @@ struct KernelLowering {
     return k != OpKind::Constant && !hasTrait(k, T_ELEMENTWISE) && !hasTrait(k, T_INDEX_MAP);
   }
 
+  // Whether computing `v` inline goes through an index map (down to buffers and inputs).
+  bool readsIndexMap(const Value *v) const {
+    if (!computedInline(v))
+      return false;
+    const Op &op = *v->definingOp();
+    if (op.hasTrait(T_INDEX_MAP))
+      return true;
+    for (const Value *operand : op.operands())
+      if (readsIndexMap(operand))
+        return true;
+    return false;
+  }
+
   // Whether `v` is computed in the region by elementwise ops and index maps: a reduction can
   // read it through its expression instead of a temporary (inlineable operands, below).
   bool computedInline(const Value *v) const {
@@ -287,6 +300,7 @@ struct KernelLowering {
     loop::Buffer placeholder = loop::makeBuffer(c.newName("inlined"), x->type().dtype, dimsOf(x));
     const std::vector<bool> writtenBefore = written;
     const auto cacheBefore = cache;
+    const auto treeSizesBefore = treeSizes; // keyed by node address: freed nodes must not alias
     const size_t logBefore = cacheLog.size();
     if (lowerAnchorWith(op, placeholder))
       return true;
@@ -297,6 +311,7 @@ struct KernelLowering {
     for (unsigned r = 0; r < op.numResults(); ++r)
       buffers.erase(op.result(r));
     cache = cacheBefore;
+    treeSizes = treeSizesBefore;
     cacheLog.resize(logBefore);
     return false;
   }
@@ -315,8 +330,17 @@ struct KernelLowering {
       if (e->buffer.get() != placeholder)
         return loop::IRMutator::visitLoad(e);
       Exprs idx;
-      for (const Expr &i : e->operands)
+      bool vector = false;
+      for (const Expr &i : e->operands) {
         idx.push_back(mutate(i));
+        vector |= idx.back().type().lanes > 1;
+      }
+      // Index maps do scalar arithmetic on the index (a reshape's linear index, a slice's
+      // start + i * step): a vector index (lowerReduceLanes) keeps the temporary instead.
+      if (vector && k.readsIndexMap(value)) {
+        failed = true;
+        return e;
+      }
       const size_t before = k.bindings.size();
       Expr r = widenLanes(k.valueExpr(value, idx));
       if (k.bindings.size() != before) {

@@ -67,7 +67,8 @@ int64_t tileLanes(const LowerCtx &c, int64_t n) {
 // block, a group of row tiles accumulates its share, keeping partial sums in a local buffer
 // between blocks, so the block's kc x C vectors of b stay cached for the whole group (BERT,
 // GPT-2 and ViT layers ~10% faster; K = 768 at 6 vectors of 16 lanes, 295 KB, stays whole).
-constexpr int64_t kPanelBudgetBytes = 320 * 1024, kRowsBudgetBytes = 128 * 1024;
+constexpr int64_t kPanelBudgetBytes = 320 * 1024, kRowsBudgetBytes = 128 * 1024,
+                  kPartialBudgetBytes = 64 * 1024;
 
 // kc for a panel of `columns` f32 columns and static K: the largest divisor of K whose block of
 // b fits kPanelBudgetBytes, at least 64; 0 (no blocking) when the whole panel fits or no such
@@ -142,6 +143,8 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
   int64_t G = kc ? std::max<int64_t>(1, kRowsBudgetBytes / (R * kc * 4)) : 1;
   if (Ms)
     G = std::min(G, (*Ms + R - 1) / R);
+  // The partial sums live on the stack: at most kPartialBudgetBytes of them.
+  G = std::max<int64_t>(1, std::min(G, kPartialBudgetBytes / (R * C * kLanes * 4)));
   loop::Var kb = c.newVar("kb"), g = c.newVar("g");
   // Row tiles (or groups of them) fastest: consecutive tiles (one thread's share of p) reuse one
   // panel of b (K x C vectors) from cache while the rows of a stream past, instead of every row
