@@ -119,9 +119,9 @@ std::vector<TensorType> inferGatherChannels(const InferContext &c) {
   for (unsigned j = 0; j < c.numOperands(); ++j) {
     const TensorType &x = c.operand(j);
     const std::string what = "operand " + std::to_string(j);
-    if (channels[j] < 1)
+    if (channels[j] < 1 || channels[j] > (int64_t(1) << 40)) // also keeps the sums in int64
       fail("attribute 'channels' entry " + std::to_string(j) + " is " +
-           std::to_string(channels[j]) + ", not a positive count");
+           std::to_string(channels[j]) + ", not a positive count up to 2^40");
     TensorType plain = block ? unblockType(x, block, what.c_str()) : x;
     if (plain.rank() < 3)
       fail(what + " of shape " + dimsToString(x.dims) + " has no spatial dims");
