@@ -207,4 +207,13 @@ int64_t matMulColumnVectors(int64_t vectors, int64_t rows, int64_t registers, bo
   return (vectors + tiles - 1) / tiles; // balanced tiles, the last one clamped
 }
 
+std::optional<ChannelOrigin> concatenatedChannel(const std::vector<int64_t> &channels, int64_t c) {
+  if (c < 0)
+    return std::nullopt;
+  for (size_t j = 0; j < channels.size(); c -= channels[j++])
+    if (c < channels[j])
+      return ChannelOrigin{j, c};
+  return std::nullopt;
+}
+
 } // namespace strata

@@ -4,7 +4,6 @@
 
 #include "strata/graph/Layout.h"
 
-#include <algorithm>
 #include <cstring>
 
 namespace strata::interp {
@@ -40,12 +39,6 @@ Tensors gatherChannelsKernel(const Op &op, const Tensors &operands) {
   const int64_t block = attrs.layout();
   if (channels.size() != operands.size() || sources.empty())
     structured::fail(op, "channels or sources do not match the operands");
-  std::vector<int64_t> firstOf; // operand j's first channel in the concatenation
-  int64_t total = 0;
-  for (int64_t n : channels) {
-    firstOf.push_back(total);
-    total += n;
-  }
   const Tensor &x0 = operands[0];
   const int64_t images = x0.shape()[0];
   int64_t spatial = 1;
@@ -64,11 +57,11 @@ Tensors gatherChannelsKernel(const Op &op, const Tensors &operands) {
   auto *dst = static_cast<uint8_t *>(out.rawData());
   for (int64_t o = 0; o < outChannels; ++o) {
     const int64_t src = sources[static_cast<size_t>(o)];
-    if (src < 0 || src >= total)
+    std::optional<ChannelOrigin> origin = concatenatedChannel(channels, src);
+    if (!origin)
       structured::fail(op, "source channel " + std::to_string(src) + " out of range");
-    size_t j = static_cast<size_t>(std::upper_bound(firstOf.begin(), firstOf.end(), src) -
-                                   firstOf.begin() - 1);
-    const int64_t ch = src - firstOf[j];
+    const size_t j = origin->operand;
+    const int64_t ch = origin->channel;
     const int64_t slots = block ? (channels[j] + block - 1) / block * block : channels[j];
     const auto *from = static_cast<const uint8_t *>(operands[j].rawData());
     for (int64_t n = 0; n < images; ++n)

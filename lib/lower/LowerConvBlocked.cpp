@@ -249,6 +249,12 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   // The kernel depth tap of the reduction being built (3-D) and its input depth.
   loop::Var kd;
   auto idAt = [&] { return od * imm(sd) - imm(pd) + loop::var(kd) * imm(dd); };
+  // A blocked index [a, b, rest...] of a 2-D conv, with a 3-D conv's depth `d` after b.
+  auto withDepth = [&](Exprs at, const Expr &d) {
+    if (volume)
+      at.insert(at.begin() + 2, d);
+    return at;
+  };
   loop::Buffer staged = loop::makeBuffer(c.newName("wstage"), DType::F32,
                                          {imm(O), imm(taps), imm(B)}, {}, loop::MemoryScope::Local);
   auto ocbOf = [&](int64_t o) { return O == 1 ? group : group * imm(O) + imm(o); };
@@ -291,15 +297,17 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     // The O weight vectors of tap (icb, kh, kw, bi).
     auto weightVectors = [&](const Expr &icb, const Expr &kh, const Expr &kw, const Expr &bi) {
       std::vector<Expr> wv;
-      for (int64_t o = 0; o < O; ++o)
-        wv.push_back(stageWeights
-                         ? loop::load(staged, {imm(o), (icb * imm(KH) + kh) * imm(KW) + kw, lanes})
-                     : plain     ? loop::load(c.ins[1], {outChannels(o), icb, kh, kw})
-                     : volume && depthwise
-                         ? loop::load(c.ins[1], {ocbOf(o), imm(0), loop::var(kd), kh, kw, imm(0), lanes})
-                     : volume ? loop::load(c.ins[1], {ocbOf(o), icb, loop::var(kd), kh, kw, bi, lanes})
-                     : depthwise ? loop::load(c.ins[1], {ocbOf(o), imm(0), kh, kw, imm(0), lanes})
-                                 : loop::load(c.ins[1], {ocbOf(o), icb, kh, kw, bi, lanes}));
+      for (int64_t o = 0; o < O; ++o) {
+        if (stageWeights) {
+          wv.push_back(loop::load(staged, {imm(o), (icb * imm(KH) + kh) * imm(KW) + kw, lanes}));
+        } else if (plain) {
+          wv.push_back(loop::load(c.ins[1], {outChannels(o), icb, kh, kw}));
+        } else {
+          Exprs at = depthwise ? Exprs{ocbOf(o), imm(0), kh, kw, imm(0), lanes}
+                               : Exprs{ocbOf(o), icb, kh, kw, bi, lanes};
+          wv.push_back(loop::load(c.ins[1], withDepth(at, volume ? loop::var(kd) : Expr())));
+        }
+      }
       return wv;
     };
     // acc[o, t] += x(iw) * w_o for every o: x one input value for all B output channels, or
@@ -314,11 +322,10 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       }
     };
     auto inputAt = [&](const loop::Var &icb, const Expr &ih, const Expr &iw, const Expr &bi) {
-      return plain                ? loop::load(c.ins[0], {n, loop::var(icb), ih, iw})
-             : volume && depthwise ? loop::load(c.ins[0], {n, ocbOf(0), idAt(), ih, iw, lanes})
-             : volume              ? loop::load(c.ins[0], {n, inBlock(icb), idAt(), ih, iw, bi})
-             : depthwise           ? loop::load(c.ins[0], {n, ocbOf(0), ih, iw, lanes})
-                                   : loop::load(c.ins[0], {n, inBlock(icb), ih, iw, bi});
+      if (plain)
+        return loop::load(c.ins[0], {n, loop::var(icb), ih, iw});
+      Exprs at = depthwise ? Exprs{n, ocbOf(0), ih, iw, lanes} : Exprs{n, inBlock(icb), ih, iw, bi};
+      return loop::load(c.ins[0], withDepth(at, volume ? idAt() : Expr()));
     };
     // The sum over rows (and input blocks) around `taps`, rows outside the input skipped.
     auto overRows = [&](const loop::Var &icb, const loop::Var &kh, const Expr &ih, Stmt taps) {
@@ -449,9 +456,9 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     for (int64_t t = 0; t < T; ++t) {
       std::vector<Stmt> stores;
       for (int64_t o = 0; o < O; ++o) {
-        Exprs where = plain && !blockedOut ? Exprs{n, outChannels(o), oh, column(t)}
-                      : volume             ? Exprs{n, ocbOf(o), od, oh, column(t), lanes}
-                                           : Exprs{n, ocbOf(o), oh, column(t), lanes};
+        Exprs where = plain && !blockedOut
+                          ? Exprs{n, outChannels(o), oh, column(t)}
+                          : withDepth(Exprs{n, ocbOf(o), oh, column(t), lanes}, od);
         stores.push_back(c.storeOut(where, loop::load(acc, accAt(o, t))));
       }
       Stmt st = loop::seq(stores);

@@ -239,12 +239,6 @@ Stmt lowerGatherChannels(LowerCtx &c) {
   const int64_t block = attrs.layout();
   if (channels.size() != c.ins.size() || sources.empty())
     throw LowerError("gather_channels: channels or sources do not match the operands");
-  std::vector<int64_t> firstOf;
-  int64_t total = 0;
-  for (int64_t n : channels) {
-    firstOf.push_back(total);
-    total += n;
-  }
   const int64_t outChannels = static_cast<int64_t>(sources.size());
   // The runs: [o, o + len) from operand j's channels [ch, ch + len).
   struct Run {
@@ -255,11 +249,11 @@ Stmt lowerGatherChannels(LowerCtx &c) {
   std::vector<Run> runs;
   for (int64_t o = 0; o < outChannels;) {
     const int64_t src = sources[static_cast<size_t>(o)];
-    if (src < 0 || src >= total)
+    std::optional<ChannelOrigin> origin = concatenatedChannel(channels, src);
+    if (!origin)
       throw LowerError("gather_channels: source channel out of range");
-    const size_t j = static_cast<size_t>(
-        std::upper_bound(firstOf.begin(), firstOf.end(), src) - firstOf.begin() - 1);
-    const int64_t ch = src - firstOf[j];
+    const size_t j = origin->operand;
+    const int64_t ch = origin->channel;
     int64_t len = 1;
     while (o + len < outChannels && sources[static_cast<size_t>(o + len)] == src + len &&
            ch + len < channels[j] &&

@@ -86,8 +86,8 @@ std::optional<Stmt> lowerReduceLanes(LowerCtx &c, const std::vector<bool> &reduc
   const Expr lanes = loop::ramp(imm(0), imm(1), L);
   return loopNest(c, keptShape, LoopRole::Parallel, [&](const Exprs &kept) {
     loop::Buffer acc = localArray(c, "acc", sum ? DType::F64 : DType::F32, L);
-    loop::Buffer row = localArray(c, "row", DType::F32, L);
-    loop::Buffer cur = localArray(c, "cur", DType::F32, L);
+    // Sums: the current row's f32 sum; max/min: the loaded vector (staged, see below).
+    loop::Buffer row = localArray(c, sum ? "row" : "cur", DType::F32, L), cur = row;
     auto input = [&](const Exprs &red, const Expr &last) {
       Exprs full;
       size_t k = 0, r = 0;
@@ -140,7 +140,7 @@ std::optional<Stmt> lowerReduceLanes(LowerCtx &c, const std::vector<bool> &reduc
     Stmt body = loop::seq(
         {loop::store(acc, {lanes}, loop::broadcast(loop::floatImm(start, sum ? DType::F64 : DType::F32), L)),
          rows, loop::store(c.outs[0], outIdx, result)});
-    return loop::allocate(acc, loop::allocate(row, loop::allocate(cur, body)));
+    return loop::allocate(acc, loop::allocate(sum ? row : cur, body));
   });
 }
 

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace strata {
 
@@ -52,5 +53,14 @@ Tensor unpackMatMulPanels(const Tensor &panels);
 // one function, so a packed panel is exactly one tile wide.
 int64_t matMulColumnVectors(int64_t vectors, int64_t rows, int64_t registers,
                             bool *divides = nullptr);
+
+// gather_channels' sources: channel `c` of operands with `channels[j]` channels each,
+// concatenated, is channel `channel` of operand `operand`; nullopt when c is outside them. The
+// interpreter, the lowering and layout-nchwc's composition of gathers all ask this.
+struct ChannelOrigin {
+  size_t operand;
+  int64_t channel;
+};
+std::optional<ChannelOrigin> concatenatedChannel(const std::vector<int64_t> &channels, int64_t c);
 
 } // namespace strata

@@ -15,13 +15,6 @@ Op *definingOpOfKind(const Value *v, OpKind kind) {
   return def && def->kind() == kind ? def : nullptr;
 }
 
-bool isIdentityPermutation(const std::vector<int64_t> &perm) {
-  for (size_t i = 0; i < perm.size(); ++i)
-    if (perm[i] != static_cast<int64_t>(i))
-      return false;
-  return true;
-}
-
 // transpose(x, identity) -> x
 bool foldTransposeIdentity(Op &op, PatternRewriter &r) {
   return isIdentityPermutation(ops::TransposeOp(op).perm()) &&

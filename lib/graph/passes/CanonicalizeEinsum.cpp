@@ -22,13 +22,6 @@ bool allDistinct(std::vector<int> labels) {
   return std::adjacent_find(labels.begin(), labels.end()) == labels.end();
 }
 
-bool isIdentity(const std::vector<int64_t> &perm) {
-  for (size_t i = 0; i < perm.size(); ++i)
-    if (perm[i] != static_cast<int64_t>(i))
-      return false;
-  return true;
-}
-
 // The one dim standing for `labels` of `t` (axis labels `of`): 1 for none, the dim for one, the
 // product for several static ones; nullopt when several include a symbolic dim.
 std::optional<Dim> mergedDim(const std::vector<int> &labels, const std::vector<int> &of,
@@ -45,22 +38,16 @@ std::optional<Dim> mergedDim(const std::vector<int> &labels, const std::vector<i
   return Dim(size);
 }
 
-// reshape(v) to `dims` unless v already has them; nullptr when type inference refuses it.
+// reshape(v) to `dims` unless v already has them (the caller type-checked the chain).
 Value *reshaped(PatternRewriter &r, Value *v, const std::vector<Dim> &dims) {
-  if (v->type().dims == dims)
-    return v;
-  AttrMap attrs{{"shape", Attribute::dims(dims)}};
-  auto types = inferResultTypes(OpKind::Reshape, {v->type()}, attrs);
-  if (!types) {
-    llvm::consumeError(types.takeError());
-    return nullptr;
-  }
-  return r.builder().value(OpKind::Reshape, {v}, std::move(attrs));
+  return v->type().dims == dims
+             ? v
+             : r.builder().value(OpKind::Reshape, {v}, {{"shape", Attribute::dims(dims)}});
 }
 
 // transpose(v) by `perm` unless it is the identity.
 Value *transposed(PatternRewriter &r, Value *v, const std::vector<int64_t> &perm) {
-  return isIdentity(perm) ? v : r.builder().value(OpKind::Transpose, {v}, {{"perm", Attribute(perm)}});
+  return isIdentityPermutation(perm) ? v : r.builder().value(OpKind::Transpose, {v}, {{"perm", Attribute(perm)}});
 }
 
 // einsum(a, b) whose labels are each batch (a, b and the result), contracted (a and b only),
@@ -167,16 +154,8 @@ bool rewriteEinsumAsMatMul(Op &op, PatternRewriter &r) {
 
   Value *a = reshaped(r, transposed(r, op.operand(0), permA), aDims);
   Value *b = reshaped(r, transposed(r, op.operand(1), permB), bDims);
-  if (!a || !b)
-    return false;
   Value *y = r.builder().value(OpKind::MatMul, {a, b}, {});
-  y = reshaped(r, y, split);
-  if (!y)
-    return false;
-  y = transposed(r, y, outPerm);
-  if (y->type() != ty)
-    return false;
-  r.replaceOp(op, {y});
+  r.replaceOp(op, {transposed(r, reshaped(r, y, split), outPerm)});
   return true;
 }
 

@@ -33,6 +33,14 @@ inline void addPattern(PatternSet &patterns, OpKind root, std::string name, Rewr
   patterns.add<FunctionPattern>(root, std::move(name), std::move(fn));
 }
 
+// perm[i] == i for every i.
+inline bool isIdentityPermutation(const std::vector<int64_t> &perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
 // Replaces op's single result by `v`, but only when that keeps the result type identical (a
 // fold must not change a shape that broadcasting or an attribute established).
 inline bool replaceIfSameType(Op &op, Value *v, PatternRewriter &r) {

@@ -75,32 +75,39 @@ public:
     plainToBlocked_.clear();
     bool changed = false;
     for (Op *op : g.opList()) {
+      // Each rewrite counts itself as layout-nchwc.<what it did>.
+      auto counted = [&](bool done, const char *stat) {
+        if (done)
+          ctx.stats.add(std::string("layout-nchwc.") + stat);
+        return done;
+      };
       std::string why;
-      if (op->kind() == OpKind::Conv && blockConv(g, *op, why)) {
-        ctx.stats.add("layout-nchwc.blocked-convs");
-        changed = true;
-      } else if (op->kind() == OpKind::Conv && blockConvOutput(g, *op)) {
-        ctx.stats.add("layout-nchwc.blocked-outputs");
-        changed = true;
-      } else if (!why.empty()) {
-        ctx.remarks.push_back({"layout-nchwc", op->location(), why});
-      } else if (op->hasTrait(T_ELEMENTWISE) && blockElementwise(g, *op)) {
-        ctx.stats.add("layout-nchwc.blocked-elementwise");
-        changed = true;
-      } else if (op->kind() == OpKind::Reduce && blockSpatialReduction(g, *op)) {
-        ctx.stats.add("layout-nchwc.blocked-reductions");
-        changed = true;
-      } else if (op->kind() == OpKind::Pool && blockPool(g, *op)) {
-        ctx.stats.add("layout-nchwc.blocked-pools");
-        changed = true;
-      } else if (op->kind() == OpKind::Concat && blockConcat(g, *op)) {
-        changed = true;
-      } else if (op->kind() == OpKind::Slice && gatherChannelSlice(g, *op)) {
-        ctx.stats.add("layout-nchwc.gathered-slices");
-        changed = true;
-      } else if (op->kind() == OpKind::Reshape && gatherChannelShuffle(g, *op)) {
-        ctx.stats.add("layout-nchwc.gathered-shuffles");
-        changed = true;
+      switch (op->kind()) {
+      case OpKind::Conv:
+        if (counted(blockConv(g, *op, why), "blocked-convs") ||
+            counted(blockConvOutput(g, *op), "blocked-outputs"))
+          changed = true;
+        else if (!why.empty())
+          ctx.remarks.push_back({"layout-nchwc", op->location(), why});
+        break;
+      case OpKind::Reduce:
+        changed |= counted(blockSpatialReduction(g, *op), "blocked-reductions");
+        break;
+      case OpKind::Pool:
+        changed |= counted(blockPool(g, *op), "blocked-pools");
+        break;
+      case OpKind::Concat:
+        changed |= blockConcat(g, *op); // counts blocked or gathered concats itself
+        break;
+      case OpKind::Slice:
+        changed |= counted(gatherChannelSlice(g, *op), "gathered-slices");
+        break;
+      case OpKind::Reshape:
+        changed |= counted(gatherChannelShuffle(g, *op), "gathered-shuffles");
+        break;
+      default:
+        changed |= op->hasTrait(T_ELEMENTWISE) &&
+                   counted(blockElementwise(g, *op), "blocked-elementwise");
       }
     }
     int64_t cancelled = cancelRelayoutPairs(g);
@@ -452,17 +459,10 @@ private:
       if (def && def->kind() == OpKind::GatherChannels &&
           ops::GatherChannelsOp(*def).layout() == block_) {
         const ops::GatherChannelsOp inner(*def);
-        std::vector<int64_t> innerFirst;
-        int64_t at = 0;
-        for (int64_t n : inner.channels()) {
-          innerFirst.push_back(at);
-          at += n;
-        }
         for (int64_t src : inner.sources()) {
-          const size_t k = static_cast<size_t>(
-              std::upper_bound(innerFirst.begin(), innerFirst.end(), src) - innerFirst.begin() - 1);
-          origins[j].push_back(
-              {def->operand(static_cast<unsigned>(k)), inner.channels()[k], src - innerFirst[k]});
+          const ChannelOrigin at = *concatenatedChannel(inner.channels(), src); // verified
+          origins[j].push_back({def->operand(static_cast<unsigned>(at.operand)),
+                                inner.channels()[at.operand], at.channel});
         }
       } else {
         for (int64_t ch = 0; ch < counts[j]; ++ch)
@@ -471,10 +471,8 @@ private:
     }
     std::vector<int64_t> flatSources;
     for (int64_t src : sources) {
-      size_t j = 0;
-      while (src >= counts[j]) // sources are checked by the callers to be in range
-        src -= counts[j++];
-      const Origin &from = origins[j][static_cast<size_t>(src)];
+      const ChannelOrigin at = *concatenatedChannel(counts, src); // the callers' sources are
+      const Origin &from = origins[at.operand][static_cast<size_t>(at.channel)]; // in range
       flatSources.push_back(flatStart(from.value, from.count) + from.channel);
     }
     // Every channel of one operand in order (a split undoing a concat): that operand itself.
