@@ -7,6 +7,8 @@
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/MDBuilder.h"
 
+#include <algorithm>
+
 namespace strata::codegen {
 
 using loop::Expr;
@@ -123,15 +125,32 @@ static bool constantIndexInBounds(const Expr &load) {
   return true;
 }
 
-static bool mayTrap(const Expr &e) {
-  return loop::anyExpr(e, [](const Expr &x) {
-    if (x.kind() == ExprKind::Load)
-      return !constantIndexInBounds(x);
-    if (x.kind() == ExprKind::CheckIndex)
-      return true;
-    bool division = x.kind() == ExprKind::Div || x.kind() == ExprKind::Mod ||
-                    x.kind() == ExprKind::FloorDiv || x.kind() == ExprKind::FloorMod;
-    return division && !isFloat(x.type().dtype);
+// Whether `x` itself (not its operands) could fault: a load not provably in bounds, an index
+// check, an integer division.
+static bool trapsItself(const Expr &x) {
+  if (x.kind() == ExprKind::Load)
+    return !constantIndexInBounds(x);
+  if (x.kind() == ExprKind::CheckIndex)
+    return true;
+  bool division = x.kind() == ExprKind::Div || x.kind() == ExprKind::Mod ||
+                  x.kind() == ExprKind::FloorDiv || x.kind() == ExprKind::FloorMod;
+  return division && !isFloat(x.type().dtype);
+}
+
+// Whether evaluating `e` could fault beyond what evaluating `evaluated` (always evaluated
+// first: a select's condition) already risked: some faulting part of `e` is not also part of
+// `evaluated`. max(a, b) as select(a < b, b, a) reads nothing its condition has not read.
+static bool mayTrapBeyond(const Expr &e, const Expr &evaluated) {
+  std::vector<Expr> risked;
+  loop::anyExpr(evaluated, [&](const Expr &x) {
+    if (trapsItself(x))
+      risked.push_back(x);
+    return false;
+  });
+  return loop::anyExpr(e, [&](const Expr &x) {
+    return trapsItself(x) && std::none_of(risked.begin(), risked.end(), [&](const Expr &r) {
+             return r.same(x) || loop::equal(r, x);
+           });
   });
 }
 
@@ -184,7 +203,7 @@ llvm::Value *LoopEmitter::visitNot(const Expr &e, int lane) {
 
 llvm::Value *LoopEmitter::visitSelect(const Expr &e, int lane) {
   const auto &ops = e->operands;
-  if (mayTrap(ops[1]) || mayTrap(ops[2]))
+  if (mayTrapBeyond(ops[1], ops[0]) || mayTrapBeyond(ops[2], ops[0]))
     return guardedSelect(e, lane);
   llvm::Value *c = expr(ops[0], lane), *t = expr(ops[1], lane), *f = expr(ops[2], lane);
   return b_.CreateSelect(c, t, f);

@@ -83,6 +83,16 @@ double opFlops(const Op &op, const std::map<std::string, int64_t> &symbols) {
     return 4 * inElems(0);
   case OpKind::LayerNorm:
     return 7 * inElems(0);
+  case OpKind::Attention: {
+    // The two products (2 M N D and 2 M N Dv per batch) and the softmax of the M N scores.
+    const TensorType &q = op.operand(0)->type(), &k = op.operand(1)->type();
+    if (q.rank() < 2 || k.rank() < 2 || out.rank() < 2)
+      return 0;
+    const double rows = outElems / dimSize(out.dims.back(), symbols);
+    const double keys = dimSize(k.dims[k.rank() - 2], symbols);
+    const double d = dimSize(q.dims.back(), symbols), dv = dimSize(out.dims.back(), symbols);
+    return rows * keys * (2 * d + 2 * dv + 4);
+  }
   case OpKind::Einsum:
   case OpKind::TopK:
   case OpKind::Resize:

@@ -399,6 +399,40 @@ std::vector<TensorType> inferSoftmax(const InferContext &c) {
   requireDType(c, 0, isFloat(c.operand(0).dtype), "a float dtype");
   return {c.operand(0)};
 }
+std::vector<TensorType> inferAttention(const InferContext &c) {
+  const TensorType &q = c.operand(0), &k = c.operand(1), &v = c.operand(2);
+  requireDType(c, 0, isFloat(q.dtype), "a float dtype");
+  for (unsigned i = 0; i < c.numOperands(); ++i) {
+    requireSameDType(c, i, 0);
+    if (i < 3)
+      requireRankAtLeast(c, i, 2);
+  }
+  const Dim &dq = q.dims.back(), &dk = k.dims.back();
+  const Dim &nk = k.dims[k.rank() - 2], &nv = v.dims[v.rank() - 2];
+  if (dq != dk)
+    fail("the head dims differ: q " + dimsToString(q.dims) + " and k " + dimsToString(k.dims));
+  if (nk != nv)
+    fail("the key counts differ: k " + dimsToString(k.dims) + " and v " + dimsToString(v.dims));
+  std::string why;
+  auto batchOf = [](const TensorType &t) {
+    return std::vector<Dim>(t.dims.begin(), t.dims.end() - 2);
+  };
+  auto qk = shape::broadcastShapes(batchOf(q), batchOf(k), &why);
+  auto batch = qk ? shape::broadcastShapes(*qk, batchOf(v), &why) : std::nullopt;
+  if (!batch)
+    fail("batch dims of q " + dimsToString(q.dims) + ", k " + dimsToString(k.dims) + " and v " +
+         dimsToString(v.dims) + " do not broadcast: " + why);
+  std::vector<Dim> scores = *batch, out = *batch;
+  scores.insert(scores.end(), {q.dims[q.rank() - 2], nk});
+  out.insert(out.end(), {q.dims[q.rank() - 2], v.dims.back()});
+  if (c.numOperands() > 3) {
+    auto sum = shape::broadcastShapes(scores, c.operand(3).dims, &why);
+    if (!sum || *sum != scores)
+      fail("operand 3 (bias) of shape " + dimsToString(c.operand(3).dims) +
+           " does not broadcast to the scores " + dimsToString(scores));
+  }
+  return {q.withDims(std::move(out))};
+}
 std::vector<TensorType> inferLayerNorm(const InferContext &c) { return {layerNormType(c)}; }
 std::vector<TensorType> inferCumSum(const InferContext &c) {
   requireDType(c, 0, c.operand(0).dtype != DType::Bool, "a numeric dtype");

@@ -137,6 +137,7 @@ Tensors poolKernel(const Op &op, const Tensors &operands);
 Tensors reduceKernel(const Op &op, const Tensors &operands);
 Tensors argReduceKernel(const Op &op, const Tensors &operands);
 Tensors softmaxKernel(const Op &op, const Tensors &operands);
+Tensors attentionKernel(const Op &op, const Tensors &operands); // Attention.cpp
 Tensors logSoftmaxKernel(const Op &op, const Tensors &operands);
 Tensors layerNormKernel(const Op &op, const Tensors &operands);
 Tensors cumSumKernel(const Op &op, const Tensors &operands);

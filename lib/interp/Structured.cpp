@@ -77,6 +77,7 @@ void registerStructuredKernels(KernelFn *table) {
   set(OpKind::ArgReduce, argReduceKernel);
   set(OpKind::Softmax, softmaxKernel);
   set(OpKind::LogSoftmax, logSoftmaxKernel);
+  set(OpKind::Attention, attentionKernel);
   set(OpKind::LayerNorm, layerNormKernel);
   set(OpKind::CumSum, cumSumKernel);
   set(OpKind::TopK, topKKernel);

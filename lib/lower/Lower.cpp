@@ -107,6 +107,22 @@ Exprs extentsOf(const Shape &shape) {
   return r;
 }
 
+Stmt foldLanes(LowerCtx &c, const loop::Buffer &acc, int64_t lanes,
+               const std::function<Expr(const Expr &, const Expr &)> &combine,
+               const loop::Buffer &result) {
+  const DType t = acc->dtype;
+  loop::Buffer fold = localArray(c, "fold", t, lanes);
+  auto at = [](int64_t from, int64_t n) {
+    return n > 1 ? loop::ramp(imm(from), imm(1), static_cast<int>(n)) : imm(from);
+  };
+  std::vector<Stmt> s{loop::store(fold, {at(0, lanes)}, loop::load(acc, {at(0, lanes)}))};
+  for (int64_t h = lanes / 2; h >= 1; h /= 2)
+    s.push_back(loop::store(fold, {at(0, h)},
+                            combine(loop::load(fold, {at(0, h)}), loop::load(fold, {at(h, h)}))));
+  s.push_back(loop::store(result, {imm(0)}, loop::load(fold, {imm(0)})));
+  return loop::allocate(fold, loop::seq(s));
+}
+
 Expr product(const Exprs &extents) {
   Expr r = imm(1);
   for (const Expr &e : extents)

@@ -252,21 +252,34 @@ struct KernelLowering {
   // a temporary of the operand's full size first (a detector's count of scores above a
   // threshold wrote a cast of 13M elements to a 104 MB temporary, then summed it); when an
   // inlined expression would need a bound local (kMaxInlinedTreeNodes), it is materialized.
+  // Attention reads q, k and v by scalar loads as it packs them (LowerAttention.cpp): the
+  // slices, reshapes and transposes cutting them out of one projection inline there too.
   void lowerAnchor(const Op &op) {
-    if (op.kind() == OpKind::Reduce && computedInline(op.operand(0)) && lowerAnchorInlined(op))
+    std::vector<unsigned> inlineable;
+    const unsigned candidates = op.kind() == OpKind::Reduce      ? 1
+                                : op.kind() == OpKind::Attention ? 3
+                                                                 : 0;
+    for (unsigned i = 0; i < candidates && i < op.numOperands(); ++i)
+      if (computedInline(op.operand(i)))
+        inlineable.push_back(i);
+    if (!inlineable.empty() && lowerAnchorInlined(op, inlineable))
       return;
     lowerAnchorWith(op, {});
   }
 
-  // lowerAnchor with operand 0 read through `inlined` (a placeholder buffer whose loads become
-  // the operand's expression) when it is set.
-  bool lowerAnchorWith(const Op &op, const loop::Buffer &inlined) {
+  // Operands read through placeholder buffers whose loads become the operand's expression.
+  using Placeholders = std::vector<std::pair<unsigned, loop::Buffer>>;
+
+  // lowerAnchor with the operands in `inlined` read through their placeholders.
+  bool lowerAnchorWith(const Op &op, const Placeholders &inlined) {
     LowerCtx sub(op, c.varCounter);
     c.shareWith(sub);
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       const Value *operand = op.operand(i);
       requireSupportedDType(c.op, operand->type().dtype);
-      sub.addIn(i == 0 && inlined ? inlined : materialize(operand), operand->type());
+      auto it = std::find_if(inlined.begin(), inlined.end(),
+                             [i](const auto &entry) { return entry.first == i; });
+      sub.addIn(it != inlined.end() ? it->second : materialize(operand), operand->type());
     }
     for (unsigned r = 0; r < op.numResults(); ++r) {
       const Value *v = op.result(r);
@@ -285,8 +298,10 @@ struct KernelLowering {
     sub.varCounter = std::max(sub.varCounter, c.varCounter);
     Stmt body = lowerBody(sub);
     c.varCounter = sub.varCounter;
-    if (inlined) {
-      InlineLoads rewrite(*this, inlined, op.operand(0));
+    if (!inlined.empty()) {
+      InlineLoads rewrite(*this);
+      for (const auto &[i, placeholder] : inlined)
+        rewrite.values[placeholder.get()] = op.operand(i);
       body = rewrite.mutate(body);
       if (rewrite.failed)
         return false;
@@ -295,16 +310,20 @@ struct KernelLowering {
     return true;
   }
 
-  bool lowerAnchorInlined(const Op &op) {
-    const Value *x = op.operand(0);
-    loop::Buffer placeholder = loop::makeBuffer(c.newName("inlined"), x->type().dtype, dimsOf(x));
+  bool lowerAnchorInlined(const Op &op, const std::vector<unsigned> &operands) {
+    Placeholders placeholders;
+    for (unsigned i : operands) {
+      const Value *x = op.operand(i);
+      placeholders.push_back(
+          {i, loop::makeBuffer(c.newName("inlined"), x->type().dtype, dimsOf(x))});
+    }
     const std::vector<bool> writtenBefore = written;
     const auto cacheBefore = cache;
     const auto treeSizesBefore = treeSizes; // keyed by node address: freed nodes must not alias
     const size_t logBefore = cacheLog.size();
-    if (lowerAnchorWith(op, placeholder))
+    if (lowerAnchorWith(op, placeholders))
       return true;
-    // Undo: the anchor's results get their buffers again when it is lowered with a temporary,
+    // Undo: the anchor's results get their buffers again when it is lowered with temporaries,
     // and no expression built for the attempt (some load locals it could not bind) is reused
     // (an anchor the expression materialized keeps its statements: they come first either way).
     written = writtenBefore;
@@ -316,19 +335,19 @@ struct KernelLowering {
     return false;
   }
 
-  // Replaces the loads of a placeholder buffer by the value's expression at their indices;
+  // Replaces the loads of placeholder buffers by their values' expressions at their indices;
   // `failed` when an expression needed a bound local (there is no body to put its store in).
   struct InlineLoads : loop::IRMutator {
     KernelLowering &k;
-    const loop::BufferNode *placeholder;
-    const Value *value;
+    std::map<const loop::BufferNode *, const Value *> values;
     bool failed = false;
-    InlineLoads(KernelLowering &k, const loop::Buffer &b, const Value *v)
-        : k(k), placeholder(b.get()), value(v) {}
+    explicit InlineLoads(KernelLowering &k) : k(k) {}
     using loop::IRMutator::mutate;
     Expr visitLoad(const Expr &e) override {
-      if (e->buffer.get() != placeholder)
+      auto it = values.find(e->buffer.get());
+      if (it == values.end())
         return loop::IRMutator::visitLoad(e);
+      const Value *value = it->second;
       Exprs idx;
       bool vector = false;
       for (const Expr &i : e->operands) {

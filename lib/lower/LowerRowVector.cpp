@@ -107,11 +107,7 @@ struct RowBuilder {
           v, g.vectors, LoopRole::Reduction,
           step(loop::store(acc, {accLanes(0, w)}, combine(cur, value(base, w))), base, w)));
     }
-    for (int h = w / 2; h >= 1; h /= 2)
-      s.push_back(loop::store(
-          acc, {accLanes(0, h)},
-          combine(loop::load(acc, {accLanes(0, h)}), loop::load(acc, {accLanes(h, h)}))));
-    s.push_back(loop::store(result, {imm(0)}, loop::load(acc, {imm(0)})));
+    s.push_back(foldLanes(c, acc, w, combine, result));
     if (g.tail.asInt() != 0) {
       loop::Var t = c.newVar("t");
       c.role(t, LoopRole::Reduction);

@@ -231,6 +231,15 @@ std::string notSeparable(const Op &op) {
       return "the bias broadcasts across dim 0";
     return "";
   }
+  case OpKind::Attention:
+    // Rows of q (and of the bias) are independent; k and v are contracted over their rows, so
+    // a lifted one must carry the symbol as a batch dim, like every lifted operand.
+    for (unsigned i = 0; i < op.numOperands(); ++i) {
+      const Value &v = *op.operand(i);
+      if (lifted(v) && (v.type().rank() != rank || ((i == 1 || i == 2) && rank < 3)))
+        return "the attention contracts over the symbolic dim";
+    }
+    return "";
   case OpKind::Reduce: {
     const std::vector<int64_t> &axes = ops::ReduceOp(op).axes(); // sorted, non-negative
     return !axes.empty() && axes[0] == 0 ? "the reduction covers dim 0" : "";

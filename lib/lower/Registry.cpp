@@ -67,6 +67,8 @@ Lowering loweringFor(OpKind k) {
     return {lowerLogSoftmax, false, true};
   case OpKind::LayerNorm:
     return {lowerLayerNorm, false, true};
+  case OpKind::Attention:
+    return {lowerAttention, false, true};
   case OpKind::CumSum:
     return {lowerCumSum, false, true};
   case OpKind::TopK:

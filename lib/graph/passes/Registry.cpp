@@ -21,6 +21,8 @@ const std::vector<PassInfo> &passRegistry() {
       {"raise-layer-norm",
        "layer normalization written as reductions and elementwise ops -> layer_norm",
        createRaiseLayerNormPass},
+      {"fuse-attention", "matmul -> scale -> bias -> softmax -> matmul as one attention op",
+       createFuseAttentionPass},
       {"layout-nchwc", "convolutions to the blocked NCHWc layout", createLayoutNCHWcPass},
       {"winograd", "blocked 3x3 stride-1 convs to Winograd F(m x m, 3 x 3) where cheaper",
        createWinogradPass},

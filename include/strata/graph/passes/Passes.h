@@ -13,6 +13,7 @@ std::unique_ptr<Pass> createResolveBroadcastDimsPass(); // ResolveBroadcastDims.
 std::unique_ptr<Pass> createFoldBatchNormPass();  // FoldBatchNorm.cpp: scale/bias into conv/matmul
 std::unique_ptr<Pass> createFuseBiasPass();       // FuseBias.cpp: matmul + bias add -> one op
 std::unique_ptr<Pass> createRaiseLayerNormPass(); // RaiseLayerNorm.cpp: decomposed -> layer_norm
+std::unique_ptr<Pass> createFuseAttentionPass(); // FuseAttention.cpp: the attention chain -> attention
 std::unique_ptr<Pass> createLayoutNCHWcPass();    // LayoutNCHWc.cpp
 std::unique_ptr<Pass> createWinogradPass();      // Winograd.cpp: 3x3 convs -> F(m x m, 3 x 3)
 std::unique_ptr<Pass> createConv1x1ToMatMulPass(); // Conv1x1ToMatMul.cpp: plain 1x1 conv -> matmul
