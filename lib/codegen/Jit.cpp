@@ -41,14 +41,16 @@ llvm::Expected<llvm::orc::JITDylib &> LoopJit::newDylib(const std::string &dylib
     return gen.takeError();
   jd->addGenerator(std::move(*gen));
   // Parallel loops call strata_parallel_for (ThreadPool.h), failed index checks
-  // strata_index_error (KernelStatus.h). They are bound by address: a symbol of a static library
+  // strata_index_error and failed scratch allocations strata_alloc_error (KernelStatus.h). They are bound by address: a symbol of a static library
   // in the executable is not visible to the dynamic-library search above.
   auto callable = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
   if (llvm::Error err = jd->define(llvm::orc::absoluteSymbols(
           {{jit_->mangleAndIntern("strata_parallel_for"),
             {llvm::orc::ExecutorAddr::fromPtr(&strata_parallel_for), callable}},
            {jit_->mangleAndIntern("strata_index_error"),
-            {llvm::orc::ExecutorAddr::fromPtr(&strata_index_error), callable}}})))
+            {llvm::orc::ExecutorAddr::fromPtr(&strata_index_error), callable}},
+           {jit_->mangleAndIntern("strata_alloc_error"),
+            {llvm::orc::ExecutorAddr::fromPtr(&strata_alloc_error), callable}}})))
     return err;
   return jd;
 }

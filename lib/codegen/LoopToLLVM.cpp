@@ -338,6 +338,25 @@ void LoopEmitter::allocate(const loop::StmtNode &s) {
                          buf.name);
     align = llvm::Align(16); // malloc's guarantee on x86-64
   }
+  // A failed malloc (a run-time size past what memory holds) reports through the run's status
+  // and skips the body: the run fails with an error, nothing writes through a null pointer.
+  llvm::BasicBlock *end = nullptr;
+  if (!onStack && status) {
+    auto *fail = llvm::BasicBlock::Create(ctx_, "alloc.fail", fn_);
+    auto *ok = llvm::BasicBlock::Create(ctx_, "alloc.ok", fn_);
+    end = llvm::BasicBlock::Create(ctx_, "alloc.end", fn_);
+    b_.CreateCondBr(b_.CreateIsNull(base), fail, ok,
+                    llvm::MDBuilder(ctx_).createUnlikelyBranchWeights());
+    b_.SetInsertPoint(fail);
+    llvm::FunctionCallee report = m_.getOrInsertFunction(
+        "strata_alloc_error", llvm::FunctionType::get(b_.getVoidTy(),
+                                                      {b_.getPtrTy(), b_.getPtrTy(), b_.getInt64Ty()},
+                                                      false));
+    std::string site = fn_->getName().str() + ": local " + buf.name;
+    b_.CreateCall(report, {status, b_.CreateGlobalString(site, "alloc.site", 0, &m_), bytes});
+    b_.CreateBr(end);
+    b_.SetInsertPoint(ok);
+  }
   b_.CreateMemSet(base, b_.getInt8(0), bytes, align);
   bindBuffer(&buf, base);
   stmt(s.body);
@@ -346,6 +365,10 @@ void LoopEmitter::allocate(const loop::StmtNode &s) {
     llvm::FunctionCallee freeFn = m_.getOrInsertFunction(
         "free", llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false));
     b_.CreateCall(freeFn, {base});
+  }
+  if (end) {
+    b_.CreateBr(end);
+    b_.SetInsertPoint(end);
   }
 }
 

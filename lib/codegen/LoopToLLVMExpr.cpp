@@ -8,6 +8,8 @@
 #include "llvm/IR/MDBuilder.h"
 
 #include <algorithm>
+#include <functional>
+#include <unordered_set>
 
 namespace strata::codegen {
 
@@ -137,21 +139,45 @@ static bool trapsItself(const Expr &x) {
   return division && !isFloat(x.type().dtype);
 }
 
+// Calls `f` on the parts of `e` that evaluating it always evaluates: not the arms of a select
+// inside it, which may be evaluated only under their condition (guardedSelect) and, where they
+// are evaluated, are that select's own concern.
+// Each shared node once: expressions are DAGs.
+static void forEachEvaluated(const Expr &e, const std::function<void(const Expr &)> &f,
+                             std::unordered_set<const loop::ExprNode *> &seen) {
+  if (!seen.insert(e.get()).second)
+    return;
+  f(e);
+  if (e.kind() == ExprKind::Select) {
+    forEachEvaluated(e->operands[0], f, seen);
+    return;
+  }
+  for (const Expr &o : e->operands)
+    forEachEvaluated(o, f, seen);
+}
+static void forEachEvaluated(const Expr &e, const std::function<void(const Expr &)> &f) {
+  std::unordered_set<const loop::ExprNode *> seen;
+  forEachEvaluated(e, f, seen);
+}
+
 // Whether evaluating `e` could fault beyond what evaluating `evaluated` (always evaluated
-// first: a select's condition) already risked: some faulting part of `e` is not also part of
-// `evaluated`. max(a, b) as select(a < b, b, a) reads nothing its condition has not read.
+// first: a select's condition) already risked: some faulting part of `e` is not also a part
+// `evaluated` always evaluates. max(a, b) as select(a < b, b, a) reads nothing its condition
+// has not read.
 static bool mayTrapBeyond(const Expr &e, const Expr &evaluated) {
   std::vector<Expr> risked;
-  loop::anyExpr(evaluated, [&](const Expr &x) {
+  forEachEvaluated(evaluated, [&](const Expr &x) {
     if (trapsItself(x))
       risked.push_back(x);
-    return false;
   });
-  return loop::anyExpr(e, [&](const Expr &x) {
-    return trapsItself(x) && std::none_of(risked.begin(), risked.end(), [&](const Expr &r) {
-             return r.same(x) || loop::equal(r, x);
-           });
+  bool beyond = false;
+  forEachEvaluated(e, [&](const Expr &x) {
+    beyond = beyond || (trapsItself(x) && std::none_of(risked.begin(), risked.end(),
+                                                        [&](const Expr &r) {
+                                                          return r.same(x) || loop::equal(r, x);
+                                                        }));
   });
+  return beyond;
 }
 
 // The type of e's value: the element type when one lane is asked for.

@@ -88,7 +88,9 @@ double opFlops(const Op &op, const std::map<std::string, int64_t> &symbols) {
     const TensorType &q = op.operand(0)->type(), &k = op.operand(1)->type();
     if (q.rank() < 2 || k.rank() < 2 || out.rank() < 2)
       return 0;
-    const double rows = outElems / dimSize(out.dims.back(), symbols);
+    double rows = 1;
+    for (size_t d = 0; d + 1 < out.dims.size(); ++d)
+      rows *= dimSize(out.dims[d], symbols);
     const double keys = dimSize(k.dims[k.rank() - 2], symbols);
     const double d = dimSize(q.dims.back(), symbols), dv = dimSize(out.dims.back(), symbols);
     return rows * keys * (2 * d + 2 * dv + 4);

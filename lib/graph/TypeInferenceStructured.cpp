@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace strata::infer {
 
@@ -402,6 +403,10 @@ std::vector<TensorType> inferSoftmax(const InferContext &c) {
 std::vector<TensorType> inferAttention(const InferContext &c) {
   const TensorType &q = c.operand(0), &k = c.operand(1), &v = c.operand(2);
   requireDType(c, 0, isFloat(q.dtype), "a float dtype");
+  // Compiled f32 kernels multiply by the scale in f32: it must be a finite f32.
+  const double scale = c.view<ops::AttentionOp>().scale();
+  if (!(std::fabs(scale) <= std::numeric_limits<float>::max()))
+    fail("scale " + std::to_string(scale) + " is not a finite f32");
   for (unsigned i = 0; i < c.numOperands(); ++i) {
     requireSameDType(c, i, 0);
     if (i < 3)

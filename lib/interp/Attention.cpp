@@ -36,12 +36,30 @@ Tensors attentionKernel(const Op &op, const Tensors &operands) {
   Shape scoresShape = batch, outShape = batch;
   scoresShape.insert(scoresShape.end(), {m, n});
   outShape.insert(outShape.end(), {m, dv});
-  std::vector<int64_t> biasOff;
-  if (wide.size() > 3)
-    biasOff = broadcastOffsets(op, wide[3].shape(), scoresShape);
+  // The bias at (batch b, row i, key j): its batch offset, then strides of 0 where it broadcasts.
+  std::vector<int64_t> biasBatchOff;
+  int64_t biasRowStride = 0, biasKeyStride = 0, biasBlock = 0;
+  if (wide.size() > 3) {
+    Shape bs = wide[3].shape();
+    if (bs.size() > scoresShape.size())
+      fail(op, "bias " + shapeToString(bs) + " does not broadcast to the scores " +
+                   shapeToString(scoresShape));
+    bs.insert(bs.begin(), scoresShape.size() - bs.size(), 1);
+    const int64_t bm = bs[bs.size() - 2], bn = bs.back();
+    if ((bm != 1 && bm != m) || (bn != 1 && bn != n))
+      fail(op, "bias " + shapeToString(wide[3].shape()) + " does not broadcast to the scores " +
+                   shapeToString(scoresShape));
+    biasBatchOff = broadcastOffsets(op, batchOf(bs), batch);
+    biasBlock = bm * bn;
+    biasKeyStride = bn == 1 ? 0 : 1;
+    biasRowStride = bm == 1 ? 0 : bn;
+  }
   const double scale = ops::AttentionOp(op).scale();
   Tensor result(wide[0].dtype(), outShape);
   const int64_t batches = numElements(batch);
+  // Nothing to compute; with no keys the weighted sum is empty: 0, as matmul(softmax, v) gives.
+  if (result.numElements() == 0 || n == 0)
+    return {narrowFromF32(result, dtype)};
   visitDType(op, wide[0].dtype(), /*allowInts=*/false, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {
@@ -60,7 +78,8 @@ Tensors attentionKernel(const Op &op, const Tensors &operands) {
               dot += static_cast<double>(qRow[e]) * static_cast<double>(kRow[e]);
             double x = scale * dot;
             if (bias)
-              x += static_cast<double>(bias[biasOff[(b * m + i) * n + j]]);
+              x += static_cast<double>(
+                  bias[biasBatchOff[b] * biasBlock + i * biasRowStride + j * biasKeyStride]);
             s[j] = x;
             mx = std::max(mx, x);
           }

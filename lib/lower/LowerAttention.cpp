@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace strata::lower {
 namespace {
@@ -43,13 +44,6 @@ Exprs with(Exprs v, std::initializer_list<Expr> more) {
 Exprs batchOf(const Exprs &d) { return Exprs(d.begin(), d.end() - 2); }
 Expr maxF(const Expr &a, const Expr &b) { return stdMax(a, b); }
 
-bool canLowerTiledAttention(const LowerCtx &c) {
-  for (DType t : c.inTypes)
-    if (t != DType::F32)
-      return false;
-  const int64_t dv = c.outShapes[0].back();
-  return dv > 0 && dv % 8 == 0;
-}
 
 Stmt lowerTiledAttention(LowerCtx &c) {
   const Exprs &qd = c.inDims[0], &kd = c.inDims[1], &vd = c.inDims[2], &od = c.outDims[0];
@@ -79,8 +73,9 @@ Stmt lowerTiledAttention(LowerCtx &c) {
   const std::optional<int64_t> Bs = batches.asInt(), Ts = rowTiles.asInt();
   if (Bs && *Bs < kMinItems) {
     if (Ts) {
-      int64_t g = std::min(*Ts, (kMinItems + *Bs - 1) / std::max<int64_t>(*Bs, 1));
-      int64_t tpg = (*Ts + g - 1) / std::max<int64_t>(g, 1);
+      // (No rows: one empty group.)
+      int64_t g = std::max<int64_t>(1, std::min(*Ts, (kMinItems + *Bs - 1) / std::max<int64_t>(*Bs, 1)));
+      int64_t tpg = std::max<int64_t>(1, (*Ts + g - 1) / g);
       tilesPerGroup = imm(tpg);
       groups = imm((*Ts + tpg - 1) / std::max<int64_t>(tpg, 1));
     } else {
@@ -224,7 +219,11 @@ Stmt lowerTiledAttention(LowerCtx &c) {
         loop::seq({loop::store(s, sAt(v2), shifted),
                    loop::store(lanes, {all}, loop::load(lanes, {all}) + loop::load(s, sAt(v2)))})));
     row.push_back(foldLanes(c, lanes, L, [](const Expr &a, const Expr &b) { return a + b; }, sum));
-    row.push_back(loop::store(inv, {rv}, bin(ExprKind::Div, f32(1), loop::load(sum, {imm(0)}))));
+    // No keys: the weighted sum is empty, 0 (as matmul(softmax, v) gives), not 0 / 0.
+    Expr reciprocal = bin(ExprKind::Div, f32(1), loop::load(sum, {imm(0)}));
+    if (!Ns || *Ns == 0)
+      reciprocal = loop::select(bin(ExprKind::LT, imm(0), N), reciprocal, f32(0));
+    row.push_back(loop::store(inv, {rv}, reciprocal));
     tile.push_back(c.loopOver(r, imm(R), LoopRole::Parallel,
                               loop::allocate(lanes, loop::allocate(mx, loop::allocate(sum, loop::seq(row))))));
   }
@@ -272,8 +271,8 @@ Stmt lowerTiledAttention(LowerCtx &c) {
   item.push_back(c.loopOver(t, tilesPerGroup, LoopRole::Parallel, tileBody));
 
   auto nominal = [](const Expr &e) { return e.asInt().value_or(64); };
-  const int64_t work = nominal(batches) * nominal(M) * nominal(N) *
-                       (nominal(D) + Dv) * 2;
+  const int64_t work =
+      saturatingProduct({nominal(batches), nominal(M), nominal(N), nominal(D) + Dv, 2});
   c.nest(p, {std::string(c.op.opName()), work, true});
   return c.loopOver(p, mulExtents(batches, groups), LoopRole::Parallel,
                     loop::allocate(kt, loop::allocate(vl, loop::seq(item))));
@@ -301,6 +300,10 @@ Stmt lowerScalarAttention(LowerCtx &c) {
   if (c.ins.size() > 3)
     score = score + loop::load(c.ins[3], broadcastIndex(with(bIdx, {i, loop::var(j1)}),
                                                          with(batch, {M, N}), c.inDims[3]));
+  // No keys: the weighted sum is empty, 0 (as matmul(softmax, v) gives), not 0 / 0.
+  Expr weighted = bin(ExprKind::Div, acc.get(), sum.get());
+  if (N.asInt().value_or(0) == 0)
+    weighted = loop::select(bin(ExprKind::LT, imm(0), N), weighted, num(0));
   std::vector<Stmt> row;
   row.push_back(c.loopOver(
       j1, N, LoopRole::Parallel,
@@ -325,7 +328,7 @@ Stmt lowerScalarAttention(LowerCtx &c) {
                  c.loopOver(j4, N, LoopRole::Reduction,
                             acc.set(acc.get() + loop::load(s, {loop::var(j4)}) *
                                                     loop::load(c.ins[2], with(vPre, {loop::var(j4), loop::var(e)})))),
-                 c.storeOut(with(bIdx, {i, loop::var(e)}), bin(ExprKind::Div, acc.get(), sum.get()))})));
+                 c.storeOut(with(bIdx, {i, loop::var(e)}), weighted)})));
   Stmt body = loop::allocate(
       s, loop::allocate(acc.buf, loop::allocate(mx.buf, loop::allocate(sum.buf, loop::seq(row)))));
   return c.loopOver(p, mulExtents(product(batch), M), LoopRole::Parallel, body);
@@ -333,11 +336,22 @@ Stmt lowerScalarAttention(LowerCtx &c) {
 
 } // namespace
 
+bool attentionUsesTiledKernel(const Op &op) {
+  for (const Value *v : op.operands())
+    if (v->type().dtype != DType::F32)
+      return false;
+  const Dim &dv = op.result(0)->type().dims.back();
+  return op.numOperands() >= 3 && dv.isStatic() && dv.size > 0 && dv.size % 8 == 0;
+}
+
 Stmt lowerAttention(LowerCtx &c) {
   if (c.ins.size() < 3 || c.inDims[0].size() < 2 || c.inDims[1].size() < 2 ||
       c.inDims[2].size() < 2 || c.outDims[0].size() < 2)
     throw LowerError("attention: q, k and v must have rank >= 2");
-  return canLowerTiledAttention(c) ? lowerTiledAttention(c) : lowerScalarAttention(c);
+  for (const Expr &d : c.outDims[0])
+    if (d.asInt() == 0)
+      return loop::seq({}); // an empty result: nothing to compute (nor scratch to allocate)
+  return attentionUsesTiledKernel(c.op) ? lowerTiledAttention(c) : lowerScalarAttention(c);
 }
 
 } // namespace strata::lower

@@ -8,7 +8,9 @@
 #include "strata/lower/Lower.h"
 #include "strata/support/ShapeMath.h"
 
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -98,6 +100,14 @@ inline Expr mulExtents(const Expr &a, const Expr &b) {
   if (a.asInt() && b.asInt())
     return loop::intImm(*a.asInt() * *b.asInt());
   return a.asInt() == 1 ? b : b.asInt() == 1 ? a : a * b;
+}
+// The product of nominal sizes, saturating at int64's maximum (a nest's work estimate must not
+// overflow on a hostile graph's dims).
+inline int64_t saturatingProduct(std::initializer_list<int64_t> sizes) {
+  int64_t p = 1;
+  for (int64_t s : sizes)
+    p = shape::checkedMul(p, std::max<int64_t>(s, 0)).value_or(std::numeric_limits<int64_t>::max());
+  return p;
 }
 // ceil(a / b) for an extent a and a positive constant b.
 inline Expr ceilDivExtent(const Expr &a, int64_t b) {
@@ -230,6 +240,9 @@ Stmt lowerReduce(LowerCtx &c);        // LowerReduction.cpp
 Stmt lowerSoftmax(LowerCtx &c);
 Stmt lowerLogSoftmax(LowerCtx &c);
 Stmt lowerAttention(LowerCtx &c); // LowerAttention.cpp
+// Whether attention `op` takes the register-tiled kernel (f32, Dv a multiple of 8), which reads
+// q, k and v only while packing them: a fused kernel inlines their index maps there.
+bool attentionUsesTiledKernel(const Op &op);
 Stmt lowerArgReduce(LowerCtx &c); // LowerNormalize.cpp
 Stmt lowerLayerNorm(LowerCtx &c);
 Stmt lowerCumSum(LowerCtx &c);

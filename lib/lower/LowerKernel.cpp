@@ -30,6 +30,9 @@ constexpr uint64_t kMaxInlinedTreeNodes = 256;
 // An operand that an op reads more than once is bound when its tree has more nodes than this:
 // small ones (a load, a bias add) cost less recomputed than stored and reloaded.
 constexpr uint64_t kMaxDuplicatedTreeNodes = 16;
+// A row op (layer_norm, softmax) recomputes an operand of at most this many arithmetic ops in
+// each of its passes instead of reading a temporary (KernelLowering::cheapToRecompute).
+constexpr int kMaxRecomputedOps = 3;
 
 struct KernelLowering {
   LowerCtx &c;
@@ -253,18 +256,44 @@ struct KernelLowering {
   // threshold wrote a cast of 13M elements to a 104 MB temporary, then summed it); when an
   // inlined expression would need a bound local (kMaxInlinedTreeNodes), it is materialized.
   // Attention reads q, k and v by scalar loads as it packs them (LowerAttention.cpp): the
-  // slices, reshapes and transposes cutting them out of one projection inline there too.
+  // slices, reshapes and transposes cutting them out of one projection inline there too. The
+  // row ops (layer_norm, softmax, log_softmax) read their operand in two or three passes: a
+  // few additions or multiplications (a transformer's residual add before its layer_norm) are
+  // recomputed in each pass rather than written to a temporary and read back.
   void lowerAnchor(const Op &op) {
     std::vector<unsigned> inlineable;
-    const unsigned candidates = op.kind() == OpKind::Reduce      ? 1
-                                : op.kind() == OpKind::Attention ? 3
-                                                                 : 0;
+    const OpKind k = op.kind();
+    const bool rowOp = k == OpKind::LayerNorm || k == OpKind::Softmax || k == OpKind::LogSoftmax;
+    int budget = kMaxRecomputedOps;
+    const unsigned candidates = k == OpKind::Reduce      ? 1
+                                : k == OpKind::Attention && attentionUsesTiledKernel(op) ? 3
+                                : rowOp && op.numOperands() > 0 && cheapToRecompute(op.operand(0), budget)
+                                    ? 1
+                                    : 0;
     for (unsigned i = 0; i < candidates && i < op.numOperands(); ++i)
       if (computedInline(op.operand(i)))
         inlineable.push_back(i);
     if (!inlineable.empty() && lowerAnchorInlined(op, inlineable))
       return;
     lowerAnchorWith(op, {});
+  }
+
+  // Whether `v` is computed in the region by at most `budget` adds, subtracts, multiplies,
+  // divides and negations of values read from buffers or constants (no index maps, no
+  // transcendentals): cheaper recomputed by each pass of a row op than stored and reloaded.
+  bool cheapToRecompute(const Value *v, int &budget) const {
+    if (!computedInline(v))
+      return true; // read from a buffer or a constant
+    const Op &op = *v->definingOp();
+    const OpKind k = op.kind();
+    if ((k != OpKind::Add && k != OpKind::Sub && k != OpKind::Mul && k != OpKind::Div &&
+         k != OpKind::Neg) ||
+        --budget < 0)
+      return false;
+    for (const Value *operand : op.operands())
+      if (!cheapToRecompute(operand, budget))
+        return false;
+    return true;
   }
 
   // Operands read through placeholder buffers whose loads become the operand's expression.
@@ -327,8 +356,15 @@ struct KernelLowering {
     // and no expression built for the attempt (some load locals it could not bind) is reused
     // (an anchor the expression materialized keeps its statements: they come first either way).
     written = writtenBefore;
-    for (unsigned r = 0; r < op.numResults(); ++r)
+    for (unsigned r = 0; r < op.numResults(); ++r) {
+      // A temporary made for the result is made again by the next attempt.
+      auto it = buffers.find(op.result(r));
+      if (it != buffers.end())
+        temps.erase(std::remove_if(temps.begin(), temps.end(),
+                                   [&](const loop::Buffer &t) { return t.get() == it->second.get(); }),
+                    temps.end());
       buffers.erase(op.result(r));
+    }
     cache = cacheBefore;
     treeSizes = treeSizesBefore;
     cacheLog.resize(logBefore);

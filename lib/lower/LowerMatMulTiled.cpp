@@ -286,7 +286,8 @@ Stmt lowerTiledMatMul(LowerCtx &c) {
                             c.loopOver(g, imm(G), LoopRole::Reduction, tile)));
   }
   // The structure is final; whether p runs in parallel is the schedule's choice.
-  c.nest(p, {std::string(c.op.opName()), nominal(batches) * nominal(Mx) * N * nominal(K), true});
+  c.nest(p, {std::string(c.op.opName()),
+             saturatingProduct({nominal(batches), nominal(Mx), N, nominal(K)}), true});
   return c.loopOver(p, mulExtents(mulExtents(batches, rowSteps), imm(colTiles)),
                     LoopRole::Parallel, tile);
 }

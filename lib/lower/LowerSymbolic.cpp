@@ -232,13 +232,14 @@ std::string notSeparable(const Op &op) {
     return "";
   }
   case OpKind::Attention:
-    // Rows of q (and of the bias) are independent; k and v are contracted over their rows, so
-    // a lifted one must carry the symbol as a batch dim, like every lifted operand.
-    for (unsigned i = 0; i < op.numOperands(); ++i) {
-      const Value &v = *op.operand(i);
-      if (lifted(v) && (v.type().rank() != rank || ((i == 1 || i == 2) && rank < 3)))
-        return "the attention contracts over the symbolic dim";
-    }
+    // Batches are independent; the symbol must be a batch dim of every lifted operand (k and v
+    // are contracted over their rows; lifting q's rows would run the kernel one row at a time,
+    // packing k and v again for each: the symbolic-extents path tiles them instead).
+    if (rank < 3)
+      return "the attention's symbolic dim is its rows, not a batch";
+    for (const Value *v : op.operands())
+      if (lifted(*v) && v->type().rank() != rank)
+        return "a lifted operand broadcasts across dim 0";
     return "";
   case OpKind::Reduce: {
     const std::vector<int64_t> &axes = ops::ReduceOp(op).axes(); // sorted, non-negative

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 NAMES = ["qa", "ka", "va", "ma", "qb", "ktb", "vb", "bb", "qc", "kc", "vc", "mc", "qd", "kd", "vd",
-         "bd", "qe", "ke", "ve"]
+         "bd", "qe", "ke", "ve", "qf", "kf", "vf"]
 
 import numpy as n
 
@@ -27,7 +27,8 @@ def make(d):
                       qc=f(z["n"], 4, z["s"], 32), kc=f(z["n"], 4, z["s"], 32),
                       vc=f(z["n"], 4, z["s"], 16), mc=mc,
                       qd=f(1, z["m"], 16), kd=f(1, 20, 16), vd=f(1, 20, 32), bd=f(z["m"], 1),
-                      qe=f(2, 5, 16), ke=f(2, 7, 16), ve=f(2, 7, 12))
+                      qe=f(2, 5, 16), ke=f(2, 7, 16), ve=f(2, 7, 12),
+                      qf=f(2, 16), kf=f(0, 16), vf=f(0, 8))
         for name, a in arrays.items():
             n.save(f"{d}/{key}/{name}.npy", a)
 
@@ -45,7 +46,8 @@ def check(d, outs):
                 b=attention(i("qb"), i("ktb"), i("vb"), 1.0, i("bb")),
                 c=attention(i("qc"), t(i("kc")), i("vc"), 0.25, i("mc")),
                 d=attention(i("qd"), t(i("kd")), i("vd"), 1.0, i("bd")),
-                e=attention(i("qe"), t(i("ke")), i("ve"), 0.5))
+                e=attention(i("qe"), t(i("ke")), i("ve"), 0.5),
+                f=n.zeros((2, 8)))
     for out in outs:
         for name, w in want.items():
             got = n.load(f"{out}/{name}.npy")
