@@ -4,7 +4,8 @@
 // each result element owns a one-element local accumulator; the reduced axes are visited in
 // row-major order (the order the interpreter streams the input); floats accumulate in f64 and
 // are rounded to the result dtype once at the end; integers wrap in their own dtype. The one
-// exception, lowerReduceLanes (global pools of blocked tensors), sums rows in f32 vectors.
+// exceptions, lowerReduceLanes (global pools of blocked tensors) and lowerReduceRows (rows along
+// the last axis), sum rows in f32 vectors.
 #include "LowerImpl.h"
 
 #include <algorithm>
@@ -144,6 +145,94 @@ std::optional<Stmt> lowerReduceLanes(LowerCtx &c, const std::vector<bool> &reduc
   });
 }
 
+// A f32 sum, mean, max or min over trailing axes whose innermost dim is static and holds a
+// vector or more (rows along the last axis; a global pool of a plain [N, C, H, W] tensor
+// reduces rows of W): per result element, each innermost row accumulates in f32 vectors (one
+// accumulator per lane) plus a scalar tail; sums add each row's lanes into f64 lanes, folded
+// by halving at the end, where the scalar path adds every element in f64: results agree with
+// the interpreter to rounding, not bit for bit. Max and min compare in f32, NaN propagating.
+// nullopt when the shape does not fit.
+std::optional<Stmt> lowerReduceRows(LowerCtx &c, const std::vector<bool> &reduced,
+                                    const Expr &groupSize, bool keep) {
+  const Exprs &in = c.inDims[0];
+  const ReduceKind kind = ops::ReduceOp(c.op).kind();
+  const std::optional<int64_t> inner = in.empty() ? std::nullopt : in.back().asInt();
+  if (c.inTypes[0] != DType::F32 || !inner || *inner < 8 || !reduced.back() ||
+      (kind != ReduceKind::Sum && kind != ReduceKind::Mean && kind != ReduceKind::Max &&
+       kind != ReduceKind::Min))
+    return std::nullopt;
+  size_t first = in.size() - 1; // the reduced axes must be the trailing ones
+  while (first > 0 && reduced[first - 1])
+    --first;
+  for (size_t d = 0; d < first; ++d)
+    if (reduced[d])
+      return std::nullopt;
+  const int64_t w = c.opts.vectorLanesF32;
+  const int L = static_cast<int>(w > 8 && *inner >= w ? w : 8);
+  const int64_t vectors = *inner / L, whole = vectors * L;
+  const bool sum = kind == ReduceKind::Sum || kind == ReduceKind::Mean;
+  const DType accType = sum ? DType::F64 : DType::F32;
+  const Exprs kept(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(first));
+  const Exprs outerReduced(in.begin() + static_cast<std::ptrdiff_t>(first), in.end() - 1);
+  const Expr lanes = loop::ramp(imm(0), imm(1), L);
+  auto f32 = [](double v) { return loop::floatImm(v, DType::F32); };
+  const double start = sum ? 0.0 : kind == ReduceKind::Max ? -INFINITY : INFINITY;
+  // NaN propagates: a NaN element replaces a non-NaN accumulator.
+  auto combine = [&](const Expr &a, const Expr &v) -> Expr {
+    if (sum)
+      return a + v;
+    Expr take = bin(kind == ReduceKind::Max ? ExprKind::GT : ExprKind::LT, v, a);
+    take = bin(ExprKind::Or, take,
+               bin(ExprKind::And, bin(ExprKind::NE, v, v), bin(ExprKind::EQ, a, a)));
+    return loop::select(take, v, a);
+  };
+  return loopNest(c, kept, LoopRole::Parallel, [&](const Exprs &keptIdx) {
+    loop::Buffer acc = localArray(c, "acc", accType, L), row = localArray(c, "row", DType::F32, L);
+    Acc tail = makeAcc(c, "tail", accType), total = makeAcc(c, "total", accType);
+    Stmt rows = loopNest(c, outerReduced, LoopRole::Reduction, [&](const Exprs &red) {
+      auto at = [&](const Expr &last) {
+        Exprs idx = keptIdx;
+        idx.insert(idx.end(), red.begin(), red.end());
+        idx.push_back(last);
+        return idx;
+      };
+      loop::Var v = c.newVar("v"), t = c.newVar("t");
+      Expr x = loop::load(c.ins[0], at(loop::ramp(loop::var(v) * imm(L), imm(1), L)));
+      std::vector<Stmt> steps;
+      steps.push_back(loop::store(row, {lanes}, loop::broadcast(f32(start), L)));
+      steps.push_back(c.loopOver(v, imm(vectors), LoopRole::Reduction,
+                                 loop::store(row, {lanes}, combine(loop::load(row, {lanes}), x))));
+      Expr rowLanes = loop::load(row, {lanes});
+      steps.push_back(loop::store(
+          acc, {lanes}, combine(loop::load(acc, {lanes}),
+                                sum ? loop::cast(DType::F64, rowLanes) : rowLanes)));
+      if (whole < *inner) {
+        c.role(t, LoopRole::Reduction);
+        Expr e = loop::load(c.ins[0], at(loop::var(t)));
+        steps.push_back(loop::forLoop(t, imm(whole), imm(*inner - whole), loop::ForKind::Serial,
+                                      tail.set(combine(tail.get(), sum ? loop::cast(DType::F64, e) : e))));
+      }
+      return loop::seq(steps);
+    });
+    Expr result = combine(total.get(), tail.get());
+    if (kind == ReduceKind::Mean)
+      result = bin(ExprKind::Div, result,
+                   groupSize.asInt() ? loop::floatImm(static_cast<double>(*groupSize.asInt()), DType::F64)
+                                     : loop::cast(DType::F64, groupSize));
+    if (sum)
+      result = loop::cast(DType::F32, result);
+    Exprs outIdx = keptIdx;
+    if (keep)
+      for (size_t d = first; d < in.size(); ++d)
+        outIdx.push_back(imm(0));
+    Stmt body = loop::seq({loop::store(acc, {lanes}, loop::broadcast(loop::floatImm(start, accType), L)),
+                           tail.set(loop::floatImm(start, accType)), rows,
+                           foldLanes(c, acc, L, combine, total.buf),
+                           loop::store(c.outs[0], outIdx, result)});
+    return loop::allocate(acc, loop::allocate(row, loop::allocate(tail.buf, loop::allocate(total.buf, body))));
+  });
+}
+
 } // namespace
 
 Stmt lowerReduce(LowerCtx &c) {
@@ -163,6 +252,8 @@ Stmt lowerReduce(LowerCtx &c) {
   const Expr groupSize = product(reducedDims); // a constant unless a reduced dim is symbolic
   if (std::optional<Stmt> vectors = lowerReduceLanes(c, reduced, groupSize, keep))
     return *vectors;
+  if (std::optional<Stmt> rows = lowerReduceRows(c, reduced, groupSize, keep))
+    return *rows;
 
   bool fl = isFloat(t), isBool = t == DType::Bool;
   if (isBool && kind != ReduceKind::Max && kind != ReduceKind::Min)
