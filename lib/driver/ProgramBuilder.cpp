@@ -11,6 +11,7 @@
 #include "strata/graph/Walk.h"
 #include "strata/graph/passes/MemoryPlan.h"
 #include "strata/graph/passes/PassManager.h"
+#include "strata/loop/Simplify.h"
 #include "strata/loop/Verifier.h"
 #include "strata/loop/Visitor.h"
 #include "strata/lower/Capabilities.h"
@@ -621,6 +622,11 @@ private:
           ks.steps.size() > static_cast<size_t>(opts_.scheduleStepLimit))
         ks.steps.resize(opts_.scheduleStepLimit);
       llvm::Error err = loop::applySchedule(f, ks.steps);
+      // The split loops' bounds fold index arithmetic again: a vectorized lane of a split dim
+      // (i = o * 16 + l) under floordiv/floormod by the split factor becomes o and l, so a copy
+      // out of NCHW16c to channels-last loads whole vectors instead of gathering lane by lane.
+      if (!err)
+        f = loop::simplify(f);
       if (!err)
         if (int64_t bad = faultyStep(opts_.fault, ks.steps); bad >= 0) {
           // The faulty step miscompiles inside the loop it names (its first loop argument that

@@ -22,8 +22,8 @@ Role roleOf(const Op &op, const PassOptions &options) {
     return Role::None;
   if (op.hasTrait(T_ELEMENTWISE))
     return Role::Elementwise;
-  if (op.hasTrait(T_INDEX_MAP) && !op.hasTrait(T_LAYOUT))
-    return Role::Movement;
+  if (op.hasTrait(T_INDEX_MAP))
+    return Role::Movement; // a relayout only among index maps (whyNotMerge)
   if (op.hasTrait(T_ANCHOR))
     return Role::Anchor;
   if (op.hasTrait(T_REDUCTION) && op.kind() != OpKind::ArgReduce)
@@ -110,9 +110,28 @@ public:
   // elementwise group could take its consumers as a multi-output kernel; then multi-output
   // elementwise merges.
   void run() {
+    pairRelayouts();
     sweep();
     multiOutput_ = true;
     sweep();
+  }
+
+  // A relayout whose one user is an index map (out of NCHW<c>c, then a transpose to
+  // channels-last) becomes one copy with it first: otherwise the index map joins its own
+  // consumer (a layer_norm) and the relayout, which joins only index maps, stays a copy of its
+  // own.
+  void pairRelayouts() {
+    for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
+      if (ops_[i]->kind() != OpKind::Relayout || roles_[i] != Role::Movement || isGraphOutput(i))
+        continue;
+      std::vector<int> users = usersOf(i);
+      if (users.size() != 1 || roles_[users[0]] != Role::Movement ||
+          ops_[users[0]]->kind() == OpKind::Relayout)
+        continue;
+      int a = groupOf_[i], b = groupOf_[users[0]];
+      if (a != b && canMerge(a, b))
+        merge(a, b);
+    }
   }
 
   // Consumers first (reverse graph order), so chains grow upwards from their last op; a merge
@@ -289,6 +308,13 @@ private:
     // of its result): one copy per result through the composed maps instead of one per op.
     const bool movementOnly = std::all_of(merged.begin(), merged.end(),
                                           [&](int i) { return roles_[i] == Role::Movement; });
+    // A relayout marks the edge of a blocked region: it joins other index maps (a relayout
+    // out of NCHW<c>c then a transpose to channels-last is one copy), never a computing kernel.
+    if (!movementOnly)
+      for (int i : merged)
+        if (ops_[i]->kind() == OpKind::Relayout)
+          return "'" + std::string(ops_[i]->opName()) +
+                 "' is a relayout at the edge of a blocked region; it joins only index maps";
     for (int i : merged)
       if (roles_[i] == Role::Movement && !movementOnly) {
         if (isGraphOutput(i))
