@@ -533,11 +533,12 @@ llvm::Expected<nlohmann::ordered_json> explainModel(Graph &g, const std::vector<
     vectorInstructions += m.vectorInstructions;
     fmaInstructions += m.fmaInstructions;
     std::string kind(op.opName());
-    if (op.kind() == OpKind::Kernel)
+    if (op.kind() == OpKind::Kernel) {
       if (auto plan = kernelPlan(op))
         kind = std::string(enumName(plan->kind));
       else
         llvm::consumeError(plan.takeError());
+    }
     ++lowered[op.kind() == OpKind::Kernel ? "fused " + kind + " kernels" : "lone " + kind + " ops"];
     kernels.push_back(
         {{"name", prog->kernels[k].name},

@@ -17,7 +17,7 @@ using loop::ExprKind;
 struct UniqueItems {
   LowerCtx &c;
   int64_t n = 0, pre = 1, post = 1;
-  loop::Buffer first, position; // per item: its first occurrence; per distinct item: its place
+  loop::Buffer first{}, position{}; // per item: its first occurrence; per distinct item: its place
 
   // The row-major index of element e of item i among `count` items of this shape (x: n items;
   // y: u of them).
