@@ -13,19 +13,32 @@
 // is computed twice. The attention kernel (lower/LowerAttention.cpp) computes a few query rows'
 // scores at a time into a local buffer, takes their softmax there and multiplies by v, never
 // writing the scores tensor (ViT-B/16: 12 x 197 x 197 per layer, written and read three times).
-// Formed for f32 with v's last dim a static multiple of 8, where that kernel applies; the scale
-// is multiplied out in f64 (a power of two, as 1/sqrt(64), is exact; others round once).
+// Formed for f32 with v's last dim a static multiple of 8, where that kernel applies, and not
+// for fewer than 16 static queries over keys whose packing leaves the stack (a decoder step: k
+// and v would be packed for one row); the scale is multiplied out in f64 (a power of two, as
+// 1/sqrt(64), is exact; others round once).
+//
+// The decoder step's own scores, one query row against transposed keys, become a row product:
+//   matmul(a [.., 1, D], transpose(k [.., N, D]))
+//                         -> transpose(reduce_sum(mul(a, k), last axis, keepdims))  [.., 1, N]
+// one pass over k in its own layout (the reduce inlines the mul and runs on vectors of each
+// row) instead of a transpose copy of all the keys followed by a matmul.
 #include "CanonicalizePatterns.h"
 
 #include "strata/graph/TypeInference.h"
 #include "strata/graph/passes/Passes.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace strata {
 namespace {
 
 using canonicalize::addPattern;
+
+// Fewer static query rows than this keep the unfused chain unless k and v pack into this many
+// bytes each (the code generator's stack locals; larger ones are heap-allocated per item).
+constexpr int64_t kMinQueries = 16, kStackPackBytes = 64 * 1024;
 
 // The op defining `v` if it is of `kind` and `v` feeds one operand and no graph output.
 Op *soleProducer(const Value *v, OpKind kind) {
@@ -111,6 +124,16 @@ bool fuseAttention(Op &pv, PatternRewriter &r) {
   Value *q = peelScale(mm->operand(0), scale, false), *kt = peelScale(mm->operand(1), scale, false);
   if (q->type().rank() < 2 || kt->type().rank() < 2 || vt.rank() < 2)
     return false;
+  // A few queries against many keys (a decoder's step against its cache: one query, thousands
+  // of keys) would pack k and v, past the stack into fresh heap pages, for each few rows: the
+  // kernel pays where rows share the packing or it stays on the stack.
+  const Dim &queries = q->type().dims[q->type().rank() - 2];
+  const Dim &keys = vt.dims[vt.rank() - 2], &headDim = q->type().dims.back();
+  const bool packedOnStack = keys.isStatic() && headDim.isStatic() &&
+                             keys.size * std::max(headDim.size, vt.dims.back().size) * 4 <=
+                                 kStackPackBytes;
+  if (queries.isStatic() && queries.size < kMinQueries && !packedOnStack)
+    return false;
   std::vector<int64_t> perm(static_cast<size_t>(kt->type().rank()));
   for (size_t i = 0; i < perm.size(); ++i)
     perm[i] = static_cast<int64_t>(i);
@@ -141,12 +164,63 @@ bool fuseAttention(Op &pv, PatternRewriter &r) {
   return true;
 }
 
+// matmul(a, transpose(k)) with a single static row in a: see the file comment.
+bool rowTimesTransposed(Op &mm, PatternRewriter &r) {
+  if (mm.numOperands() != 2 || ops::MatMulOp(mm).b_panel() != 0)
+    return false;
+  Value *a = mm.operand(0);
+  Op *t = mm.operand(1)->definingOp();
+  const TensorType &at = a->type();
+  if (!t || t->kind() != OpKind::Transpose || at.dtype != DType::F32 || at.rank() < 2 ||
+      !(at.dims[at.rank() - 2] == Dim(1)) || !at.dims.back().isStatic() || at.dims.back().size < 8)
+    return false;
+  Value *k = t->operand(0);
+  const int64_t rank = k->type().rank();
+  const std::vector<int64_t> &perm = ops::TransposeOp(*t).perm();
+  if (rank < 2 || static_cast<int64_t>(perm.size()) != rank || perm[rank - 1] != rank - 2 ||
+      perm[rank - 2] != rank - 1)
+    return false;
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    if (perm[i] != i)
+      return false;
+  // Types first: the rewrite must type exactly as the matmul.
+  auto product = inferResultTypes(OpKind::Mul, {at, k->type()}, {});
+  if (!product) {
+    llvm::consumeError(product.takeError());
+    return false;
+  }
+  const int64_t pr = (*product)[0].rank();
+  AttrMap sumAttrs{{"kind", "sum"}, {"axes", std::vector<int64_t>{pr - 1}}, {"keepdims", int64_t{1}}};
+  auto sum = inferResultTypes(OpKind::Reduce, {(*product)[0]}, sumAttrs);
+  if (!sum) {
+    llvm::consumeError(sum.takeError());
+    return false;
+  }
+  std::vector<int64_t> swap(static_cast<size_t>(pr));
+  for (int64_t i = 0; i < pr; ++i)
+    swap[static_cast<size_t>(i)] = i;
+  std::swap(swap[static_cast<size_t>(pr - 2)], swap[static_cast<size_t>(pr - 1)]);
+  AttrMap swapAttrs{{"perm", swap}};
+  auto rows = inferResultTypes(OpKind::Transpose, {(*sum)[0]}, swapAttrs);
+  if (!rows) {
+    llvm::consumeError(rows.takeError());
+    return false;
+  }
+  if ((*rows)[0] != mm.result(0)->type())
+    return false;
+  Value *m = r.builder().create(OpKind::Mul, {a, k})->result(0);
+  Value *s = r.builder().create(OpKind::Reduce, {m}, sumAttrs)->result(0);
+  r.replaceOp(mm, {r.builder().create(OpKind::Transpose, {s}, swapAttrs)->result(0)});
+  return true;
+}
+
 class FuseAttentionPass final : public Pass {
 public:
   std::string_view name() const override { return "fuse-attention"; }
   llvm::Expected<bool> run(Graph &g, PassContext &ctx) override {
     PatternSet patterns;
     addPattern(patterns, OpKind::MatMul, "attention", fuseAttention);
+    addPattern(patterns, OpKind::MatMul, "row-product", rowTimesTransposed);
     return applyPatternsGreedily(g, patterns, ctx, "fuse-attention");
   }
 };

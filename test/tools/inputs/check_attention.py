@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 NAMES = ["qa", "ka", "va", "ma", "qb", "ktb", "vb", "bb", "qc", "kc", "vc", "mc", "qd", "kd", "vd",
-         "bd", "qe", "ke", "ve", "qf", "kf", "vf"]
+         "bd", "qe", "ke", "ve", "qf", "kf", "vf", "qg", "kg", "vg"]
 
 import numpy as n
 
@@ -28,7 +28,8 @@ def make(d):
                       vc=f(z["n"], 4, z["s"], 16), mc=mc,
                       qd=f(1, z["m"], 16), kd=f(1, 20, 16), vd=f(1, 20, 32), bd=f(z["m"], 1),
                       qe=f(2, 5, 16), ke=f(2, 7, 16), ve=f(2, 7, 12),
-                      qf=f(2, 16), kf=f(0, 16), vf=f(0, 8))
+                      qf=f(2, 16), kf=f(0, 16), vf=f(0, 8),
+                      qg=f(2, 1, 64), kg=f(2, 300, 64), vg=f(2, 300, 8))
         for name, a in arrays.items():
             n.save(f"{d}/{key}/{name}.npy", a)
 
@@ -47,7 +48,8 @@ def check(d, outs):
                 c=attention(i("qc"), t(i("kc")), i("vc"), 0.25, i("mc")),
                 d=attention(i("qd"), t(i("kd")), i("vd"), 1.0, i("bd")),
                 e=attention(i("qe"), t(i("ke")), i("ve"), 0.5),
-                f=n.zeros((2, 8)))
+                f=n.zeros((2, 8)),
+                g=attention(i("qg"), t(i("kg")), i("vg"), 0.125))
     for out in outs:
         for name, w in want.items():
             got = n.load(f"{out}/{name}.npy")
