@@ -148,10 +148,14 @@ std::optional<Stmt> lowerReduceLanes(LowerCtx &c, const std::vector<bool> &reduc
 // A f32 sum, mean, max or min over trailing axes whose innermost dim is static and holds a
 // vector or more (rows along the last axis; a global pool of a plain [N, C, H, W] tensor
 // reduces rows of W): per result element, each innermost row accumulates in f32 vectors (one
-// accumulator per lane) plus a scalar tail; sums add each row's lanes into f64 lanes, folded
-// by halving at the end, where the scalar path adds every element in f64: results agree with
-// the interpreter to rounding, not bit for bit. Max and min compare in f32, NaN propagating.
+// accumulator per lane, in blocks of kRowBlock vectors) plus a scalar tail; sums add each
+// block's lanes into f64 lanes, folded by halving at the end, where the scalar path adds every
+// element in f64: results agree with the interpreter to rounding, not bit for bit. Max and min
+// compare in f32, NaN propagating (which of +0 and -0 wins may differ from the interpreter's).
 // nullopt when the shape does not fit.
+// Vectors of a row summed in f32 before they join the f64 lanes (lowerReduceRows).
+constexpr int64_t kRowBlock = 64;
+
 std::optional<Stmt> lowerReduceRows(LowerCtx &c, const std::vector<bool> &reduced,
                                     const Expr &groupSize, bool keep) {
   const Exprs &in = c.inDims[0];
@@ -196,16 +200,23 @@ std::optional<Stmt> lowerReduceRows(LowerCtx &c, const std::vector<bool> &reduce
         idx.push_back(last);
         return idx;
       };
-      loop::Var v = c.newVar("v"), t = c.newVar("t");
-      Expr x = loop::load(c.ins[0], at(loop::ramp(loop::var(v) * imm(L), imm(1), L)));
-      std::vector<Stmt> steps;
-      steps.push_back(loop::store(row, {lanes}, loop::broadcast(f32(start), L)));
-      steps.push_back(c.loopOver(v, imm(vectors), LoopRole::Reduction,
-                                 loop::store(row, {lanes}, combine(loop::load(row, {lanes}), x))));
+      loop::Var blk = c.newVar("b"), v = c.newVar("v"), t = c.newVar("t");
+      // Blocks of kRowBlock vectors: each block's f32 lanes go into the f64 lanes, so a long row
+      // neither loses precision nor overflows f32 where its f64 sum does not.
+      const int64_t blocks = (vectors + kRowBlock - 1) / kRowBlock;
+      Expr blockStart = loop::var(blk) * imm(kRowBlock);
+      Expr count = bin(ExprKind::Min, imm(kRowBlock), imm(vectors) - blockStart);
+      Expr x = loop::load(c.ins[0], at(loop::ramp((blockStart + loop::var(v)) * imm(L), imm(1), L)));
       Expr rowLanes = loop::load(row, {lanes});
-      steps.push_back(loop::store(
-          acc, {lanes}, combine(loop::load(acc, {lanes}),
-                                sum ? loop::cast(DType::F64, rowLanes) : rowLanes)));
+      Stmt block = loop::seq(
+          {loop::store(row, {lanes}, loop::broadcast(f32(start), L)),
+           c.loopOver(v, vectors <= kRowBlock ? imm(vectors) : count, LoopRole::Reduction,
+                      loop::store(row, {lanes}, combine(loop::load(row, {lanes}), x))),
+           loop::store(acc, {lanes},
+                       combine(loop::load(acc, {lanes}),
+                               sum ? loop::cast(DType::F64, rowLanes) : rowLanes))});
+      std::vector<Stmt> steps;
+      steps.push_back(c.loopOver(blk, imm(blocks), LoopRole::Reduction, block));
       if (whole < *inner) {
         c.role(t, LoopRole::Reduction);
         Expr e = loop::load(c.ins[0], at(loop::var(t)));

@@ -129,9 +129,11 @@ bool fuseAttention(Op &pv, PatternRewriter &r) {
   // kernel pays where rows share the packing or it stays on the stack.
   const Dim &queries = q->type().dims[q->type().rank() - 2];
   const Dim &keys = vt.dims[vt.rank() - 2], &headDim = q->type().dims.back();
-  const bool packedOnStack = keys.isStatic() && headDim.isStatic() &&
-                             keys.size * std::max(headDim.size, vt.dims.back().size) * 4 <=
-                                 kStackPackBytes;
+  std::optional<int64_t> packBytes =
+      keys.isStatic() && headDim.isStatic()
+          ? shape::checkedMul(keys.size, std::max(headDim.size, vt.dims.back().size) * 4)
+          : std::nullopt;
+  const bool packedOnStack = packBytes && *packBytes <= kStackPackBytes;
   if (queries.isStatic() && queries.size < kMinQueries && !packedOnStack)
     return false;
   std::vector<int64_t> perm(static_cast<size_t>(kt->type().rank()));
@@ -218,10 +220,17 @@ class FuseAttentionPass final : public Pass {
 public:
   std::string_view name() const override { return "fuse-attention"; }
   llvm::Expected<bool> run(Graph &g, PassContext &ctx) override {
-    PatternSet patterns;
-    addPattern(patterns, OpKind::MatMul, "attention", fuseAttention);
-    addPattern(patterns, OpKind::MatMul, "row-product", rowTimesTransposed);
-    return applyPatternsGreedily(g, patterns, ctx, "fuse-attention");
+    // Attention first: a row product of its scores would hide the chain it matches.
+    PatternSet attention, rows;
+    addPattern(attention, OpKind::MatMul, "attention", fuseAttention);
+    addPattern(rows, OpKind::MatMul, "row-product", rowTimesTransposed);
+    llvm::Expected<bool> fused = applyPatternsGreedily(g, attention, ctx, "fuse-attention");
+    if (!fused)
+      return fused.takeError();
+    llvm::Expected<bool> products = applyPatternsGreedily(g, rows, ctx, "fuse-attention");
+    if (!products)
+      return products.takeError();
+    return *fused || *products;
   }
 };
 

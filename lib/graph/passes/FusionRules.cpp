@@ -12,9 +12,9 @@
 
 namespace strata::fusion {
 
-// The op groups of the op definitions decide the role. A relayout is an index map, but it marks
-// the edge of a blocked region that layout-nchwc placed and stays a kernel of its own; arg_reduce
-// reduces rows but yields indices, not values an epilogue could continue from.
+// The op groups of the op definitions decide the role. A relayout is an index map that marks the
+// edge of a blocked region layout-nchwc placed: it joins only other index maps (whyNotMerge);
+// arg_reduce reduces rows but yields indices, not values an epilogue could continue from.
 Role roleOf(const Op &op, const PassOptions &options) {
   if (op.numRegions() != 0 || op.kind() == OpKind::Constant)
     return Role::None;
@@ -125,8 +125,9 @@ public:
       if (ops_[i]->kind() != OpKind::Relayout || roles_[i] != Role::Movement || isGraphOutput(i))
         continue;
       std::vector<int> users = usersOf(i);
-      if (users.size() != 1 || roles_[users[0]] != Role::Movement ||
-          ops_[users[0]]->kind() == OpKind::Relayout)
+      // (Not an expand: the copy would write out the whole broadcast.)
+      const OpKind k = users.size() == 1 ? ops_[users[0]]->kind() : OpKind::Relayout;
+      if (k != OpKind::Transpose && k != OpKind::Reshape && k != OpKind::Slice)
         continue;
       int a = groupOf_[i], b = groupOf_[users[0]];
       if (a != b && canMerge(a, b))
@@ -382,8 +383,6 @@ public:
       return "is already a kernel";
     if (options_.fusesIntoKernel && !options_.fusesIntoKernel(op))
       return "has no in-kernel lowering; it runs as a kernel of its own";
-    if (op.hasTrait(T_LAYOUT))
-      return "is a relayout at the edge of a blocked region; it stays a kernel of its own";
     return "fuses with nothing (no elementwise, index-map, anchor or reduction role)";
   }
 
