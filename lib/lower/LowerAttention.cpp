@@ -45,6 +45,40 @@ Exprs batchOf(const Exprs &d) { return Exprs(d.begin(), d.end() - 2); }
 Expr maxF(const Expr &a, const Expr &b) { return stdMax(a, b); }
 
 
+// An R x C tile of `lanes`-wide vector accumulators summed by rank-1 steps over `k` in
+// [0, extent): acc[r, ci] = fma(broadcast(a(r)), b(ci), acc[r, ci]) from 0, then `storeRow(r,
+// values)` for each row's C accumulators (b's loads are built once per step, shared by the rows).
+Stmt rankOneTile(LowerCtx &c, const std::string &hint, int64_t R, int64_t C, int64_t lanes,
+                 const loop::Var &k, const Expr &extent,
+                 const std::function<Expr(int64_t r)> &a, const std::function<Expr(int64_t ci)> &b,
+                 const std::function<Stmt(int64_t r, const Exprs &values)> &storeRow) {
+  loop::Buffer acc = loop::makeBuffer(c.newName(hint), DType::F32, {imm(R), imm(C), imm(lanes)},
+                                      {}, loop::MemoryScope::Local);
+  const Expr all = vecAt(imm(0), lanes);
+  auto at = [&](int64_t r, int64_t ci) { return Exprs{imm(r), imm(ci), all}; };
+  std::vector<Stmt> init, update, finish;
+  std::vector<Expr> bv;
+  for (int64_t ci = 0; ci < C; ++ci)
+    bv.push_back(b(ci));
+  for (int64_t r = 0; r < R; ++r) {
+    Expr av = loop::broadcast(a(r), static_cast<int>(lanes));
+    for (int64_t ci = 0; ci < C; ++ci) {
+      init.push_back(loop::store(acc, at(r, ci), loop::broadcast(f32(0), static_cast<int>(lanes))));
+      update.push_back(loop::store(
+          acc, at(r, ci), loop::call(loop::Intrinsic::Fma, {av, bv[ci], loop::load(acc, at(r, ci))})));
+    }
+  }
+  for (int64_t r = 0; r < R; ++r) {
+    Exprs values;
+    for (int64_t ci = 0; ci < C; ++ci)
+      values.push_back(loop::load(acc, at(r, ci)));
+    finish.push_back(storeRow(r, values));
+  }
+  return loop::allocate(
+      acc, loop::seq({loop::seq(init), c.loopOver(k, extent, LoopRole::Reduction, loop::seq(update)),
+                      loop::seq(finish)}));
+}
+
 Stmt lowerTiledAttention(LowerCtx &c) {
   const Exprs &qd = c.inDims[0], &kd = c.inDims[1], &vd = c.inDims[2], &od = c.outDims[0];
   const Exprs batch = batchOf(od);
@@ -136,34 +170,24 @@ Stmt lowerTiledAttention(LowerCtx &c) {
   }
   { // Scores: s = scale * ql @ kt, C vectors of columns at a time.
     loop::Var ct = c.newVar("ct"), d = c.newVar("d");
-    loop::Buffer acc = local("acc", {imm(R), imm(C), imm(L)});
-    Expr lanes = vecAt(imm(0), L);
-    auto accAt = [&](int64_t r, int64_t ci) { return Exprs{imm(r), imm(ci), lanes}; };
     auto column = [&](int64_t ci) {
       Expr v = loop::var(ct) * imm(C) + imm(ci);
       return vecAt((colTail ? bin(ExprKind::Min, v, nv - imm(1)) : v) * imm(L), L);
     };
-    std::vector<Stmt> init, update, finish;
-    std::vector<Expr> kv;
-    for (int64_t ci = 0; ci < C; ++ci)
-      kv.push_back(loop::load(kt, {loop::var(d), column(ci)}));
-    for (int64_t r = 0; r < R; ++r) {
-      Expr qv = loop::broadcast(loop::load(ql, {imm(r), loop::var(d)}), static_cast<int>(L));
-      for (int64_t ci = 0; ci < C; ++ci) {
-        init.push_back(loop::store(acc, accAt(r, ci), loop::broadcast(f32(0), static_cast<int>(L))));
-        update.push_back(loop::store(
-            acc, accAt(r, ci),
-            loop::call(loop::Intrinsic::Fma, {qv, kv[ci], loop::load(acc, accAt(r, ci))})));
-        Expr value = loop::load(acc, accAt(r, ci));
-        if (scale != 1)
-          value = value * loop::broadcast(f32(scale), static_cast<int>(L));
-        // A clamped last tile stores its repeated vectors again: the same values.
-        finish.push_back(loop::store(s, {imm(r), column(ci)}, value));
-      }
-    }
-    Stmt body = loop::allocate(
-        acc, loop::seq({loop::seq(init), c.loopOver(d, D, LoopRole::Reduction, loop::seq(update)),
-                        loop::seq(finish)}));
+    Stmt body = rankOneTile(
+        c, "acc", R, C, L, d, D, [&](int64_t r) { return loop::load(ql, {imm(r), loop::var(d)}); },
+        [&](int64_t ci) { return loop::load(kt, {loop::var(d), column(ci)}); },
+        [&](int64_t r, const Exprs &values) {
+          std::vector<Stmt> stores;
+          for (int64_t ci = 0; ci < C; ++ci) {
+            Expr value = values[ci];
+            if (scale != 1)
+              value = value * loop::broadcast(f32(scale), static_cast<int>(L));
+            // A clamped last tile stores its repeated vectors again: the same values.
+            stores.push_back(loop::store(s, {imm(r), column(ci)}, value));
+          }
+          return loop::seq(stores);
+        });
     tile.push_back(c.loopOver(ct, colTiles, LoopRole::Parallel, body));
   }
   { // Per row: bias, pad columns, softmax (the exponentials in place, 1 / sum in inv).
@@ -229,39 +253,28 @@ Stmt lowerTiledAttention(LowerCtx &c) {
   }
   { // out = (s @ vl) * inv, C2 vectors of Dv at a time, rows past M not stored.
     loop::Var ct = c.newVar("ct"), j = c.newVar("j");
-    loop::Buffer acc = local("acc", {imm(R), imm(C2), imm(Lv)});
-    Expr lanes = vecAt(imm(0), Lv);
-    auto accAt = [&](int64_t r, int64_t ci) { return Exprs{imm(r), imm(ci), lanes}; };
     auto vectorAt = [&](int64_t ci) { return loop::var(ct) * imm(C2) + imm(ci); };
     auto column = [&](int64_t ci) {
       Expr v = colTail2 ? bin(ExprKind::Min, vectorAt(ci), imm(dvv - 1)) : vectorAt(ci);
       return vecAt(v * imm(Lv), Lv);
     };
-    std::vector<Stmt> init, update, finish;
-    std::vector<Expr> vv;
-    for (int64_t ci = 0; ci < C2; ++ci)
-      vv.push_back(loop::load(vl, {loop::var(j), column(ci)}));
-    for (int64_t r = 0; r < R; ++r) {
-      Expr pr = loop::broadcast(loop::load(s, {imm(r), loop::var(j)}), static_cast<int>(Lv));
-      std::vector<Stmt> stores;
-      for (int64_t ci = 0; ci < C2; ++ci) {
-        init.push_back(loop::store(acc, accAt(r, ci), loop::broadcast(f32(0), static_cast<int>(Lv))));
-        update.push_back(loop::store(
-            acc, accAt(r, ci),
-            loop::call(loop::Intrinsic::Fma, {pr, vv[ci], loop::load(acc, accAt(r, ci))})));
-        Stmt st = c.storeOut(with(bIdx, {rowAt(imm(r)), column(ci)}),
-                             loop::load(acc, accAt(r, ci)) *
-                                 loop::broadcast(loop::load(inv, {imm(r)}), static_cast<int>(Lv)));
-        bool mayBePast = colTail2 && ci > 0 && (colTiles2 - 1) * C2 + ci >= dvv;
-        stores.push_back(mayBePast ? loop::ifThenElse(bin(ExprKind::LT, vectorAt(ci), imm(dvv)), st)
-                                   : st);
-      }
-      Stmt st = loop::seq(stores);
-      finish.push_back(rowTail ? loop::ifThenElse(bin(ExprKind::LT, rowAt(imm(r)), M), st) : st);
-    }
-    Stmt body = loop::allocate(
-        acc, loop::seq({loop::seq(init), c.loopOver(j, N, LoopRole::Reduction, loop::seq(update)),
-                        loop::seq(finish)}));
+    Stmt body = rankOneTile(
+        c, "acc", R, C2, Lv, j, N, [&](int64_t r) { return loop::load(s, {imm(r), loop::var(j)}); },
+        [&](int64_t ci) { return loop::load(vl, {loop::var(j), column(ci)}); },
+        [&](int64_t r, const Exprs &values) {
+          std::vector<Stmt> stores;
+          for (int64_t ci = 0; ci < C2; ++ci) {
+            Stmt st = c.storeOut(with(bIdx, {rowAt(imm(r)), column(ci)}),
+                                 values[ci] * loop::broadcast(loop::load(inv, {imm(r)}),
+                                                              static_cast<int>(Lv)));
+            // Vector 0 of a tile always exists; the others of a clamped last tile may not.
+            if (colTail2 && ci > 0 && (colTiles2 - 1) * C2 + ci >= dvv)
+              st = loop::ifThenElse(bin(ExprKind::LT, vectorAt(ci), imm(dvv)), st);
+            stores.push_back(st);
+          }
+          Stmt st = loop::seq(stores);
+          return rowTail ? loop::ifThenElse(bin(ExprKind::LT, rowAt(imm(r)), M), st) : st;
+        });
     tile.push_back(c.loopOver(ct, imm(colTiles2), LoopRole::Parallel, body));
   }
   Stmt tileBody = loop::allocate(ql, loop::allocate(s, loop::allocate(inv, loop::seq(tile))));

@@ -27,7 +27,15 @@ int64_t intMax(DType t) {
 }
 int64_t intMin(DType t) { return isSigned(t) ? -intMax(t) - 1 : 0; }
 
-// A one-element local accumulator: acc[0].
+// Whether max/min `kind` replaces accumulator `a` by element `v`: v beyond a, or (floats) v NaN
+// and a not: a NaN element wins, as in the interpreter.
+Expr takesOver(ReduceKind kind, const Expr &v, const Expr &a, bool fl = true) {
+  Expr take = bin(kind == ReduceKind::Max ? ExprKind::GT : ExprKind::LT, v, a);
+  if (!fl)
+    return take;
+  return bin(ExprKind::Or, take,
+             bin(ExprKind::And, bin(ExprKind::NE, v, v), bin(ExprKind::EQ, a, a)));
+}
 
 // Splits the dims of `shape` into kept (false) and reduced (true) ones.
 Stmt reduceNest(LowerCtx &c, const Exprs &shape, const std::vector<bool> &reduced,
@@ -111,9 +119,7 @@ std::optional<Stmt> lowerReduceLanes(LowerCtx &c, const std::vector<bool> &reduc
       // The loaded vector is staged in a local: a select whose arm is a load codegen cannot
       // prove in bounds is emitted lane by lane.
       Expr v = loop::load(cur, {lanes}), a = loop::load(acc, {lanes});
-      Expr take = bin(kind == ReduceKind::Max ? ExprKind::GT : ExprKind::LT, v, a);
-      take = bin(ExprKind::Or, take,
-                 bin(ExprKind::And, bin(ExprKind::NE, v, v), bin(ExprKind::EQ, a, a)));
+      Expr take = takesOver(kind, v, a);
       return c.loopOver(i, in[lastReduced], LoopRole::Reduction,
                         loop::seq({loop::store(cur, {lanes}, input(red, loop::var(i))),
                                    loop::store(acc, {lanes}, loop::select(take, v, a))}));
@@ -181,14 +187,10 @@ std::optional<Stmt> lowerReduceRows(LowerCtx &c, const std::vector<bool> &reduce
   const Expr lanes = loop::ramp(imm(0), imm(1), L);
   auto f32 = [](double v) { return loop::floatImm(v, DType::F32); };
   const double start = sum ? 0.0 : kind == ReduceKind::Max ? -INFINITY : INFINITY;
-  // NaN propagates: a NaN element replaces a non-NaN accumulator.
   auto combine = [&](const Expr &a, const Expr &v) -> Expr {
     if (sum)
       return a + v;
-    Expr take = bin(kind == ReduceKind::Max ? ExprKind::GT : ExprKind::LT, v, a);
-    take = bin(ExprKind::Or, take,
-               bin(ExprKind::And, bin(ExprKind::NE, v, v), bin(ExprKind::EQ, a, a)));
-    return loop::select(take, v, a);
+    return loop::select(takesOver(kind, v, a), v, a);
   };
   return loopNest(c, kept, LoopRole::Parallel, [&](const Exprs &keptIdx) {
     loop::Buffer acc = localArray(c, "acc", accType, L), row = localArray(c, "row", DType::F32, L);
@@ -297,11 +299,7 @@ Stmt lowerReduce(LowerCtx &c) {
       else if (isBool)
         next = bin(kind == ReduceKind::Max ? ExprKind::Or : ExprKind::And, a, v);
       else {
-        Expr take = bin(kind == ReduceKind::Max ? ExprKind::GT : ExprKind::LT, v, a);
-        if (fl) // NaN propagates: a NaN element replaces a non-NaN accumulator
-          take = bin(ExprKind::Or, take,
-                     bin(ExprKind::And, bin(ExprKind::NE, v, v), bin(ExprKind::EQ, a, a)));
-        next = loop::select(take, v, a);
+        next = loop::select(takesOver(kind, v, a, fl), v, a);
       }
       return acc.set(next);
     });

@@ -94,6 +94,17 @@ Op *scoresProduct(Value *s, double &scale) {
   return mm;
 }
 
+// The result type `kind` would infer for these operands and attributes, or nullopt.
+std::optional<TensorType> inferred(OpKind kind, const std::vector<TensorType> &operands,
+                                   const AttrMap &attrs) {
+  auto types = inferResultTypes(kind, operands, attrs);
+  if (!types) {
+    llvm::consumeError(types.takeError());
+    return std::nullopt;
+  }
+  return (*types)[0];
+}
+
 bool fuseAttention(Op &pv, PatternRewriter &r) {
   if (pv.numOperands() != 2 || ops::MatMulOp(pv).b_panel() != 0)
     return false;
@@ -142,20 +153,14 @@ bool fuseAttention(Op &pv, PatternRewriter &r) {
   std::swap(perm[perm.size() - 2], perm.back());
   // Types first: nothing is created unless the fused op types exactly as the matmul it replaces.
   AttrMap transposeAttrs{{"perm", perm}}, attrs{{"scale", scale}};
-  auto kType = inferResultTypes(OpKind::Transpose, {kt->type()}, transposeAttrs);
-  if (!kType) {
-    llvm::consumeError(kType.takeError());
+  std::optional<TensorType> kType = inferred(OpKind::Transpose, {kt->type()}, transposeAttrs);
+  if (!kType)
     return false;
-  }
-  std::vector<TensorType> operandTypes{q->type(), (*kType)[0], vt};
+  std::vector<TensorType> operandTypes{q->type(), *kType, vt};
   if (bias)
     operandTypes.push_back(bias->type());
-  auto types = inferResultTypes(OpKind::Attention, operandTypes, attrs);
-  if (!types) {
-    llvm::consumeError(types.takeError());
-    return false;
-  }
-  if ((*types)[0] != pv.result(0)->type())
+  std::optional<TensorType> type = inferred(OpKind::Attention, operandTypes, attrs);
+  if (!type || *type != pv.result(0)->type())
     return false;
   Value *k = r.builder().create(OpKind::Transpose, {kt}, transposeAttrs)->result(0);
   std::vector<Value *> operands{q, k, v};
@@ -186,29 +191,21 @@ bool rowTimesTransposed(Op &mm, PatternRewriter &r) {
     if (perm[i] != i)
       return false;
   // Types first: the rewrite must type exactly as the matmul.
-  auto product = inferResultTypes(OpKind::Mul, {at, k->type()}, {});
-  if (!product) {
-    llvm::consumeError(product.takeError());
+  std::optional<TensorType> product = inferred(OpKind::Mul, {at, k->type()}, {});
+  if (!product)
     return false;
-  }
-  const int64_t pr = (*product)[0].rank();
+  const int64_t pr = product->rank();
   AttrMap sumAttrs{{"kind", "sum"}, {"axes", std::vector<int64_t>{pr - 1}}, {"keepdims", int64_t{1}}};
-  auto sum = inferResultTypes(OpKind::Reduce, {(*product)[0]}, sumAttrs);
-  if (!sum) {
-    llvm::consumeError(sum.takeError());
+  std::optional<TensorType> sum = inferred(OpKind::Reduce, {*product}, sumAttrs);
+  if (!sum)
     return false;
-  }
   std::vector<int64_t> swap(static_cast<size_t>(pr));
   for (int64_t i = 0; i < pr; ++i)
     swap[static_cast<size_t>(i)] = i;
   std::swap(swap[static_cast<size_t>(pr - 2)], swap[static_cast<size_t>(pr - 1)]);
   AttrMap swapAttrs{{"perm", swap}};
-  auto rows = inferResultTypes(OpKind::Transpose, {(*sum)[0]}, swapAttrs);
-  if (!rows) {
-    llvm::consumeError(rows.takeError());
-    return false;
-  }
-  if ((*rows)[0] != mm.result(0)->type())
+  std::optional<TensorType> rows = inferred(OpKind::Transpose, {*sum}, swapAttrs);
+  if (!rows || *rows != mm.result(0)->type())
     return false;
   Value *m = r.builder().create(OpKind::Mul, {a, k})->result(0);
   Value *s = r.builder().create(OpKind::Reduce, {m}, sumAttrs)->result(0);
