@@ -240,23 +240,28 @@ private:
     const std::string *sym = dataDependentSymbol(op, vb);
     if (!sym)
       return llvm::Error::success(); // a static count (a specialized graph): nothing to bind
-    // An if's branch binds its sizes once per run; a loop body's would change between
-    // iterations whose results are stacked at one size.
-    if (loopBody_)
-      return makeError(diagnose(op, "a data-dependent size inside the body of a loop is not "
-                                    "supported yet"));
     if (isInputSymbol(*sym))
       return makeError(diagnose(op, "the result's data-dependent dim '" + *sym +
                                         "' is also another tensor's symbol"));
-    std::set<std::string> used;
-    vb.bound.collectSymbols(used);
-    for (const std::string &u : used)
-      if (!isInputSymbol(u))
-        return makeError(diagnose(op, "the operand's dim '" + u + "' is bound by no input"));
+    // A control step's results are written by its regions into space placed before it runs,
+    // except a loop's scan results, allocated once the first entry's size is known.
+    if (!vb.bound && isControlFlow(op) && !(op.kind() == OpKind::Loop && vb.dim >= 1))
+      return makeError(diagnose(op, "result " + std::to_string(vb.result) + " dim " +
+                                        std::to_string(vb.dim) + " ('" + *sym +
+                                        "') depends on a size read from data inside a region, "
+                                        "which nothing bounds before the step runs: "
+                                        "unsupported"));
+    if (vb.bound) {
+      std::set<std::string> used;
+      vb.bound->collectSymbols(used);
+      for (const std::string &u : used)
+        if (!isInputSymbol(u))
+          return makeError(diagnose(op, "the operand's dim '" + u + "' is bound by no input"));
+    }
     plan().symbols.push_back(*sym);
     plan().formulas.push_back("");
     plan().bounds.resize(plan().symbols.size());
-    plan().bounds.back() = vb.bound.str();
+    plan().bounds.back() = vb.bound ? vb.bound->str() : kUnboundedSize;
     return llvm::Error::success();
   }
 
@@ -349,7 +354,18 @@ private:
                   "operand " + std::to_string(i) + " dim " + std::to_string(dims.size() - 1 - d));
       }
     };
-    forEachOp(g_, [&](const Op &op) {
+    // This plan's ops and its kernels' (an if's or loop's regions are plans of their own, with
+    // checks of their own over the sizes they decide).
+    std::function<void(const Graph &, const std::function<void(const Op &)> &)> walk =
+        [&](const Graph &graph, const std::function<void(const Op &)> &fn) {
+          for (const Op &op : graph.ops()) {
+            fn(op);
+            if (!isControlFlow(op))
+              for (unsigned r = 0; r < op.numRegions(); ++r)
+                walk(op.region(r), fn);
+          }
+        };
+    walk(g_, [&](const Op &op) {
       if (op.numResults() == 0)
         return;
       const std::vector<Dim> &out = op.result(0)->type().dims;
@@ -438,14 +454,15 @@ private:
         for (size_t i = 0; i < pads.size(); ++i)
           if (!pads[i].isStatic() && !pads[i].expr.provablyNonNegative())
             require(op, pads[i], Dim(0), "pad entry " + std::to_string(i), true);
-        // Reflect, edge and wrap read the kept elements of a symbolic axis: at least one.
+        // Reflect, edge and wrap read the kept elements of a symbolic axis: at least one (a
+        // symbolic pad crops nothing).
         const auto &in = op.operand(0)->type().dims;
+        auto cropOf = [](const Dim &p) { return p.isStatic() ? std::max<int64_t>(0, -p.size) : 0; };
         if (pad.mode() != PadMode::Constant && pads.size() == 2 * in.size())
           for (size_t d = 0; d < in.size(); ++d) {
-            if (in[d].isStatic() || !pads[d].isStatic() || !pads[d + in.size()].isStatic())
+            if (in[d].isStatic())
               continue;
-            const int64_t crop =
-                std::max<int64_t>(0, -pads[d].size) + std::max<int64_t>(0, -pads[d + in.size()].size);
+            const int64_t crop = cropOf(pads[d]) + cropOf(pads[d + in.size()]);
             require(op, Dim::of(in[d].expr - crop), Dim(1),
                     "the length of axis " + std::to_string(d) + " it reads from", true);
           }

@@ -3,8 +3,10 @@
 
 #include "strata/graph/Clone.h"
 #include "strata/graph/Ops.h"
+#include "strata/graph/ValueSymbols.h"
 #include "strata/support/Error.h"
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -132,11 +134,32 @@ llvm::Expected<std::vector<TensorType>> controlFlowResultTypes(const Op &op) {
     if (!out)
       return makeError("the body's scan output " + std::to_string(k) + " is missing");
     const unsigned r = layout->numCarried + k;
-    Dim trips = r < op.numResults() && op.result(r)->type().rank() > 0
-                    ? op.result(r)->type().dims[0]
-                    : Dim(0);
+    const TensorType *now = r < op.numResults() ? &op.result(r)->type() : nullptr;
+    Dim trips = now && now->rank() > 0 ? now->dims[0] : Dim(0);
     std::vector<Dim> dims{trips};
-    dims.insert(dims.end(), out->type().dims.begin(), out->type().dims.end());
+    // An entry dim reading a size the body decides (each iteration anew): the result's own
+    // symbol there (a data-dependent size the first entry sets; ValueSymbols.h).
+    std::optional<std::set<std::string>> decided;
+    const std::vector<Dim> &entry = out->type().dims;
+    for (size_t d = 0; d < entry.size(); ++d) {
+      std::set<std::string> used;
+      if (!entry[d].isStatic())
+        entry[d].expr.collectSymbols(used);
+      if (!used.empty() && !decided)
+        decided = sizesDecidedIn(body);
+      if (std::none_of(used.begin(), used.end(),
+                       [&](const std::string &u) { return decided->count(u) != 0; })) {
+        dims.push_back(entry[d]);
+        continue;
+      }
+      const std::string *sym =
+          now && now->rank() == entry.size() + 1 ? now->dims[d + 1].symbolName() : nullptr;
+      if (!sym || used.count(*sym) || decided->count(*sym))
+        return makeError("the body's scan output " + std::to_string(k) + " has dim " +
+                         std::to_string(d) + " = " + entry[d].str() +
+                         ", a size the body decides: the result needs a symbol of its own there");
+      dims.push_back(now->dims[d + 1]);
+    }
     types.push_back(out->type().withDims(std::move(dims)));
   }
   return types;

@@ -473,6 +473,10 @@ void requireCountOperand(const InferContext &c, unsigned i) {
          count.str());
 }
 } // namespace
+std::vector<TensorType> inferArange(const InferContext &c) {
+  requireCountOperand(c, 0);
+  return {TensorType(DType::I64, {freshSymbol(c, {}, "arange")})};
+}
 std::vector<TensorType> inferNonZero(const InferContext &c) {
   const TensorType &x = c.operand(0);
   requireCountOperand(c, 1);

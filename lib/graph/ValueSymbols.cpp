@@ -4,6 +4,7 @@
 #include "strata/graph/ControlFlow.h"
 #include "strata/graph/Ops.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -35,15 +36,17 @@ std::optional<ValueBoundDim> valueBoundDim(const Op &op) {
     SymExpr perClass = SymExpr::min(SymExpr(ops::NmsOp(op).max_output()), boxes[1].asExpr());
     return ValueBoundDim{0, 0, 2, scores[0].asExpr() * scores[1].asExpr() * perClass};
   }
+  if (op.kind() == OpKind::Arange && op.numOperands() == 1)
+    return ValueBoundDim{0, 0, 0, std::nullopt};
   return std::nullopt;
 }
 
 namespace {
 
 // `e` with every data-dependent size defined inside `g` (its ops and their regions) replaced by
-// that size's bound, itself so replaced.
-SymExpr boundIn(const Graph &g, const SymExpr &e) {
-  std::map<std::string, SymExpr> bounds;
+// that size's bound, itself so replaced; none when one of them has no bound.
+std::optional<SymExpr> boundIn(const Graph &g, const SymExpr &e) {
+  std::map<std::string, std::optional<SymExpr>> bounds;
   std::function<void(const Graph &)> collect = [&](const Graph &region) {
     for (const Op &op : region.ops()) {
       for (const ValueBoundDim &vb : dataDependentDims(op))
@@ -61,13 +64,17 @@ SymExpr boundIn(const Graph &g, const SymExpr &e) {
     std::set<std::string> used;
     r.collectSymbols(used);
     bool replaced = false;
-    for (const std::string &u : used)
-      replaced |= bounds.count(u) != 0;
+    for (const std::string &u : used) {
+      auto it = bounds.find(u);
+      if (it != bounds.end() && !it->second)
+        return std::nullopt;
+      replaced |= it != bounds.end();
+    }
     if (!replaced)
       break;
     r = r.substitute([&](const std::string &name) -> std::optional<SymExpr> {
       auto it = bounds.find(name);
-      return it == bounds.end() ? std::nullopt : std::optional<SymExpr>(it->second);
+      return it == bounds.end() ? std::nullopt : it->second;
     });
   }
   return r;
@@ -116,19 +123,84 @@ bool definesMentionedSize(const Op &op, const std::map<std::string, int64_t> &me
   return false;
 }
 
+std::set<std::string> sizesDecidedIn(const Graph &g) {
+  std::set<std::string> decided;
+  for (const Op &op : g.ops()) {
+    for (const ValueBoundDim &vb : dataDependentDims(op))
+      if (const std::string *s = dataDependentSymbol(op, vb))
+        decided.insert(*s);
+    for (unsigned r = 0; r < op.numRegions(); ++r) {
+      std::set<std::string> inner = sizesDecidedIn(op.region(r));
+      decided.insert(inner.begin(), inner.end());
+    }
+  }
+  return decided;
+}
+
+std::vector<unsigned> sizeDecidingInputs(const Graph &g) {
+  std::set<const Value *> seen;
+  std::vector<const Value *> work;
+  for (const Op &op : g.ops())
+    if (op.kind() == OpKind::Arange)
+      work.push_back(op.operand(0));
+  std::vector<unsigned> inputs;
+  while (!work.empty()) {
+    const Value *v = work.back();
+    work.pop_back();
+    if (!seen.insert(v).second)
+      continue;
+    if (v->isGraphInput()) {
+      if (v->ownerGraph() == &g)
+        inputs.push_back(v->resultIndex());
+      continue;
+    }
+    const OpKind k = v->definingOp()->kind();
+    if (k == OpKind::Shape || k == OpKind::Iota)
+      continue; // they read dims, not values
+    for (const Value *o : v->definingOp()->operands())
+      work.push_back(o);
+  }
+  std::sort(inputs.begin(), inputs.end());
+  return inputs;
+}
+
 std::vector<ValueBoundDim> controlFlowResultDims(const Op &op) {
   std::vector<ValueBoundDim> dims;
   if (op.kind() == OpKind::Loop) {
-    // With max_trips, each scan result's dim 0 (a symbol) counts the iterations run.
+    // With max_trips, each scan result's dim 0 (a symbol) counts the iterations run; a scan
+    // entry's dim that reads a size the body decides is a symbol of the result's own, set from
+    // the first entry (every entry must agree), with no bound before the loop runs.
     const std::optional<Dim> maxTrips = ops::LoopOp(op).max_trips();
     auto layout = loopLayout(op);
-    if (!maxTrips || !layout)
+    if (!layout || op.numRegions() != 1)
       return dims;
+    const Graph &body = op.region(0);
+    std::set<std::string> decided;
+    bool decidedKnown = false;
     for (unsigned k = 0; k < layout->numScans; ++k) {
       const unsigned r = layout->numCarried + k;
-      if (r < op.numResults() && op.result(r)->type().rank() > 0 &&
-          op.result(r)->type().dims[0].symbolName())
+      if (r >= op.numResults() || op.result(r)->type().rank() == 0)
+        continue;
+      const TensorType &t = op.result(r)->type();
+      if (maxTrips && t.dims[0].symbolName())
         dims.push_back(ValueBoundDim{r, 0, 0, maxTrips->asExpr()});
+      const Value *entry = 1 + r < body.numOutputs() ? body.output(1 + r) : nullptr;
+      if (!entry || entry->type().rank() + 1 != t.rank())
+        continue;
+      for (size_t d = 1; d < t.dims.size(); ++d) {
+        const Dim &e = entry->type().dims[d - 1];
+        if (e.isStatic() || !t.dims[d].symbolName() || e == t.dims[d])
+          continue;
+        if (!decidedKnown) {
+          decided = sizesDecidedIn(body);
+          decidedKnown = true;
+        }
+        std::set<std::string> used;
+        e.expr.collectSymbols(used);
+        if (std::any_of(used.begin(), used.end(),
+                        [&](const std::string &u) { return decided.count(u) != 0; }))
+          dims.push_back(ValueBoundDim{r, d, 0, std::nullopt});
+      }
     }
     return dims;
   }
@@ -142,10 +214,12 @@ std::vector<ValueBoundDim> controlFlowResultDims(const Op &op) {
     if (a.rank() != t.rank() || b.rank() != t.rank())
       continue;
     for (size_t d = 0; d < t.dims.size(); ++d)
-      if (a.dims[d] != b.dims[d] && t.dims[d].symbolName())
-        dims.push_back(ValueBoundDim{i, d, 0,
-                                     SymExpr::max(boundIn(then, a.dims[d].asExpr()),
-                                                  boundIn(other, b.dims[d].asExpr()))});
+      if (a.dims[d] != b.dims[d] && t.dims[d].symbolName()) {
+        std::optional<SymExpr> ba = boundIn(then, a.dims[d].asExpr()),
+                               bb = boundIn(other, b.dims[d].asExpr());
+        dims.push_back(ValueBoundDim{
+            i, d, 0, ba && bb ? std::optional<SymExpr>(SymExpr::max(*ba, *bb)) : std::nullopt});
+      }
   }
   return dims;
 }

@@ -346,6 +346,19 @@ static Tensors nonzeroKernel(const Op &op, const Tensors &operands) {
   return {out};
 }
 
+// arange: 0 .. n - 1 for n the count operand's value (a size computed at run time).
+static Tensors arangeKernel(const Op &op, const Tensors &operands) {
+  if (operands[0].dtype() != DType::I64 || operands[0].numElements() != 1)
+    structured::fail(op, "expected a rank-0 i64 count");
+  const int64_t n = operands[0].getInt(0);
+  if (n < 0)
+    structured::fail(op, "the count is " + std::to_string(n) + ", a negative size");
+  Tensor out(DType::I64, {n}); // (refused past the max-tensor-elements limit)
+  for (int64_t i = 0; i < n; ++i)
+    out.setInt(i, i);
+  return {out};
+}
+
 void registerDataMovementKernels(KernelFn *table) {
   auto set = [&](OpKind k, KernelFn fn) { table[static_cast<size_t>(k)] = fn; };
   set(OpKind::Reshape, reshapeKernel);
@@ -357,6 +370,7 @@ void registerDataMovementKernels(KernelFn *table) {
   set(OpKind::Shape, shapeKernel);
   set(OpKind::Iota, iotaKernel);
   set(OpKind::NonZero, nonzeroKernel);
+  set(OpKind::Arange, arangeKernel);
   registerGatherScatterKernels(table);
 }
 

@@ -189,24 +189,25 @@ Stmt lowerPad(LowerCtx &c) {
     pads.push_back(p.isStatic() ? p.size : 0);
   auto padAt = [&](size_t i) { return c.dimExpr(padDims[i]); };
   if (mode != PadMode::Constant) {
-    // Reflect, edge and wrap: static pads; a symbolic axis's kept length is read at run time.
-    for (const Dim &p : padDims)
-      if (!p.isStatic())
-        notLowered(c.op, std::string(enumName(mode)) + " mode with symbolic pads");
+    // Reflect, edge and wrap. A symbolic pad (a run-time size, >= 0) crops nothing and shifts
+    // the source by its value; a symbolic axis's kept length is read at run time.
     return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &idx) {
       Exprs src;
       for (size_t d = 0; d < rank; ++d) {
         const int64_t begin = pads[d], lo = std::max<int64_t>(0, -begin);
         const int64_t crop = lo + std::max<int64_t>(0, -pads[rank + d]);
-        const Expr u = begin > 0 ? idx[d] - imm(begin) : idx[d];
-        if (in[d] < 0) {
+        const Expr u = !padDims[d].isStatic() ? idx[d] - padAt(d)
+                       : begin > 0            ? idx[d] - imm(begin)
+                                              : idx[d];
+        const bool symbolicPad = !padDims[d].isStatic() || !padDims[rank + d].isStatic();
+        if (in[d] >= 0 && in[d] - crop <= 0 && (symbolicPad || c.outShapes[0][d] > 0))
+          throw LowerError("pad: cannot " + std::string(enumName(mode)) + "-pad axis " +
+                           std::to_string(d) + ", which keeps no elements");
+        if (in[d] < 0 || symbolicPad) {
           src.push_back(padSourceAtRunTime(u, lo, c.inDims[0][d] - imm(crop), mode));
           continue;
         }
         const int64_t kept = in[d] - crop;
-        if (kept <= 0 && c.outShapes[0][d] > 0)
-          throw LowerError("pad: cannot " + std::string(enumName(mode)) + "-pad axis " +
-                           std::to_string(d) + ", which keeps no elements");
         src.push_back(padSource(u, lo, std::max<int64_t>(kept, 1), mode)); // empty: never read
       }
       return loop::store(c.outs[0], idx, loop::load(c.ins[0], src));

@@ -46,18 +46,22 @@ Stmt allocateAround(const std::vector<loop::Buffer> &allocs, const std::vector<S
 // Resize with run-time extents (symbolic dims): the same separable f64 passes, with each output
 // coordinate's two taps computed in the loop from the input size, exactly as resizeTaps does
 // (the same double operations in the same order), instead of constant tables. Nearest and
-// linear; the scales are given (the shape function requires them for symbolic dims).
+// linear (two taps) and cubic (four); the scales are given (the shape function requires them
+// for symbolic dims) or out / in.
 Stmt lowerResizeAtRunTime(LowerCtx &c, const ResizeParams &p, const std::vector<double> &scales,
                           const std::function<Expr(Expr)> &convert) {
   const DType f64 = DType::F64;
-  if (p.mode == ResizeMode::Cubic)
-    notLowered(c.op, "cubic mode on symbolic dims");
   if (p.coordinateMode == CoordinateMode::TfCropAndResize)
     notLowered(c.op, "tf_crop_and_resize");
   const Exprs &inDims = c.inDims[0], &outDims = c.outDims[0];
   const size_t rank = inDims.size();
   if (!scales.empty() && scales.size() != rank)
     throw LowerError("resize: scales rank mismatch");
+  // An empty static axis has nothing to interpolate from (a symbolic one: the plan checks it).
+  for (size_t d = 0; d < rank; ++d)
+    if (c.inShapes[0][d] == 0 && !(outDims[d].asInt() && *outDims[d].asInt() == 0))
+      throw LowerError("resize: input dim " + std::to_string(d) + " is empty but its output "
+                       "dim may not be");
   auto f = [&](double v) { return loop::floatImm(v, f64); };
   auto fb = [&](const Expr &cond) { return loop::select(cond, f(1), f(0)); };
   std::vector<loop::Buffer> allocs;
@@ -118,9 +122,20 @@ Stmt lowerResizeAtRunTime(LowerCtx &c, const ResizeParams &p, const std::vector<
       const Expr floorX = loop::call(loop::Intrinsic::Floor, {x});
       const Expr integral = bin(ExprKind::EQ, x, floorX);
       const Expr ratio = loop::select(integral, f(1), x - floorX);
-      const Expr first = loop::cast(DType::I64, floorX) - loop::select(integral, imm(1), imm(0));
+      const Expr base = loop::cast(DType::I64, floorX) - loop::select(integral, imm(1), imm(0));
       Expr w0, w1;
-      if (p.mode == ResizeMode::Linear) {
+      Exprs w, at;
+      if (p.mode == ResizeMode::Cubic) { // coefficients() in ResizeMath.cpp, the same operations
+        const Expr a = f(p.cubicA), r = ratio, sr = f(1) - ratio;
+        auto outer = [&](const Expr &t) {
+          return ((a * (t + f(1)) - f(5) * a) * (t + f(1)) + f(8) * a) * (t + f(1)) - f(4) * a;
+        };
+        auto inner = [&](const Expr &t) {
+          return ((a + f(2)) * t - (a + f(3))) * t * t + f(1);
+        };
+        w = {outer(r), inner(r), inner(sr), outer(sr)};
+        at = {base - imm(1), base, base + imm(1), base + imm(2)};
+      } else if (p.mode == ResizeMode::Linear) {
         w0 = f(1) - ratio;
         w1 = ratio;
       } else {
@@ -141,18 +156,22 @@ Stmt lowerResizeAtRunTime(LowerCtx &c, const ResizeParams &p, const std::vector<
         w0 = loop::select(one, f(0), m0);
         w1 = loop::select(one, f(1), m1);
       }
-      Exprs at = {first, first + imm(1)};
-      Exprs w = {w0, w1};
+      if (w.empty()) {
+        at = {base, base + imm(1)};
+        w = {w0, w1};
+      }
       if (p.excludeOutside) {
-        for (size_t j = 0; j < 2; ++j)
+        Expr sum = f(0);
+        for (size_t j = 0; j < w.size(); ++j) {
           w[j] = loop::select(bin(ExprKind::Or, bin(ExprKind::LT, at[j], imm(0)),
                                   bin(ExprKind::GE, at[j], inSize)),
                               f(0), w[j]);
-        Expr sum = f(0) + w[0] + w[1];
+          sum = sum + w[j];
+        }
         for (Expr &wj : w)
           wj = bin(ExprKind::Div, wj, sum);
       }
-      Expr acc = sumOfTaps(idx, d, 2, [&](int64_t j) {
+      Expr acc = sumOfTaps(idx, d, static_cast<int64_t>(w.size()), [&](int64_t j) {
         return std::pair{w[j], loop::max(loop::min(at[j], inSize - imm(1)), imm(0))};
       }, prev);
       return last ? loop::store(c.outs[0], idx, convert(acc)) : loop::store(dst, idx, acc);

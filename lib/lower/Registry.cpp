@@ -24,6 +24,7 @@ Lowering loweringFor(OpKind k) {
   case OpKind::Shape:
     return {lowerShape, true, true}; // reads no element: any dtype
   case OpKind::Iota:
+  case OpKind::Arange: // its extent: the symbol the plan bound from the count before it runs
     return {lowerIota, true, true};
   case OpKind::NonZero:
     return {lowerNonZero, false, true};

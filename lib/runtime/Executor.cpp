@@ -56,6 +56,8 @@ RunContext::RunContext(const Executor &ex) : exec_(ex) {
     argPointers_[s].resize(plan.steps[s].args.size() + 1); // + the run's KernelStatus
   for (const auto &region : ex.regions_)
     regionContexts_.push_back(std::make_unique<RunContext>(*region));
+  dynamicBuffers_.resize(plan.buffers.size());
+  dynamicOutputs_.resize(plan.outputs.size());
   carriedSpare_.resize(plan.steps.size());
   carriedSpareBytes_.resize(plan.steps.size());
   for (size_t s = 0; s < plan.steps.size(); ++s) {
@@ -114,6 +116,61 @@ Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weig
       if (plan_.isValueBound(i) && used.count(plan_.symbols[i]))
         valueSymbols.push_back(i);
     checkValueSymbols_.push_back(std::move(valueSymbols));
+  }
+  // Sizes read from data at run time (unbounded): what they size is allocated when bound.
+  dynamicSymbol_ = symbolsReadingUnbounded(plan_);
+  auto dynamicSym = [&](int sym) {
+    return sym >= 0 && static_cast<size_t>(sym) < dynamicSymbol_.size() &&
+           dynamicSymbol_[static_cast<size_t>(sym)];
+  };
+  for (const PlanBuffer &b : plan_.buffers)
+    dynamicBuffer_.push_back(std::any_of(b.size.symbols.begin(), b.size.symbols.end(), dynamicSym));
+  for (const PlanTensor &o : plan_.outputs)
+    dynamicOutput_.push_back(std::any_of(o.dims.begin(), o.dims.end(),
+                                         [&](const PlanDim &d) { return dynamicSym(d.symbol); }));
+  derivedDynamicReads_.resize(plan_.symbols.size());
+  for (size_t i = 0; i < plan_.symbols.size(); ++i) {
+    if (!dynamicSymbol_[i] || !plan_.isDerived(i) || !formulas_[i])
+      continue;
+    std::set<std::string> used;
+    formulas_[i]->collectSymbols(used);
+    for (size_t j = 0; j < plan_.symbols.size(); ++j)
+      if (dynamicSymbol_[j] && plan_.isValueBound(j) && used.count(plan_.symbols[j]))
+        derivedDynamicReads_[i].push_back(j);
+  }
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    const PlanStep &step = plan_.steps[s];
+    // Sizes this step sets when it runs (a loop's scan entry dims): results sized by them are
+    // allocated by the step itself.
+    std::set<size_t> setHere;
+    for (const PlanResultBind &b : plan_.resultBinds)
+      if (b.step == static_cast<int64_t>(s) && plan_.isUnbounded(static_cast<size_t>(b.symbol)))
+        setHere.insert(static_cast<size_t>(b.symbol));
+    std::vector<size_t> dyn, deferred;
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      const PlanArg &arg = step.args[a];
+      const size_t i = static_cast<size_t>(arg.index);
+      std::vector<int> symbols;
+      if (arg.kind == PlanArg::Buffer && i < dynamicBuffer_.size() && dynamicBuffer_[i])
+        symbols = plan_.buffers[i].size.symbols;
+      else if (arg.kind == PlanArg::Output && i < dynamicOutput_.size() && dynamicOutput_[i])
+        for (const PlanDim &d : plan_.outputs[i].dims)
+          symbols.push_back(d.symbol);
+      else
+        continue;
+      bool setByStep = false;
+      for (int sym : symbols) {
+        if (sym < 0 || static_cast<size_t>(sym) >= plan_.symbols.size())
+          continue;
+        const size_t u = static_cast<size_t>(sym);
+        setByStep |= setHere.count(u) != 0;
+        for (size_t v : derivedDynamicReads_[u])
+          setByStep |= setHere.count(v) != 0;
+      }
+      (setByStep && static_cast<int64_t>(a) >= step.numInputs ? deferred : dyn).push_back(a);
+    }
+    dynamicArgs_.push_back(std::move(dyn));
+    stepAllocatedArgs_.push_back(std::move(deferred));
   }
 }
 
@@ -218,6 +275,10 @@ Status Executor::bindValues(RunContext &ctx, std::vector<int64_t> values) const 
   for (size_t s = 0; s < values.size(); ++s) {
     if (!plan_.isValueBound(s))
       continue;
+    if (dynamicSymbol_[s]) { // known only during the run: 0 until its bind
+      values[s] = 0;
+      continue;
+    }
     auto declared = [&](const std::string &name) -> std::optional<int64_t> {
       for (size_t i = 0; i < s; ++i)
         if (!plan_.isDerived(i) && plan_.symbols[i] == name && values[i] >= 0)
@@ -264,7 +325,7 @@ Status Executor::shapeProgram(std::vector<int64_t> &values,
   auto boundText = [&] {
     std::string r;
     for (size_t i = 0; i < values.size(); ++i)
-      if (!plan_.isDerived(i))
+      if (!plan_.isDerived(i) && !(dynamicSymbol_[i] && !(afterBind && (*boundNow)[i])))
         r += (r.empty() ? "" : ", ") + plan_.symbols[i] + " = " + std::to_string(values[i]);
     return r;
   };
@@ -278,6 +339,13 @@ Status Executor::shapeProgram(std::vector<int64_t> &values,
   for (size_t s = 0; s < values.size(); ++s) {
     if (!plan_.isDerived(s))
       continue;
+    // A size reading unbounded ones: computed once the run has bound them all (0 until then).
+    if (dynamicSymbol_[s] &&
+        (!afterBind || !std::all_of(derivedDynamicReads_[s].begin(), derivedDynamicReads_[s].end(),
+                                    [&](size_t v) { return (*boundNow)[v]; }))) {
+      values[s] = 0;
+      continue;
+    }
     if (!formulas_[s])
       return Status::error("the plan's formula for dim '" + plan_.symbols[s] + "' is malformed");
     std::optional<int64_t> v = formulas_[s]->evaluate(base);
@@ -333,6 +401,65 @@ Status Executor::placeBuffers(RunContext &ctx) const {
   return Status();
 }
 
+Status Executor::allocateDynamic(RunContext &ctx, const PlanArg &arg,
+                                 const std::string &before) const {
+  const bool output = arg.kind == PlanArg::Output;
+  const size_t i = static_cast<size_t>(arg.index);
+  std::vector<int> symbols;
+  if (output)
+    for (const PlanDim &d : plan_.outputs[i].dims)
+      symbols.push_back(d.symbol);
+  else
+    symbols = plan_.buffers[i].size.symbols;
+  for (int sym : symbols) {
+    if (sym < 0 || !dynamicSymbol_[static_cast<size_t>(sym)])
+      continue;
+    const size_t u = static_cast<size_t>(sym);
+    const auto &reads = plan_.isDerived(u) ? derivedDynamicReads_[u] : std::vector<size_t>{u};
+    for (size_t v : reads)
+      if (!ctx.valueBound_[v])
+        return Status::error("before " + before + ": a tensor is sized by '" + plan_.symbols[v] +
+                             "', a size read from data that no earlier step has bound (the "
+                             "plan's step order is wrong)");
+  }
+  int64_t bytes = 0;
+  if (output) {
+    bytes = tensorBytesAt(plan_.outputs[i], ctx.symbolValues_);
+    std::vector<int64_t> shape;
+    for (const PlanDim &d : plan_.outputs[i].dims)
+      shape.push_back(d.isStatic() ? d.size : ctx.symbolValues_[static_cast<size_t>(d.symbol)]);
+    if (int64_t n = numElements(shape); n > maxTensorElements())
+      return Status::error("before " + before + ": output '" + plan_.outputs[i].name +
+                           "' of shape " + shapeText(shape) + " " +
+                           tooManyElements(n, maxTensorElements()));
+  } else {
+    bytes = plan_.buffers[i].size.bytes;
+    for (int sym : symbols)
+      bytes = bytes < 0 ? -1 : checkedMul(bytes, ctx.symbolValues_[static_cast<size_t>(sym)]);
+    if (bytes > maxArenaBytes())
+      return Status::error("before " + before + ": an intermediate buffer needs " +
+                           std::to_string(bytes) + " bytes, " +
+                           overLimit(&Limits::maxArenaBytes, maxArenaBytes()));
+  }
+  if (bytes < 0 || bytes > kMaxBytes)
+    return Status::error("before " + before + ": a tensor sized by data is too large");
+  RunContext::DynamicStorage &st = output ? ctx.dynamicOutputs_[i] : ctx.dynamicBuffers_[i];
+  if (st.data && st.capacity >= bytes)
+    return Status();
+  const int64_t rounded = (std::max<int64_t>(bytes, 1) + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
+  auto *mem = static_cast<uint8_t *>(std::aligned_alloc(kArenaAlign, static_cast<size_t>(rounded)));
+  if (!mem)
+    return Status::error("before " + before + ": cannot allocate " + std::to_string(bytes) +
+                         " bytes for a tensor sized by data");
+  st.data.reset(mem);
+  st.capacity = rounded;
+  return Status();
+}
+
+const void *Executor::outputData(const RunContext &ctx, size_t i, void *const *outputs) const {
+  return dynamicOutput_[i] ? ctx.dynamicOutputs_[i].data.get() : outputs[i];
+}
+
 Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *outputs) const {
   if (&ctx.exec_ != this)
     return Status::error("the run context belongs to another model");
@@ -360,10 +487,14 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
   auto pointer = [&](const PlanArg &a) -> void * {
     switch (a.kind) {
     case PlanArg::Buffer:
+      if (dynamicBuffer_[static_cast<size_t>(a.index)])
+        return ctx.dynamicBuffers_[static_cast<size_t>(a.index)].data.get();
       return ctx.arena_.get() + ctx.bufferOffsets_[a.index];
     case PlanArg::Input:
       return const_cast<void *>(inputs[a.index]);
     case PlanArg::Output:
+      if (dynamicOutput_[static_cast<size_t>(a.index)])
+        return ctx.dynamicOutputs_[static_cast<size_t>(a.index)].data.get();
       return outputs[a.index];
     case PlanArg::Constant:
       return const_cast<uint8_t *>(weights_ + plan_.constants[a.index].offset);
@@ -386,10 +517,16 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     case PlanArg::Input:
       return tensorBytes(plan_.inputs[a.index]);
     case PlanArg::Output:
+      if (dynamicOutput_[static_cast<size_t>(a.index)]) // what its storage holds
+        return std::min(tensorBytes(plan_.outputs[a.index]),
+                        ctx.dynamicOutputs_[static_cast<size_t>(a.index)].capacity);
       return tensorBytes(plan_.outputs[a.index]);
     case PlanArg::Constant:
       return plan_.constants[a.index].bytes;
     case PlanArg::Buffer:
+      if (dynamicBuffer_[static_cast<size_t>(a.index)])
+        return std::min(bufferBytesAt(plan_.buffers[a.index].size, ctx.symbolValues_),
+                        ctx.dynamicBuffers_[static_cast<size_t>(a.index)].capacity);
       return bufferBytesAt(plan_.buffers[a.index].size, ctx.symbolValues_);
     case PlanArg::Symbol:
       return 0;
@@ -401,14 +538,20 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
   auto recheck = [&](size_t step) -> Status {
     if (Status st = shapeProgram(ctx.symbolValues_, &ctx.valueBound_))
       return st;
-    for (const PlanBuffer &b : plan_.buffers) {
+    for (size_t i = 0; i < plan_.buffers.size(); ++i) {
+      const PlanBuffer &b = plan_.buffers[i];
+      if (dynamicBuffer_[i])
+        continue; // allocated at its size before each step using it
       int64_t now = bufferBytesAt(b.size, ctx.symbolValues_);
       if (now < 0 || now > bufferBytesAt(b.size, ctx.boundValues_))
         return Status::error("before " + plan_.steps[step].name +
                              ": a data-dependent size grew a buffer past the size it was placed "
                              "for (the plan's bounds are wrong)");
     }
-    for (const PlanTensor &o : plan_.outputs) {
+    for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+      const PlanTensor &o = plan_.outputs[i];
+      if (dynamicOutput_[i])
+        continue;
       int64_t now = tensorBytesAt(o, ctx.symbolValues_);
       if (now < 0 || now > tensorBytesAt(o, ctx.boundValues_))
         return Status::error("before " + plan_.steps[step].name + ": output '" + o.name +
@@ -431,11 +574,35 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
                              "' is read from a tensor smaller than an int64");
       int64_t v = 0;
       std::memcpy(&v, pointer(b.value), sizeof v);
-      const int64_t bound = ctx.boundValues_[b.symbol];
-      if (v < 0 || v > bound)
-        return Status::error("before " + plan_.steps[step].name + ": the data-dependent size '" +
-                             plan_.symbols[b.symbol] + "' is " + std::to_string(v) +
-                             ", outside its bounds [0, " + std::to_string(bound) + "]");
+      const size_t sym = static_cast<size_t>(b.symbol);
+      if (plan_.isUnbounded(sym)) {
+        if (v < 0)
+          return Status::error("before " + plan_.steps[step].name + ": the size '" +
+                               plan_.symbols[sym] + "' read from data is " + std::to_string(v) +
+                               ", a negative size");
+      } else {
+        // A bound reading sizes known only during the run is computed now.
+        int64_t bound = ctx.boundValues_[sym];
+        if (dynamicSymbol_[sym]) {
+          auto now = [&](const std::string &name) -> std::optional<int64_t> {
+            for (size_t i = 0; i < sym; ++i)
+              if (!plan_.isDerived(i) && plan_.symbols[i] == name &&
+                  (!dynamicSymbol_[i] || ctx.valueBound_[i]))
+                return ctx.symbolValues_[i];
+            return std::nullopt;
+          };
+          std::optional<int64_t> b2 = bounds_[sym] ? bounds_[sym]->evaluate(now) : std::nullopt;
+          if (!b2)
+            return Status::error("before " + plan_.steps[step].name + ": the bound " +
+                                 plan_.bounds[sym] + " of the data-dependent size '" +
+                                 plan_.symbols[sym] + "' cannot be computed yet");
+          bound = *b2;
+        }
+        if (v < 0 || v > bound)
+          return Status::error("before " + plan_.steps[step].name + ": the data-dependent size '" +
+                               plan_.symbols[b.symbol] + "' is " + std::to_string(v) +
+                               ", outside its bounds [0, " + std::to_string(bound) + "]");
+      }
       ctx.symbolValues_[b.symbol] = v;
       ctx.valueBound_[static_cast<size_t>(b.symbol)] = true;
     }
@@ -450,12 +617,15 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
   KernelStatus status;
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     const PlanStep &step = plan_.steps[s];
+    if (Status st = applyBinds(s))
+      return st;
+    for (size_t a : dynamicArgs_[s])
+      if (Status st = allocateDynamic(ctx, step.args[a], step.name))
+        return st;
     std::vector<void *> &args = ctx.argPointers_[s];
     for (size_t a = 0; a < step.args.size(); ++a)
       args[a] = pointer(step.args[a]);
     args.back() = &status;
-    if (Status st = applyBinds(s))
-      return st;
     if (step.kind != PlanStep::Kernel) {
       auto start = std::chrono::steady_clock::now();
       if (Status st = runControl(ctx, s, args, sourceBytes))
@@ -498,8 +668,13 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     if (bytes < 0 || bytes > sourceBytes(src))
       return Status::error("output '" + plan_.outputs[i].name +
                            "' is larger than the tensor the plan copies it from");
+    if (dynamicOutput_[i])
+      if (Status st = allocateDynamic(ctx, {PlanArg::Output, static_cast<int64_t>(i)},
+                                      "the end of the run"))
+        return st;
     if (bytes > 0)
-      std::memcpy(outputs[i], pointer(src), static_cast<size_t>(bytes));
+      std::memcpy(pointer({PlanArg::Output, static_cast<int64_t>(i)}), pointer(src),
+                  static_cast<size_t>(bytes));
   }
   // Data-dependent output dims: the sizes this run bound (each output's data is the row-major
   // prefix of the space allocated for its bound shape).
@@ -614,12 +789,57 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
       ctx.carriedSpareBytes_[s][k] = carriedBytes[k];
     }
   }
+  // Scan results sized by their entries' dims that the body decides: allocated by this step
+  // once the first entry is known (every later entry must have its shape); until then each
+  // entry is written to the body's own storage or, for a body output placed by its bound, to
+  // scratch of that size.
+  std::vector<bool> deferred(numScans, false);
+  for (size_t a : stepAllocatedArgs_[s])
+    if (a >= numIn + nc && a < numIn + numResults)
+      deferred[a - numIn - nc] = true;
+  std::vector<std::unique_ptr<uint8_t[]>> entryScratch(numScans);
+  std::vector<std::vector<int64_t>> firstEntry(numScans);
+  std::vector<uint8_t *> scanBase(numScans, nullptr);
   for (size_t k = 0; k < numScans; ++k) {
-    scanBytes[k] = tensorBytesAt(body.plan().outputs[1 + nc + k], rc.symbolValues_);
-    scanCapacity[k] = bytes(step.args[numIn + nc + k]);
+    const size_t out = 1 + nc + k;
+    scanBytes[k] = tensorBytesAt(body.plan().outputs[out], rc.symbolValues_);
     if (scanBytes[k] < 0)
       return fail("a scan output's entry is too large");
+    if (deferred[k]) {
+      if (!body.dynamicOutput_[out]) {
+        entryScratch[k].reset(new (std::nothrow)
+                                  uint8_t[static_cast<size_t>(std::max<int64_t>(scanBytes[k], 1))]);
+        if (!entryScratch[k])
+          return fail("cannot allocate a scan entry's scratch");
+      }
+      scanBytes[k] = scanCapacity[k] = 0; // known after the first entry
+      continue;
+    }
+    scanCapacity[k] = bytes(step.args[numIn + nc + k]);
+    scanBase[k] = static_cast<uint8_t *>(args[numIn + nc + k]);
   }
+  // Sets result k's entry dims from `shape` and allocates it (its dim 0 already known).
+  auto allocateScan = [&](size_t k, const std::vector<int64_t> &shape) -> Status {
+    for (const PlanResultBind &b : plan_.resultBinds)
+      if (b.step == static_cast<int64_t>(s) && b.result == static_cast<int64_t>(nc + k) &&
+          b.dim >= 1) {
+        if (static_cast<size_t>(b.dim) > shape.size())
+          return fail("scan output " + std::to_string(k) + " has no dim " + std::to_string(b.dim));
+        ctx.symbolValues_[static_cast<size_t>(b.symbol)] = shape[static_cast<size_t>(b.dim) - 1];
+        ctx.valueBound_[static_cast<size_t>(b.symbol)] = true;
+      }
+    if (Status st = shapeProgram(ctx.symbolValues_, &ctx.valueBound_))
+      return fail(st.message());
+    const PlanArg &result = step.args[numIn + nc + k];
+    if (Status st = allocateDynamic(ctx, result, step.name))
+      return st;
+    auto &storage = result.kind == PlanArg::Output
+                        ? ctx.dynamicOutputs_[static_cast<size_t>(result.index)]
+                        : ctx.dynamicBuffers_[static_cast<size_t>(result.index)];
+    scanBase[k] = storage.data.get();
+    scanCapacity[k] = bytes(result);
+    return Status();
+  };
   std::vector<void *> current(nc), next(nc);
   for (size_t k = 0; k < nc; ++k) {
     current[k] = args[2 + k]; // read only
@@ -639,14 +859,41 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     for (size_t k = 0; k < nc; ++k)
       outs[1 + k] = next[k];
     for (size_t k = 0; k < numScans; ++k) {
+      if (deferred[k]) {
+        outs[1 + nc + k] = entryScratch[k].get(); // (null: the body's own storage)
+        continue;
+      }
       int64_t at = checkedMul(iteration + 1, scanBytes[k]);
       if (at < 0 || at > scanCapacity[k])
         return fail("iteration " + std::to_string(iteration) + " runs past the length of scan "
                     "output " + std::to_string(k));
-      outs[1 + nc + k] = static_cast<uint8_t *>(args[numIn + nc + k]) + iteration * scanBytes[k];
+      outs[1 + nc + k] = scanBase[k] + iteration * scanBytes[k];
     }
     if (Status st = body.run(rc, ins.data(), outs.data()))
       return fail("iteration " + std::to_string(iteration) + ": " + st.message());
+    for (size_t k = 0; k < numScans; ++k) {
+      if (!deferred[k])
+        continue;
+      const size_t out = 1 + nc + k;
+      const std::vector<int64_t> &shape = rc.outputShapes_[out];
+      if (iteration == 0) {
+        firstEntry[k] = shape;
+        if (Status st = allocateScan(k, shape))
+          return st;
+        scanBytes[k] = tensorBytesAt(body.plan().outputs[out], rc.symbolValues_);
+      } else if (shape != firstEntry[k]) {
+        return fail("iteration " + std::to_string(iteration) + " gives scan output " +
+                    std::to_string(k) + " an entry of shape " + shapeText(shape) + " but " +
+                    "iteration 0 one of shape " + shapeText(firstEntry[k]));
+      }
+      int64_t at = checkedMul(iteration + 1, scanBytes[k]);
+      if (scanBytes[k] < 0 || at < 0 || at > scanCapacity[k])
+        return fail("iteration " + std::to_string(iteration) + " runs past the length of scan "
+                    "output " + std::to_string(k));
+      if (scanBytes[k] > 0)
+        std::memcpy(scanBase[k] + iteration * scanBytes[k],
+                    body.outputData(rc, out, outs.data()), static_cast<size_t>(scanBytes[k]));
+    }
     cond = condOut != 0;
     for (size_t k = 0; k < nc; ++k) {
       // The next iteration reads what this one wrote and writes the other buffer.
@@ -658,12 +905,17 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
   for (size_t k = 0; k < nc; ++k)
     if (current[k] != args[numIn + k] && carriedBytes[k] > 0)
       std::memcpy(args[numIn + k], current[k], static_cast<size_t>(carriedBytes[k]));
+  for (size_t k = 0; k < numScans; ++k) // no entry: entry dims of 0
+    if (deferred[k] && iteration == 0)
+      if (Status st = allocateScan(k, std::vector<int64_t>(
+                                          body.plan().outputs[1 + nc + k].dims.size(), 0)))
+        return st;
   // Scan results whose length is a data-dependent size (max_trips) take the iterations run;
   // the others must be filled exactly.
   std::vector<bool> counted(numScans, false);
   for (const PlanResultBind &b : plan_.resultBinds)
     if (b.step == static_cast<int64_t>(s) && b.result >= static_cast<int64_t>(nc) &&
-        b.result < static_cast<int64_t>(numResults)) {
+        b.result < static_cast<int64_t>(numResults) && b.dim == 0) {
       counted[static_cast<size_t>(b.result) - nc] = true;
       if (iteration > ctx.boundValues_[static_cast<size_t>(b.symbol)])
         return fail("the loop ran " + std::to_string(iteration) + " iterations, more than its "
@@ -714,11 +966,16 @@ Status Executor::run(RunContext &ctx, const void *const *inputs,
   }
   if (Status s = run(ctx, inputs, space.data()))
     return s;
+  // (A variant's run is its region's: outputs sized by data are in that context's storage.)
+  const bool variant = ctx.variant_ >= 0;
+  const size_t vr = variant ? variantRegion(plan_, ctx.variant_) : 0;
+  const Executor &ran = variant ? *regions_[vr] : *this;
+  const RunContext &ranIn = variant ? *ctx.regionContexts_[vr] : ctx;
   for (size_t i = 0; i < n; ++i) {
     if (Status s = give(i))
       return s;
     if (size_t bytes = bytesOf(i))
-      std::memcpy(out[i], space[i], bytes);
+      std::memcpy(out[i], ran.outputData(ranIn, i, space.data()), bytes);
   }
   return Status();
 }

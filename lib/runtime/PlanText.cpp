@@ -4,6 +4,7 @@
 //   kernels <n> weights <bytes>
 //   symbol <name> [<formula>]                      a formula: a derived symbol
 //   value <name> <bound>                            a value-bound symbol and its bound formula
+//                                                   (* when none: Plan::isUnbounded)
 //   input|output <name> <dtype> <rank> <dim>...     dim: a size, or ?<symbol index>
 //   source <kind> <index>                           one per output, in order
 //   buffer <bytes> <first> <last> <nsym> <symbol>...
@@ -22,6 +23,7 @@
 
 #include "strata/support/SymExpr.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -131,6 +133,37 @@ std::string formulaError(const Plan &p, const std::string &formula) {
 
 } // namespace
 
+std::vector<bool> symbolsReadingUnbounded(const Plan &p) {
+  std::vector<bool> reads(p.symbols.size(), false);
+  // Formulas and bounds read earlier base symbols; derived ones may sit anywhere: iterate until
+  // nothing changes (each pass settles at least one more).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < p.symbols.size(); ++i) {
+      if (reads[i])
+        continue;
+      bool r = p.isUnbounded(i);
+      const std::string *text = p.isDerived(i)       ? &p.formulas[i]
+                                : p.isValueBound(i) ? &p.bounds[i]
+                                                    : nullptr;
+      if (!r && text && !p.isUnbounded(i)) {
+        std::string why;
+        if (std::optional<SymExpr> e = SymExpr::parse(*text, why)) {
+          std::set<std::string> used;
+          e->collectSymbols(used);
+          for (size_t j = 0; j < p.symbols.size() && !r; ++j)
+            r = reads[j] && !p.isDerived(j) && used.count(p.symbols[j]);
+        }
+      }
+      if (r) {
+        reads[i] = true;
+        changed = true;
+      }
+    }
+  }
+  return reads;
+}
+
 std::string printPlan(const Plan &p) {
   std::ostringstream os;
   os << kMagic << ' ' << kVersion << '\n';
@@ -232,8 +265,26 @@ Status checkControlStep(const Plan &p, const PlanStep &s) {
          !scalarOf(region.outputs[0], DType::Bool)))
       return Status::error("loop step '" + s.name + "' has a body without its iteration and "
                            "condition scalars");
-    if (s.kind == PlanStep::Loop && (!region.binds.empty() || !region.resultBinds.empty()))
-      return Status::error("loop step '" + s.name + "' has a body with data-dependent sizes");
+    // A region writes its outputs into the step's results, placed before it runs: their sizes
+    // must be known when it is entered (a loop body's, the same at every iteration).
+    // (A loop's scan entries may: the step allocates their results after the first entry.)
+    const std::vector<bool> readsUnbounded = symbolsReadingUnbounded(region);
+    for (const PlanTensor &in : region.inputs) // bound by the enclosing plan's sizes
+      for (const PlanDim &d : in.dims)
+        if (!d.isStatic() && region.isValueBound(static_cast<size_t>(d.symbol)))
+          return Status::error("control step '" + s.name + "' has a region input '" + in.name +
+                               "' sized by a size its own run decides");
+    for (size_t i = 0; i < region.outputs.size(); ++i) {
+      const PlanTensor &o = region.outputs[i];
+      const bool scanEntry =
+          s.kind == PlanStep::Loop && static_cast<int64_t>(i) >= 1 + s.numCarried;
+      for (const PlanDim &d : o.dims)
+        if (!d.isStatic() && !scanEntry &&
+            (readsUnbounded[static_cast<size_t>(d.symbol)] ||
+             (s.kind == PlanStep::Loop && region.isValueBound(static_cast<size_t>(d.symbol)))))
+          return Status::error("control step '" + s.name + "' has a region output '" + o.name +
+                               "' whose size the region's own run decides");
+    }
   }
   // A control step writes only buffers and outputs.
   for (int64_t i = s.numInputs; i < nargs; ++i)
@@ -294,7 +345,7 @@ Status parsePlanAt(const std::string &text, Plan &p, int depth) {
       if (!(ls >> raw) || !unescape(raw, name) || !(ls >> raw) || !unescape(raw, bound) ||
           bound.empty())
         return fail("bad value symbol");
-      if (std::string why = formulaError(p, bound); !why.empty())
+      if (std::string why = bound == kUnboundedSize ? "" : formulaError(p, bound); !why.empty())
         return fail("bad value symbol bound: " + why);
       p.symbols.push_back(name);
       p.formulas.push_back("");
@@ -306,7 +357,9 @@ Status parsePlanAt(const std::string &text, Plan &p, int depth) {
       if (!(ls >> b.step >> b.symbol >> k >> b.value.index) || !parseKind(k, b.value.kind) ||
           b.symbol < 0 || b.symbol >= static_cast<int>(p.symbols.size()) ||
           !p.isValueBound(static_cast<size_t>(b.symbol)) || b.step < 0 ||
-          (!p.binds.empty() && b.step < p.binds.back().step))
+          (!p.binds.empty() && b.step < p.binds.back().step) ||
+          std::any_of(p.binds.begin(), p.binds.end(),
+                      [&](const PlanBind &o) { return o.symbol == b.symbol; }))
         return fail("bad bind");
       p.binds.push_back(b);
     } else if (tag == "resultbind") {
@@ -516,16 +569,25 @@ Status parsePlanAt(const std::string &text, Plan &p, int depth) {
       return fail("variant of region " + std::to_string(v.region) +
                   " does not match the plan's inputs and outputs");
   }
-  // A result bind names a dim of a result of an if step, or dim 0 of a loop's scan result.
+  // A result bind names a dim of a result of an if step (bounded), or a dim of a loop's scan
+  // result: dim 0, the iteration count (bounded), or an entry dim (set from the first entry).
   for (const PlanResultBind &b : p.resultBinds) {
     const bool ok = b.step < static_cast<int64_t>(p.steps.size()) &&
                     p.steps[static_cast<size_t>(b.step)].kind != PlanStep::Kernel;
     const PlanStep *s = ok ? &p.steps[static_cast<size_t>(b.step)] : nullptr;
+    const bool unbounded = p.isUnbounded(static_cast<size_t>(b.symbol));
     if (!ok || b.result >= static_cast<int64_t>(s->args.size()) - s->numInputs ||
-        (s->kind == PlanStep::Loop && (b.result < s->numCarried || b.dim != 0)))
+        (s->kind == PlanStep::Loop && (b.result < s->numCarried || (b.dim == 0) == unbounded)) ||
+        (s->kind == PlanStep::If && unbounded))
       return fail("result bind after step " + std::to_string(b.step) + " out of range");
-    if (s->kind == PlanStep::Loop)
-      continue; // the iteration count: dim 0 of the stacked entries
+    if (s->kind == PlanStep::Loop) {
+      const auto &outs = p.regions[static_cast<size_t>(s->regions[0])].outputs;
+      const size_t entry = static_cast<size_t>(1 + b.result);
+      if (b.dim > 0 && (entry >= outs.size() ||
+                        b.dim > static_cast<int64_t>(outs[entry].dims.size())))
+        return fail("result bind after step " + std::to_string(b.step) + " names no dim");
+      continue;
+    }
     for (int64_t r : s->regions) {
       const auto &outs = p.regions[static_cast<size_t>(r)].outputs;
       if (b.dim >= static_cast<int64_t>(outs[static_cast<size_t>(b.result)].dims.size()))

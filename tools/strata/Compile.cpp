@@ -336,9 +336,10 @@ int compileModel(const CompileOpts &o) {
       std::unique_ptr<Graph> general = loadModel(o.model);
       if (!general)
         return failedCode();
-      for (const Value *in : general->inputs())
-        if (!in->type().isStatic())
-          graphs.general = std::move(general);
+      const auto &ins = general->inputs();
+      if (std::any_of(ins.begin(), ins.end(),
+                      [](const Value *in) { return !in->type().isStatic(); }))
+        graphs.general = std::move(general);
     }
   } else {
     graphs.main = loadModel(o.model);

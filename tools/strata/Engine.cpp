@@ -8,6 +8,7 @@
 #include "strata/driver/CompiledModel.h"
 #include "strata/driver/ShapeSpecializedModel.h"
 #include "strata/graph/Specialize.h"
+#include "strata/graph/ValueSymbols.h"
 #include "strata/interp/Interpreter.h"
 
 #include "strata/io/Npy.h"
@@ -30,6 +31,9 @@ namespace {
 // The interface as imported (before any pass rewrites the graph).
 void describeGraph(Engine &e, const Graph &g) {
   e.inputs = graphInterface(g);
+  e.valueInputs.clear(); // sizes read from their data: never made up at random
+  for (unsigned i : sizeDecidingInputs(g))
+    e.valueInputs.push_back(g.input(i)->name());
   e.outputNames.clear();
   for (unsigned i = 0; i < g.numOutputs(); ++i)
     e.outputNames.push_back(g.outputName(i));
@@ -466,12 +470,15 @@ std::unique_ptr<Graph> loadModelForRun(const std::string &path,
   } else {
     g = loadModel(path);
   }
+  std::vector<std::string> mustGive = valueInputs;
   if (g) {
     interface = graphInterface(*g);
+    for (unsigned i : sizeDecidingInputs(*g)) // sizes read from their data: never made up
+      mustGive.push_back(g->input(i)->name());
   } else if (interface.empty()) {
     return nullptr;
   }
-  auto in = modelInputs(interface, specs, dims, seed, valueInputs);
+  auto in = modelInputs(interface, specs, dims, seed, mustGive);
   if (!in) {
     fail(kBadInput, llvm::toString(in.takeError()));
     return nullptr;
@@ -563,8 +570,8 @@ llvm::Expected<std::vector<Tensor>> modelInputs(const std::vector<driver::IOSpec
     }
     if (std::find(given.begin(), given.end(), in.name) != given.end())
       return makeError("input '" + in.name +
-                       "' decides shapes or attributes at import (the model is compiled for its "
-                       "values): give it with --input " + in.name + "=FILE");
+                       "' decides shapes or attributes (sizes are read from its values): give "
+                       "it with --input " + in.name + "=FILE");
     Shape shape;
     for (const Dim &d : in.type.dims)
       shape.push_back(d.isStatic() ? d.size

@@ -498,28 +498,21 @@ TEST(JitEngine, ScansWithSymbolicExtents) {
 }
 
 TEST(JitEngine, RefusedOpNamesOpAndNode) {
-  // Two symbols: no batch lifting, and a cubic resize has no lowering with symbolic extents yet.
+  // Two symbols: no batch lifting, and an f64 layer_norm has no lowering with symbolic extents.
   Graph g;
   Builder b(g);
-  b.setLocation("Resize_7");
-  Value *x = g.addInput(TensorType(DType::F32, {Dim::sym("batch"), Dim::sym("n")}), "x");
-  Op *rows = b.create(OpKind::Resize, {x},
-                      {{"sizes", std::vector<int64_t>{-1, -1}},
-                       {"scales", std::vector<double>{1.0, 2.0}},
-                       {"mode", "cubic"},
-                       {"coordinate_transformation_mode", "half_pixel"},
-                       {"nearest_mode", "round_prefer_floor"},
-                       {"cubic_coeff_a", -0.75},
-                       {"exclude_outside", 0},
-                       {"extrapolation_value", 0.0}});
+  b.setLocation("LayerNormalization_7");
+  Value *x = g.addInput(TensorType(DType::F64, {Dim::sym("batch"), Dim::sym("n")}), "x");
+  Value *s = g.addInput(TensorType(DType::F64, {Dim::sym("n")}), "s");
+  Op *rows = b.create(OpKind::LayerNorm, {x, s}, {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
   g.addOutput(rows->result(0), "y");
   CompileOptions opts;
   opts.pipeline = "";
   auto m = compileModel(g, opts);
   ASSERT_FALSE(static_cast<bool>(m));
   EXPECT_EQ(llvm::toString(m.takeError()),
-            "jit: op 'resize' (node \"Resize_7\"): lowering of op 'resize' is not implemented "
-            "yet (cubic mode on symbolic dims)");
+            "jit: op 'layer_norm' (node \"LayerNormalization_7\"): lowering of op 'layer_norm' is "
+            "not implemented yet (symbolic dims outside vectorized rows of a static length)");
 }
 
 } // namespace

@@ -98,11 +98,11 @@ TEST(ImportDriver, ExternalData) {
 
 TEST(ImportDriver, SpecializesOnlyInputsNeededStatically) {
   std::string path = modelPath("bad/dynamic_reshape.onnx");
+  // As it is: the target read from the shape input's data when the model runs.
   auto plain = importOnnxFile(path);
-  ASSERT_FALSE(static_cast<bool>(plain));
-  std::string msg = llvm::toString(plain.takeError());
-  EXPECT_NE(msg.find("op 'Reshape' (node \"reshape_0\")"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("must be a constant"), std::string::npos) << msg;
+  ASSERT_TRUE(static_cast<bool>(plain)) << llvm::toString(plain.takeError());
+  EXPECT_EQ(plain->graph->output(0)->type().str(), "tensor<?val_y_0 x?val_y_1 xf32>");
+  EXPECT_EQ(countOps(*plain->graph, OpKind::Arange), 2u);
 
   ImportOptions opts;
   opts.specializableInputs["shape"] = Tensor::fromVector<int64_t>(DType::I64, {2}, {3, 2});

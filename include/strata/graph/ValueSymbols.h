@@ -9,6 +9,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace strata {
@@ -17,18 +18,22 @@ struct ValueBoundDim {
   unsigned result = 0;       // the result holding the dim
   size_t dim = 0;            // which dim of it
   unsigned countOperand = 0; // the operand whose value it takes
-  SymExpr bound;             // the most it can be, over the operands' dims
+  // The most it can be, over the operands' dims; none where nothing before the run bounds it
+  // (arange's count: a size read from data), so buffers of that size are allocated when it is
+  // bound.
+  std::optional<SymExpr> bound;
 };
 
 // The data-dependent dim of `op`, or none: nonzero's dim 1 (bound: its operand's element
 // count), unique's items dim of result 0 (the number of items; results 1 and 3 share its
-// symbol), nms's dim 0 (batches x classes x min(max_output, boxes)).
+// symbol), nms's dim 0 (batches x classes x min(max_output, boxes)), arange's dim 0 (no bound).
 std::optional<ValueBoundDim> valueBoundDim(const Op &op);
 
 // The data-dependent dims of control flow's results, set when the step has run (no count
 // operand): an `if`'s dims its branches give differently, each a symbol of the result's own that
 // the branch taken binds (bound: the larger of the branches' dims, each data-dependent size
-// inside a branch replaced by its own bound, so a formula over the if's operands' dims); a
+// inside a branch replaced by its own bound, so a formula over the if's operands' dims; none
+// when a branch's dim depends on an unbounded size); a
 // `loop`'s scan results' dim 0 when it has `max_trips` (the iterations run; bound: max_trips).
 std::vector<ValueBoundDim> controlFlowResultDims(const Op &op);
 
@@ -36,6 +41,14 @@ std::vector<ValueBoundDim> controlFlowResultDims(const Op &op);
 // symbol naming one (none where a specialized graph made it static).
 std::vector<ValueBoundDim> dataDependentDims(const Op &op);
 const std::string *dataDependentSymbol(const Op &op, const ValueBoundDim &vb);
+
+// The data-dependent sizes the ops of `g` (and their regions) define: sizes a region decides
+// each time it runs.
+std::set<std::string> sizesDecidedIn(const Graph &g);
+
+// The inputs of `g` whose values sizes are read from (an arange's count of `g` computed from
+// them, not through their dims alone): inputs a caller must give, not make up at random.
+std::vector<unsigned> sizeDecidingInputs(const Graph &g);
 
 // How many values of `g` (its inputs, every op's results, and the same in nested regions)
 // mention each symbol in their types.

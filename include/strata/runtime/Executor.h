@@ -75,6 +75,13 @@ private:
   // The plan variant (PlanVariant) the last bind() picked for its input shapes, or -1: the
   // general path. A variant's run is its region's, in regionContexts_.
   int variant_ = -1;
+  // Buffers and outputs sized by an unbounded size (Plan::isUnbounded): allocated during the
+  // run once it is bound, kept and grown across runs (index: the plan's buffer or output).
+  struct DynamicStorage {
+    std::unique_ptr<uint8_t, decltype(&std::free)> data{nullptr, &std::free};
+    int64_t capacity = 0;
+  };
+  std::vector<DynamicStorage> dynamicBuffers_, dynamicOutputs_;
   std::vector<std::vector<std::unique_ptr<uint8_t[]>>> carriedSpare_;
   std::vector<std::vector<int64_t>> carriedSpareBytes_;
   bool profiling_ = false;
@@ -101,7 +108,9 @@ public:
   Status bind(RunContext &ctx, const std::vector<DType> &dtypes,
               const std::vector<std::vector<int64_t>> &shapes) const;
   // Runs the plan in `ctx` on data laid out as bound by its last successful bind(): one pointer
-  // per input and per output (each output sized for its bound shape).
+  // per input and per output (each output sized for its bound shape). An output whose size reads
+  // an unbounded data-dependent size (Plan::isUnbounded) is written to the context's own
+  // storage instead (its pointer is not used): the allocating run below hands it over.
   Status run(RunContext &ctx, const void *const *inputs, void *const *outputs) const;
   // The same, asking `allocate(i, shape)` for output i's memory (null for a non-empty output:
   // none, the run fails):
@@ -141,6 +150,10 @@ private:
   Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weights, ThreadPool *pool);
   void sharePool(ThreadPool *pool); // this executor's and its regions'
   Status placeBuffers(RunContext &ctx) const;
+  // Makes the storage of dynamic buffer or output `arg` hold its size at the current values.
+  Status allocateDynamic(RunContext &ctx, const PlanArg &arg, const std::string &before) const;
+  // Where output i's data is after a run of `ctx` into `outputs`.
+  const void *outputData(const RunContext &ctx, size_t i, void *const *outputs) const;
   // bind() once the input symbols are in `values` (the others -1): bounds, the shape program,
   // output shapes.
   Status bindValues(RunContext &ctx, std::vector<int64_t> values) const;
@@ -163,6 +176,14 @@ private:
   // that does not parse, which bind() then refuses).
   std::vector<std::optional<SymExpr>> formulas_;
   std::vector<std::optional<SymExpr>> bounds_; // value-bound symbols' bound formulas
+  // Per symbol: whether it reads an unbounded size (symbolsReadingUnbounded); per buffer and
+  // output: whether its size does (then it is allocated during the run); per step: which of its
+  // arguments those are; per derived symbol reading unbounded sizes: the value-bound ones.
+  std::vector<bool> dynamicSymbol_, dynamicBuffer_, dynamicOutput_;
+  std::vector<std::vector<size_t>> dynamicArgs_;
+  // Per step: results it allocates itself (a loop's scan results sized by their first entry).
+  std::vector<std::vector<size_t>> stepAllocatedArgs_;
+  std::vector<std::vector<size_t>> derivedDynamicReads_;
   // Recomputes the derived symbols from `values`' base symbols, then runs the checks: at bind()
   // (`boundNow` null) those reading no value-bound symbol; during a run, after a bind, those
   // reading value-bound symbols once `boundNow` says the run has bound all of them.

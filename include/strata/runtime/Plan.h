@@ -101,6 +101,9 @@ struct PlanVariant {
   int64_t region = 0;
 };
 
+// The bound text of a value-bound symbol that nothing bounds before the run.
+inline constexpr const char *kUnboundedSize = "*";
+
 struct Plan {
   // Symbols are bound from the inputs' dims, or derived: `formulas[i]` (SymExpr text, empty for
   // an input's symbol) computes a dim of an intermediate or output from the input symbols when
@@ -122,6 +125,13 @@ struct Plan {
   bool isValueBound(size_t symbol) const {
     return symbol < bounds.size() && !bounds[symbol].empty();
   }
+  // A value-bound symbol with no bound known before the run (kUnboundedSize: a size read from
+  // data). Until its bind it stands at 0; buffers and outputs whose sizes read it (directly, or
+  // through derived symbols or bounds) are allocated when the run has bound it, not placed in
+  // the arena.
+  bool isUnbounded(size_t symbol) const {
+    return symbol < bounds.size() && bounds[symbol] == kUnboundedSize;
+  }
   std::vector<PlanTensor> inputs, outputs;
   // Per output: Output with its own index when a kernel writes it directly, otherwise the place
   // it is copied from after the last step (an input, a constant, a buffer or another output).
@@ -137,6 +147,10 @@ struct Plan {
   int64_t numKernels = 0;
   int64_t weightsBytes = 0;
 };
+
+// Per symbol of `p`: whether its value reads an unbounded size (it is one, or its formula or
+// bound reads one): what is sized by it is allocated during the run.
+std::vector<bool> symbolsReadingUnbounded(const Plan &p);
 
 // The serialized form embedded in AOT libraries: a line-oriented text, versioned.
 std::string printPlan(const Plan &p);

@@ -2,12 +2,15 @@
 // and other such ops computes the same value in every iteration: it moves before the loop, and
 // the body reads its result as a new capture (graph/ControlFlow.h's layout: the capture is
 // appended to the loop's operands and to the body's inputs). Ops are pure, so computing one
-// before a loop that runs no iteration changes no result. Ops with regions stay.
+// before a loop that runs no iteration changes no result. Ops with regions stay, and so do ops
+// defining a data-dependent size or sized by one the body decides.
 #include "strata/graph/Clone.h"
 #include "strata/graph/ControlFlow.h"
+#include "strata/graph/ValueSymbols.h"
 #include "strata/graph/Walk.h"
 #include "strata/graph/passes/Passes.h"
 
+#include <set>
 #include <unordered_set>
 
 namespace strata {
@@ -27,8 +30,23 @@ int64_t hoistFrom(Op &loop) {
   for (unsigned i = *captures; i < body.numInputs() && i < loop.numOperands(); ++i)
     outside[body.input(i)] = loop.operand(i);
   std::vector<Op *> hoisted, constantCopies;
+  // Sizes the body decides in each iteration: an op defining one, or whose result is sized by
+  // one (an expand to a size read from data), stays.
+  const std::set<std::string> decided = sizesDecidedIn(body);
+  auto sizedByBody = [&](const Op &op) {
+    for (unsigned r = 0; r < op.numResults(); ++r)
+      for (const Dim &d : op.result(r)->type().dims) {
+        std::set<std::string> used;
+        if (!d.isStatic())
+          d.expr.collectSymbols(used);
+        for (const std::string &u : used)
+          if (decided.count(u))
+            return true;
+      }
+    return false;
+  };
   for (Op &op : body.ops()) {
-    if (op.numRegions() != 0)
+    if (op.numRegions() != 0 || !dataDependentDims(op).empty() || sizedByBody(op))
       continue;
     bool invariant = true;
     for (Value *v : op.operands())

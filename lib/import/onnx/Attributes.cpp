@@ -428,6 +428,55 @@ std::vector<Dim> requireDimsInput(ImportContext &ctx, const onnx::NodeProto &nod
   return dims;
 }
 
+Value *scalarElement(Builder &b, Value *t, int64_t i) {
+  Value *v = t->type().dtype == DType::I64
+                 ? t
+                 : b.value(OpKind::Cast, {t}, {{"to", Attribute(DType::I64)}});
+  if (v->type().rank() == 0)
+    return v;
+  v = b.value(OpKind::Slice, {v},
+              {{"starts", Attribute(std::vector<int64_t>{i})},
+               {"ends", Attribute(std::vector<int64_t>{i + 1})},
+               {"steps", Attribute(std::vector<int64_t>{1})}});
+  return b.value(OpKind::Reshape, {v}, {{"shape", Attribute(std::vector<int64_t>{})}});
+}
+
+std::vector<Dim> dataDims(ImportContext &ctx, Value *t, const std::string &name) {
+  const TensorType &type = t->type();
+  std::optional<int64_t> length = type.staticNumElements();
+  if (type.rank() > 1 || !length || isFloat(type.dtype) || type.dtype == DType::Bool)
+    throw ConvertError("a shape read from data must be a 1-D integer tensor of static length, "
+                       "got " + type.str());
+  if (*length > processLimits().maxRank)
+    throw ConvertError("a shape of " + std::to_string(*length) + " entries, " +
+                       overLimit(&Limits::maxRank, processLimits().maxRank));
+  std::vector<Dim> dims;
+  for (int64_t i = 0; i < *length; ++i)
+    dims.push_back(
+        dataDim(ctx, scalarElement(ctx.builder(), t, i), name + "_" + std::to_string(i)));
+  return dims;
+}
+
+Value *dataArange(ImportContext &ctx, Value *count, const std::string &name) {
+  Value *a = ctx.builder().value(OpKind::Arange, {count});
+  a->setType(TensorType(DType::I64, {Dim::sym(ctx.uniqueSymbol(sanitizeSymbol("val_" + name)))}));
+  return a;
+}
+
+Dim dataDim(ImportContext &ctx, Value *count, const std::string &name) {
+  return dataArange(ctx, count, name)->type().dims[0];
+}
+
+std::vector<Dim> dimsInputOrData(ImportContext &ctx, const onnx::NodeProto &node, int i,
+                                 const char *what) {
+  if (ctx.constantInput(node, i) || ctx.symbolicInput(node, i))
+    return requireDimsInput(ctx, node, i, what);
+  Value *t = ctx.input(node, i);
+  if (!t)
+    ctx.requireConstantInput(node, i, what); // throws, naming the input
+  return dataDims(ctx, t, node.output_size() > 0 ? node.output(0) : what);
+}
+
 Value *countTo(ImportContext &ctx, const SymExpr &size) {
   auto witness = ctx.dimWitness(size);
   if (!witness)

@@ -7,9 +7,12 @@
 // `loop` with its body as one.
 #include "Decompose.h"
 #include "strata/graph/ControlFlow.h"
+#include "strata/graph/ValueSymbols.h"
 #include "strata/support/Limits.h"
 
+#include <algorithm>
 #include <limits>
+#include <set>
 
 namespace strata::onnx_import {
 namespace {
@@ -184,6 +187,14 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
       tripLength = (*f)[0];
   }
   Value *cond = ctx.input(n, 1);
+  // Carried values the body appends to (carried k, the concat's axis, its scan output's index
+  // among the body's outputs).
+  struct Appended {
+    int k;
+    int64_t axis;
+    size_t output;
+  };
+  std::vector<Appended> appended;
   bool condAlwaysTrue = false;
   if (!cond) {
     cond = b.scalar(DType::Bool, 1.0);
@@ -218,15 +229,32 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
     bool bodyKeepsGoing = (again && truthOf(*again, "the body's condition output")) ||
                           out[0] == formals[1];
     condAlwaysTrue &= bodyKeepsGoing;
-    for (int k = 0; k < numCarried; ++k)
-      if (out[1 + k]->type() != carried[k]->type())
+    for (int k = 0; k < numCarried; ++k) {
+      if (out[1 + k]->type() == carried[k]->type())
+        continue;
+      // A value the body only appends to, concat(carried, x) (a list built with torch.cat in
+      // a loop): the carried value stays as it came in, x becomes a scan output, and the
+      // result is the initial value followed by the entries, merged along the concat's axis.
+      Value *formal = formals[2 + k];
+      Op *cat = out[1 + k]->isGraphInput() ? nullptr : out[1 + k]->definingOp();
+      if (!cat || cat->kind() != OpKind::Concat || cat->numOperands() != 2 ||
+          cat->operand(0) != formal || formal->uses().size() != 1 ||
+          cat->operand(1)->type().rank() != formal->type().rank())
         throw ConvertError("loop-carried value " + std::to_string(k) + " enters the body as " +
                            carried[k]->type().str() + " but leaves it as " +
                            out[1 + k]->type().str() +
-                           ": values that change type or shape across iterations are not "
-                           "supported in a loop run at run time yet");
+                           ": values that change type or shape across iterations (other than "
+                           "one the body only appends to) are not supported in a loop run at "
+                           "run time yet");
+      appended.push_back({k, ops::ConcatOp(*cat).axis(), out.size()});
+      out.push_back(cat->operand(1));
+      out[1 + k] = formal;
+    }
   }
-  addRegionOutputs(*g, body, out);
+  for (size_t i = 0; i < out.size(); ++i)
+    g->addOutput(out[i], static_cast<int>(i) < body.output_size()
+                             ? body.output(static_cast<int>(i)).name()
+                             : "appended_" + std::to_string(i));
   std::vector<TensorType> types;
   for (int k = 0; k < numCarried; ++k)
     types.push_back(carried[k]->type());
@@ -235,31 +263,94 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
   // that can end the loop early (a greedy decode stopping at its end token) makes the length a
   // data-dependent size of its own, `loop_<output>`, at most the trip count (max_trips).
   AttrMap attrs{{"num_carried", Attribute(static_cast<int64_t>(numCarried))}};
+  const int onnxScans = numScan;
+  numScan += static_cast<int>(appended.size());
   if (numScan > 0) {
+    // A trip count read from data, with a condition that never ends the loop early: the scan
+    // length is that count (clamped at 0), a size read from data before the loop runs.
+    if (!tripLength && ctx.input(n, 0) && condAlwaysTrue)
+      tripLength = dataDim(ctx, maximum(b, reshapeTo(b, trips, {}), b.scalar(DType::I64, 0.0)),
+                           (n.output_size() > 0 ? n.output(0) : std::string("loop")) + "_trips")
+                       .asExpr();
     if (!tripLength)
-      throw ConvertError("the Loop has scan outputs and a trip count from tensor data: scan "
-                         "outputs need a trip count known at import (a constant or a formula "
-                         "of the input sizes) as their bound");
+      throw ConvertError("the Loop has scan outputs, a trip count from tensor data and a "
+                         "condition that may end it early: scan outputs need a trip count known "
+                         "at import (a constant or a formula of the input sizes) as their bound");
     if (auto m = tripLength->constant(); m && (*m < 0 || *m > processLimits().maxTensorElements))
       throw ConvertError("the Loop's trip count " + std::to_string(*m) + " is out of range");
     if (!condAlwaysTrue)
       attrs["max_trips"] = tripLength->constant() ? Attribute(*tripLength->constant())
                                                   : Attribute::dims({Dim::of(*tripLength)});
   }
+  const std::set<std::string> decided = sizesDecidedIn(*g);
   for (int k = 0; k < numScan; ++k) {
     const int at = numCarried + k;
-    Dim length = condAlwaysTrue ? Dim::of(*tripLength)
-                                : Dim::sym(sanitizeSymbol(
-                                      "loop_" + (at < n.output_size() ? n.output(at) : "")));
-    types.push_back(TensorType(out[1 + numCarried + k]->type().dtype,
-                               {length})); // the rest from the body
+    const std::string name =
+        at < n.output_size() ? n.output(at)
+        : static_cast<size_t>(k - onnxScans) < appended.size()
+            ? n.output(appended[static_cast<size_t>(k - onnxScans)].k) + "_appended"
+            : "";
+    Dim length = condAlwaysTrue ? Dim::of(*tripLength) : Dim::sym(sanitizeSymbol("loop_" + name));
+    // The entry's dims as the body gives them, but a size the body decides (each iteration
+    // anew): a symbol of the result's own, set from the first entry.
+    std::vector<Dim> dims{length};
+    const TensorType &entry = out[1 + numCarried + k]->type();
+    for (size_t d = 0; d < entry.dims.size(); ++d) {
+      std::set<std::string> used;
+      if (!entry.dims[d].isStatic())
+        entry.dims[d].expr.collectSymbols(used);
+      const bool local = std::any_of(used.begin(), used.end(),
+                                     [&](const std::string &u) { return decided.count(u) != 0; });
+      dims.push_back(local ? Dim::sym(ctx.uniqueSymbol(sanitizeSymbol(
+                                 "loop_" + name + "_" + std::to_string(d + 1))))
+                           : entry.dims[d]);
+    }
+    types.push_back(TensorType(entry.dtype, std::move(dims)));
   }
   std::vector<std::unique_ptr<Graph>> regions;
   regions.push_back(std::move(g));
   Values operands = {trips, cond};
   operands.insert(operands.end(), carried.begin(), carried.end());
-  return resultsOf(createRegionOp(b, OpKind::Loop, operands, std::move(regions),
-                                  std::move(attrs), types));
+  Values results = resultsOf(createRegionOp(b, OpKind::Loop, operands, std::move(regions),
+                                            std::move(attrs), types));
+  // Each appended-to value: the initial value, then the entries merged along the axis
+  // ([L, x...] -> L moved next to the axis -> merged with it).
+  for (const Appended &a : appended) {
+    Value *stacked = results[static_cast<size_t>(numCarried) + (a.output - 1 - numCarried)];
+    const int64_t rank = stacked->type().rank() - 1;
+    if (a.axis != 0) {
+      std::vector<int64_t> perm;
+      for (int64_t d = 1; d <= rank; ++d) {
+        if (d == a.axis + 1)
+          perm.push_back(0);
+        perm.push_back(d);
+      }
+      stacked = b.value(OpKind::Transpose, {stacked}, {{"perm", Attribute(perm)}});
+    }
+    // Merged to the initial value's dims but along the axis (an entry of other dims fails the
+    // reshape's element count check when it runs, as the concat would; no entry gives 0 rows).
+    Value *initial = results[static_cast<size_t>(a.k)];
+    std::vector<Dim> merged = initial->type().dims;
+    const std::vector<Dim> &dims = stacked->type().dims;
+    merged[static_cast<size_t>(a.axis)] =
+        Dim::of(dims[static_cast<size_t>(a.axis)].asExpr() *
+                dims[static_cast<size_t>(a.axis) + 1].asExpr());
+    std::vector<int64_t> sizes;
+    for (const Dim &d : merged)
+      if (d.isStatic())
+        sizes.push_back(d.size);
+    Value *entries = b.value(
+        OpKind::Reshape, {stacked},
+        {{"shape", sizes.size() == merged.size() ? Attribute(sizes) : Attribute::dims(merged)},
+         {"allowzero", Attribute(int64_t{1})}});
+    const Dim &had = initial->type().dims[static_cast<size_t>(a.axis)];
+    results[static_cast<size_t>(a.k)] =
+        had.isStatic() && had.size == 0
+            ? entries
+            : b.value(OpKind::Concat, {initial, entries}, {{"axis", Attribute(a.axis)}});
+  }
+  results.resize(static_cast<size_t>(numCarried + onnxScans));
+  return results;
 }
 
 Values convertLoop(ImportContext &ctx, const Node &n) {

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,6 +71,14 @@ public:
   // so far): where a length computed from symbolic dims can be taken from at run time (iota);
   // nullopt when none has it.
   virtual std::optional<std::pair<Value *, int64_t>> dimWitness(const SymExpr &size) = 0;
+  // `base` as a symbol name no earlier call returned (base, base_2, base_3, ...): a node
+  // converted more than once (an unrolled loop body) still names each size read from data apart.
+  std::string uniqueSymbol(const std::string &base) {
+    std::string name = base;
+    for (int k = 2; !symbolsMade_.insert(name).second; ++k)
+      name = base + "_" + std::to_string(k);
+    return name;
+  }
   // Same, but throws ConvertError naming the input when it is not a known constant.
   Tensor requireConstantInput(const onnx::NodeProto &node, int i, const char *what) {
     auto t = constantInput(node, i);
@@ -79,6 +88,9 @@ public:
                          "') must be a constant known at import time");
     return *t;
   }
+
+private:
+  std::set<std::string> symbolsMade_;
 };
 
 // Attribute access with ONNX defaults.
@@ -130,6 +142,21 @@ Value *countTo(ImportContext &ctx, const SymExpr &size);
 // it from (symbolicInput); throws ConvertError naming `what` when it is neither.
 std::vector<Dim> requireDimsInput(ImportContext &ctx, const onnx::NodeProto &node, int i,
                                   const char *what);
+
+// The elements of `t` (an integer tensor of rank 0 or 1 and static length) as sizes read from
+// its data when the model runs: each an `arange` of that many, whose dim is a symbol of its own
+// (`val_<name>_<i>`, a data-dependent size with no bound before the run; a negative value fails
+// the run). How a shape a model computes from tensor values, not from dims, compiles once.
+std::vector<Dim> dataDims(ImportContext &ctx, Value *t, const std::string &name);
+// The value of `count` (a rank-0 i64) as a size read when the model runs (as dataDims).
+Dim dataDim(ImportContext &ctx, Value *count, const std::string &name);
+// The same size's arange: 0, 1, ..., count - 1 (its one dim that size).
+Value *dataArange(ImportContext &ctx, Value *count, const std::string &name);
+// Element i of `t` (as dataDims takes it) as a rank-0 i64 value.
+Value *scalarElement(Builder &b, Value *t, int64_t i);
+// Input i as dims: requireDimsInput's constants or formulas, else dataDims of its data.
+std::vector<Dim> dimsInputOrData(ImportContext &ctx, const onnx::NodeProto &node, int i,
+                                 const char *what);
 
 // Reshapes x to `dims`: a symbolic dim is copied with 0 when it sits at the same position in x,
 // otherwise inferred with -1 (at most one such dim); throws ConvertError when not expressible.

@@ -60,6 +60,51 @@ std::optional<std::vector<int64_t>> symbolicReshape(const TensorType &x,
   return shape;
 }
 
+// Reshape to a shape read from data, ONNX's rules computed when the model runs: 0 copies x's
+// dim there (unless allowzero), one -1 takes what is left of the element count; each entry then
+// a size read from data (a count that does not match fails the run's element-count check).
+Value *reshapeToData(ImportContext &ctx, const Node &n, Value *x, Value *given) {
+  Builder &b = ctx.builder();
+  const TensorType &xt = x->type();
+  std::optional<int64_t> length = given->type().staticNumElements();
+  if (given->type().rank() != 1 || !length || isFloat(given->type().dtype))
+    throw ConvertError("shape (input 1) read from data must be a 1-D integer tensor of static "
+                       "length, got " + given->type().str());
+  if (*length > processLimits().maxRank)
+    throw ConvertError("a shape of " + std::to_string(*length) + " entries, " +
+                       overLimit(&Limits::maxRank, processLimits().maxRank));
+  auto i64 = [&](int64_t v) { return b.scalar(DType::I64, static_cast<double>(v)); };
+  Value *xShape = xt.isStatic() ? nullptr
+                                : b.value(OpKind::Shape, {x},
+                                          {{"start", Attribute(int64_t{0})},
+                                           {"end", Attribute(xt.rank())}});
+  auto dimOfX = [&](int64_t i) {
+    const Dim &d = xt.dims[static_cast<size_t>(i)];
+    return d.isStatic() ? i64(d.size) : scalarElement(b, xShape, i);
+  };
+  Value *total = i64(1);
+  for (int64_t i = 0; i < xt.rank(); ++i)
+    total = mul(b, total, dimOfX(i));
+  const bool allowZero = attrInt(n, "allowzero", 0) != 0;
+  std::vector<Value *> entries;
+  Value *known = i64(1);
+  for (int64_t i = 0; i < *length; ++i) {
+    Value *e = scalarElement(b, given, i);
+    if (!allowZero && i < xt.rank())
+      e = select(b, b.value(OpKind::Eq, {e, i64(0)}), dimOfX(i), e);
+    known = mul(b, known, select(b, b.value(OpKind::Eq, {e, i64(-1)}), i64(1), e));
+    entries.push_back(e);
+  }
+  Value *inferred = div(b, total, maximum(b, known, i64(1)));
+  std::vector<Dim> dims;
+  for (int64_t i = 0; i < *length; ++i)
+    dims.push_back(dataDim(ctx, select(b, b.value(OpKind::Eq, {entries[i], i64(-1)}), inferred,
+                                       entries[i]),
+                           n.output(0) + "_" + std::to_string(i)));
+  return b.value(OpKind::Reshape, {x},
+                 {{"shape", Attribute::dims(dims)}, {"allowzero", Attribute(int64_t{1})}});
+}
+
 Values convertReshape(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "data");
   Attribute shape;
@@ -77,6 +122,8 @@ Values convertReshape(ImportContext &ctx, const Node &n) {
         dims.push_back(Dim::of(e));
       shape = Attribute::dims(dims);
     }
+  } else if (Value *given = ctx.input(n, 1)) {
+    return {reshapeToData(ctx, n, x, given)};
   } else {
     shape = ints(ctx.requireConstantInput(n, 1, "shape"));
   }
@@ -336,6 +383,68 @@ Value *symbolicSlice(ImportContext &ctx, const Node &n) {
   return y;
 }
 
+// Slice with starts or ends read from data (axes and steps constant): per sliced axis, ONNX's
+// clamping computed when the model runs, then a gather of start + step * arange(count) along it
+// (count a size read from data).
+Value *dataSlice(ImportContext &ctx, const Node &n) {
+  Value *x = requiredInput(ctx, n, 0, "data");
+  Value *starts = requiredInput(ctx, n, 1, "starts"), *ends = requiredInput(ctx, n, 2, "ends");
+  const TensorType &xt = x->type();
+  std::optional<int64_t> count = starts->type().staticNumElements();
+  if (starts->type().rank() != 1 || !count || ends->type() != starts->type())
+    throw ConvertError("starts and ends read from data must be 1-D of one static length, got " +
+                       starts->type().str() + " and " + ends->type().str());
+  std::vector<int64_t> axes, steps(static_cast<size_t>(*count), 1);
+  if (ctx.input(n, 3)) {
+    axes = ints(ctx.requireConstantInput(n, 3, "axes"));
+  } else {
+    for (int64_t i = 0; i < *count; ++i)
+      axes.push_back(i);
+  }
+  if (ctx.input(n, 4))
+    steps = ints(ctx.requireConstantInput(n, 4, "steps"));
+  if (static_cast<int64_t>(axes.size()) != *count || steps.size() != axes.size())
+    throw ConvertError("starts, ends, axes and steps differ in length");
+  Builder &b = ctx.builder();
+  auto i64 = [&](int64_t v) { return b.scalar(DType::I64, static_cast<double>(v)); };
+  Value *xShape = nullptr;
+  Value *y = x;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = normalizeAxis(axes[i], xt.rank()), step = steps[i];
+    if (xt.rank() == 0)
+      throw ConvertError("Slice of a scalar");
+    if (step == 0)
+      throw ConvertError("slice step 0");
+    const Dim &dim = xt.dims[static_cast<size_t>(axis)];
+    if (!dim.isStatic() && !xShape)
+      xShape = b.value(OpKind::Shape, {x}, {{"start", Attribute(int64_t{0})},
+                                            {"end", Attribute(xt.rank())}});
+    Value *d = dim.isStatic() ? i64(dim.size) : scalarElement(b, xShape, axis);
+    // From the end when negative, then clamped (ONNX Slice): going up, both to [0, d]; going
+    // down, the start to [0, d - 1] and the end to [-1, d - 1].
+    Value *last = step > 0 ? d : sub(b, d, i64(1));
+    auto bound = [&](Value *v, int64_t lo) {
+      v = select(b, lessThan(b, v, i64(0)), add(b, v, d), v);
+      return minimum(b, maximum(b, v, i64(lo)), last);
+    };
+    Value *from = bound(scalarElement(b, starts, static_cast<int64_t>(i)), 0);
+    Value *to = bound(scalarElement(b, ends, static_cast<int64_t>(i)), step > 0 ? 0 : -1);
+    // |step|, capped where every stride takes one element of any dim (dims stay below 2^40).
+    const int64_t stride = step > 0 ? std::min<int64_t>(step, int64_t(1) << 40)
+                                    : (step < -(int64_t(1) << 40) ? int64_t(1) << 40 : -step);
+    // ceil(span / stride) for span > 0 as (span - 1) / stride + 1: no overflow.
+    Value *span = step > 0 ? sub(b, to, from) : sub(b, from, to);
+    Value *taken = select(b, lessThan(b, i64(0), span),
+                          add(b, div(b, sub(b, span, i64(1)), i64(stride)), i64(1)), i64(0));
+    Value *idx = dataArange(ctx, taken, n.output(0) + "_" + std::to_string(axis));
+    if (stride != 1)
+      idx = mul(b, idx, i64(stride));
+    idx = step > 0 ? add(b, from, idx) : sub(b, from, idx);
+    y = b.value(OpKind::Gather, {y, idx}, {{"axis", Attribute(axis)}});
+  }
+  return y;
+}
+
 Values convertSlice(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "data");
   int64_t rank = x->type().rank();
@@ -346,6 +455,8 @@ Values convertSlice(ImportContext &ctx, const Node &n) {
     axes = attrInts(n, "axes");
   } else if (Value *r = symbolicSlice(ctx, n)) {
     return {r};
+  } else if (!ctx.constantInput(n, 1) || !ctx.constantInput(n, 2)) {
+    return {dataSlice(ctx, n)};
   } else {
     starts = ints(ctx.requireConstantInput(n, 1, "starts"));
     ends = ints(ctx.requireConstantInput(n, 2, "ends"));
@@ -380,7 +491,7 @@ Values convertPad(ImportContext &ctx, const Node &n) {
     value = b.scalar(dt, attrFloat(n, "value", 0.f));
   } else {
     // Pads computed from symbolic dims (a window's remainder, (7 - w % 7) % 7) are formulas.
-    pads = requireDimsInput(ctx, n, 1, "pads");
+    pads = dimsInputOrData(ctx, n, 1, "pads"); // data: non-negative, checked when it runs
     if (Value *v = ctx.input(n, 2)) {
       if (v->type().dtype != dt)
         throw ConvertError("constant_value is " + v->type().str() + " but data is " +
@@ -420,8 +531,26 @@ Values convertPad(ImportContext &ctx, const Node &n) {
 Values convertTile(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, n, 0, "input");
-  std::vector<int64_t> repeats = ints(ctx.requireConstantInput(n, 1, "repeats"));
   const auto &dims = x->type().dims;
+  if (!ctx.constantInput(n, 1))
+    if (Value *given = ctx.input(n, 1)) {
+      // Repeats read from data: [d0, ...] -> [1, d0, ...] -> expand to [r0, d0, ...] -> [r0*d0, ...]
+      std::vector<Dim> reps = dataDims(ctx, given, n.output(0));
+      if (reps.size() != dims.size())
+        throw ConvertError("repeats has " + std::to_string(reps.size()) + " entries for rank " +
+                           std::to_string(dims.size()));
+      std::vector<Dim> interleaved, expanded, result;
+      for (size_t a = 0; a < dims.size(); ++a) {
+        interleaved.insert(interleaved.end(), {Dim(1), dims[a]});
+        expanded.insert(expanded.end(), {reps[a], dims[a]});
+        result.push_back(Dim::of(reps[a].asExpr() * dims[a].asExpr()));
+      }
+      Value *v = b.value(OpKind::Expand, {reshapeTo(b, x, interleaved)},
+                         {{"shape", Attribute::dims(expanded)}});
+      return {b.value(OpKind::Reshape, {v},
+                      {{"shape", Attribute::dims(result)}, {"allowzero", Attribute(int64_t{1})}})};
+    }
+  std::vector<int64_t> repeats = ints(ctx.requireConstantInput(n, 1, "repeats"));
   if (static_cast<int64_t>(repeats.size()) != x->type().rank())
     throw ConvertError("repeats has " + std::to_string(repeats.size()) + " entries for rank " +
                        std::to_string(x->type().rank()));
@@ -466,12 +595,34 @@ Values convertTile(ImportContext &ctx, const Node &n) {
   return {b.value(OpKind::Reshape, {v}, {{"shape", Attribute(result)}, {"allowzero", Attribute(int64_t{1})}})};
 }
 
+// Expand to a shape read from data: each target entry broadcast with x's dim there, which must
+// be static (1: the entry; another size: kept, the entry being 1 or that size).
+Value *expandToData(ImportContext &ctx, const Node &n, Value *x, Value *given) {
+  const auto &dims = x->type().dims;
+  std::vector<Dim> shape = dataDims(ctx, given, n.output(0));
+  if (shape.size() < dims.size()) // a shorter shape broadcasts as if led by 1s
+    shape.insert(shape.begin(), dims.size() - shape.size(), Dim(1));
+  const size_t lead = shape.size() - dims.size();
+  for (size_t i = lead; i < shape.size(); ++i) {
+    const Dim &d = dims[i - lead];
+    if (!d.isStatic())
+      throw ConvertError("an Expand to a shape read from data needs static input dims, got " +
+                         x->type().str());
+    if (d.size != 1)
+      shape[i] = d;
+  }
+  return ctx.builder().value(OpKind::Expand, {x}, {{"shape", Attribute::dims(shape)}});
+}
+
 Values convertExpand(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "input");
   // A symbolic target dim that x has there is kept (1); another one is broadcast to from a dim
   // of 1 (x must have 1 there when bound: the plan checks it).
-  std::vector<Dim> shape = requireDimsInput(ctx, n, 1, "shape");
   const auto &dims = x->type().dims;
+  if (!ctx.constantInput(n, 1) && !ctx.symbolicInput(n, 1))
+    if (Value *given = ctx.input(n, 1))
+      return {expandToData(ctx, n, x, given)};
+  std::vector<Dim> shape = requireDimsInput(ctx, n, 1, "shape");
   const size_t lead = shape.size() - std::min(shape.size(), dims.size());
   for (size_t i = lead; i < shape.size(); ++i)
     if (!shape[i].isStatic() && shape[i] == dims[i - lead])

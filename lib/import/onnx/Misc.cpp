@@ -108,9 +108,13 @@ Values convertConstantOfShape(ImportContext &ctx, const Node &n) {
       throw ConvertError("attribute 'value' must hold one element");
     fill = fill.reshaped({});
   }
-  if (!ctx.constantInput(n, 0))
+  if (!ctx.constantInput(n, 0)) {
     if (Value *v = constantOfSymbolicShape(ctx, n, fill))
       return {v};
+    if (Value *shape = ctx.input(n, 0)) // sizes read from data when the model runs
+      return {b.value(OpKind::Expand, {b.constant(fill)},
+                      {{"shape", Attribute::dims(dataDims(ctx, shape, n.output(0)))}})};
+  }
   std::vector<int64_t> shape = ctx.requireConstantInput(n, 0, "shape").toIntVector();
   for (int64_t d : shape)
     if (d < 0)
@@ -151,10 +155,38 @@ Value *symbolicRange(ImportContext &ctx, const Node &n) {
   }
 }
 
+// Range over values read from data: count = max(ceil((limit - start) / delta), 0) computed in
+// f64 when the model runs (delta 0 gives a count past every limit: the run fails), then
+// start + delta * arange(count) in the inputs' dtype.
+Value *dataRange(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
+  Value *ends[3];
+  const char *names[3] = {"start", "limit", "delta"};
+  for (int i = 0; i < 3; ++i) {
+    Value *v = requiredInput(ctx, n, i, names[i]);
+    std::optional<int64_t> count = v->type().staticNumElements();
+    if (!count || *count != 1)
+      throw ConvertError(std::string(names[i]) + " must hold one element, got " + v->type().str());
+    if (i > 0 && v->type().dtype != ends[0]->type().dtype)
+      throw ConvertError("start, limit and delta must share a type");
+    ends[i] = reshapeTo(b, v, {});
+  }
+  const DType dt = ends[0]->type().dtype;
+  if (!isFloat(dt) && !isInteger(dt))
+    throw ConvertError("Range of " + std::string(dtypeName(dt)) + " is unsupported");
+  auto f64 = [&](Value *v) { return castTo(b, v, DType::F64); };
+  Value *steps = unary(b, OpKind::Ceil, div(b, sub(b, f64(ends[1]), f64(ends[0])), f64(ends[2])));
+  Value *count = castTo(b, maximum(b, steps, b.scalar(DType::F64, 0)), DType::I64);
+  Value *i = castTo(b, dataArange(ctx, count, n.output(0)), dt);
+  return add(b, mul(b, i, ends[2]), ends[0]);
+}
+
 Values convertRange(ImportContext &ctx, const Node &n) {
   if (!ctx.constantInput(n, 1))
     if (Value *r = symbolicRange(ctx, n))
       return {r};
+  if (!ctx.constantInput(n, 0) || !ctx.constantInput(n, 1) || !ctx.constantInput(n, 2))
+    return {dataRange(ctx, n)};
   Tensor start = requireScalarInput(ctx, n, 0, "start");
   Tensor limit = requireScalarInput(ctx, n, 1, "limit");
   Tensor delta = requireScalarInput(ctx, n, 2, "delta");
@@ -311,6 +343,8 @@ Values convertTopK(ImportContext &ctx, const Node &n) {
       k = Attribute::dims({Dim::of((*f)[0])});
     else
       throw ConvertError("K (input 1) is " + (*f)[0].str() + ", not known to be >= 0");
+  } else if (Value *given = ctx.input(n, 1)) { // read from data when the model runs
+    k = Attribute::dims(dataDims(ctx, given, n.output(0) + "_k"));
   } else {
     ctx.requireConstantInput(n, 1, "K"); // throws, naming the input
   }
@@ -686,9 +720,16 @@ Values convertResize(ImportContext &ctx, const Node &n) {
     std::optional<Tensor> constant = ctx.constantInput(n, 3);
     // Sizes computed from symbolic dims (`interpolate(x, size=skip.shape[2:])`), or constant
     // sizes for a symbolic input: exact output dims, the scale taken at run time.
-    if (aspect == "stretch" && (!constant || !x->type().isStatic()) && scales.empty())
+    if (aspect == "stretch" && (!constant || !x->type().isStatic()) && scales.empty()) {
       if (auto symbolic = ctx.symbolicInput(n, 3))
         return buildResizeToSizes(b, x, p, attrInts(n, "axes"), *symbolic);
+      if (Value *given = ctx.input(n, 3); given && !constant) { // sizes read from data
+        std::vector<SymExpr> sizes;
+        for (const Dim &d : dataDims(ctx, given, n.output(0)))
+          sizes.push_back(d.asExpr());
+        return buildResizeToSizes(b, x, p, attrInts(n, "axes"), sizes);
+      }
+    }
     sizes = ctx.requireConstantInput(n, 3, "sizes").toIntVector();
   }
   if (!scales.empty() && !sizes.empty())

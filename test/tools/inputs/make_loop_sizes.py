@@ -1,0 +1,125 @@
+"""Writes a Loop whose body holds sizes decided each iteration: a Compress (NonZero's count, a
+bounded data-dependent size) and a Range to iteration + 1 (a size read from data, unbounded),
+over a trip count given as an input.
+
+  acc = 0; for i in range(n): acc += sum(x[x > i]) + sum(range(i + 1))
+
+With --append, the shapes torchvision's Mask R-CNN pastes its masks with: a loop over a trip
+count given as an input whose body builds an entry of a size it decides (a Range to i + 1,
+padded with 10 zeros and cut back to `width`, an input: the cut's length is read from data)
+and appends it to a carried value (rows = concat(rows, entry[None])), and a scan output of the
+count of x > i:
+
+  rows = zeros(0, 10); for i in range(n): rows = cat(rows, pad(range(i + 1))[:width][None]);
+  counts[i] = (x > i).sum()
+
+  make_loop_sizes.py MODEL.onnx [--append]     write the model
+  make_loop_sizes.py --check OUT X N           compare the run's acc with numpy's
+  make_loop_sizes.py --check-append OUT X N W  compare rows and counts with numpy's
+"""
+import sys
+
+import numpy as np
+
+
+def build(path):
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    c = lambda name, dt, v: h.make_node("Constant", [], [name], value=h.make_tensor(name, dt, [], [v]))
+    body = h.make_graph(
+        [c("zero", T.INT64, 0), c("one", T.INT64, 1),
+         h.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+         h.make_node("Greater", ["x", "fi"], ["gt"]),
+         h.make_node("Compress", ["x", "gt"], ["sel"], axis=0),
+         h.make_node("ReduceSum", ["sel"], ["s1"], keepdims=0),
+         h.make_node("Add", ["i", "one"], ["ip1"]),
+         h.make_node("Range", ["zero", "ip1", "one"], ["r"]),
+         h.make_node("Cast", ["r"], ["rf"], to=T.FLOAT),
+         h.make_node("ReduceSum", ["rf"], ["s2"], keepdims=0),
+         h.make_node("Add", ["acc", "s1"], ["a1"]),
+         h.make_node("Add", ["a1", "s2"], ["acc_out"]),
+         h.make_node("Identity", ["cond"], ["cond_out"])],
+        "body",
+        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond", T.BOOL, []),
+         h.make_tensor_value_info("acc", T.FLOAT, [])],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []),
+         h.make_tensor_value_info("acc_out", T.FLOAT, [])])
+    g = h.make_graph(
+        [c("acc0", T.FLOAT, 0.0), h.make_node("Loop", ["n", "", "acc0"], ["acc"], body=body)],
+        "loop_sizes",
+        [h.make_tensor_value_info("x", T.FLOAT, [8]), h.make_tensor_value_info("n", T.INT64, [])],
+        [h.make_tensor_value_info("acc", T.FLOAT, [])])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+
+
+def build_append(path):
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    c = lambda name, dt, dims, v: h.make_node("Constant", [], [name],
+                                              value=h.make_tensor(name, dt, dims, v))
+    body = h.make_graph(
+        [c("zero", T.INT64, [], [0]), c("one", T.INT64, [], [1]), c("z1", T.INT64, [1], [0]),
+         c("ten", T.INT64, [1], [10]), c("pad", T.FLOAT, [10], [0.0] * 10),
+         c("axis0", T.INT64, [1], [0]),
+         h.make_node("Add", ["i", "one"], ["ip1"]),
+         h.make_node("Range", ["zero", "ip1", "one"], ["r"]),
+         h.make_node("Cast", ["r"], ["rf"], to=T.FLOAT),
+         h.make_node("Concat", ["rf", "pad"], ["long"], axis=0),
+         h.make_node("Slice", ["long", "z1", "width"], ["entry"]),
+         h.make_node("Unsqueeze", ["entry", "axis0"], ["row"]),
+         h.make_node("Concat", ["rows", "row"], ["rows_out"], axis=0),
+         h.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+         h.make_node("Greater", ["x", "fi"], ["gt"]),
+         h.make_node("Cast", ["gt"], ["gti"], to=T.INT64),
+         h.make_node("ReduceSum", ["gti"], ["count"], keepdims=0),
+         h.make_node("Identity", ["cond"], ["cond_out"])],
+        "body",
+        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond", T.BOOL, []),
+         h.make_tensor_value_info("rows", T.FLOAT, [None, 10])],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []),
+         h.make_tensor_value_info("rows_out", T.FLOAT, [None, None]),
+         h.make_tensor_value_info("count", T.INT64, [])])
+    g = h.make_graph(
+        [c("rows0", T.FLOAT, [0, 10], []),
+         h.make_node("Loop", ["n", "", "rows0"], ["rows", "counts"], body=body)],
+        "loop_append",
+        [h.make_tensor_value_info("x", T.FLOAT, [8]), h.make_tensor_value_info("n", T.INT64, []),
+         h.make_tensor_value_info("width", T.INT64, [1])],
+        [h.make_tensor_value_info("rows", T.FLOAT, None),
+         h.make_tensor_value_info("counts", T.INT64, None)])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+
+
+def check_append(out, x, n, width):
+    x, n, width = np.load(x), int(np.load(n)), int(np.load(width)[0])
+    rows = np.zeros((n, width), np.float32)
+    for i in range(n):
+        k = min(i + 1, width)
+        rows[i, :k] = np.arange(k)
+    counts = np.array([(x > i).sum() for i in range(n)], np.int64)
+    np.testing.assert_array_equal(np.load(out + "/rows.npy"), rows)
+    np.testing.assert_array_equal(np.load(out + "/counts.npy"), counts)
+    print("ok", rows.shape)
+
+
+def check(out, x, n):
+    x, n = np.load(x), int(np.load(n))
+    want = sum(float(x[x > i].sum()) + i * (i + 1) / 2 for i in range(n))
+    got = float(np.load(out + "/acc.npy"))
+    assert abs(got - want) <= 1e-4 * max(1.0, abs(want)), (got, want)
+    print("ok", got)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--check":
+        check(*sys.argv[2:5])
+    elif sys.argv[1] == "--check-append":
+        check_append(*sys.argv[2:6])
+    elif "--append" in sys.argv:
+        build_append(sys.argv[1])
+    else:
+        build(sys.argv[1])
