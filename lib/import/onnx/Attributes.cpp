@@ -451,9 +451,15 @@ std::vector<Dim> dataDims(ImportContext &ctx, Value *t, const std::string &name)
     throw ConvertError("a shape of " + std::to_string(*length) + " entries, " +
                        overLimit(&Limits::maxRank, processLimits().maxRank));
   std::vector<Dim> dims;
-  for (int64_t i = 0; i < *length; ++i)
+  for (int64_t i = 0; i < *length; ++i) {
+    // An element shape arithmetic knows (a Shape's dim beside sizes read from data) is kept.
+    if (std::optional<SymExpr> f = ctx.elementFormula(t, i); f && ctx.knownNonNegative(*f)) {
+      dims.push_back(Dim::of(*f));
+      continue;
+    }
     dims.push_back(
         dataDim(ctx, scalarElement(ctx.builder(), t, i), name + "_" + std::to_string(i)));
+  }
   return dims;
 }
 

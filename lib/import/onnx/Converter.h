@@ -64,6 +64,10 @@ public:
   // Unsqueeze, Cast, Slice, + - * / on it) or a small integer constant; nullopt otherwise.
   // Consumers that need a shape (Reshape, Expand) read it when constantInput has none.
   virtual std::optional<std::vector<SymExpr>> symbolicInput(const onnx::NodeProto &node, int i) = 0;
+  // Element i of the integer value `v` as a formula of the symbolic dims (or a constant) where
+  // shape arithmetic knows it, though perhaps not the whole tensor (a Resize's sizes: the batch
+  // and channels read with Shape, the height and width from data); nullopt otherwise.
+  virtual std::optional<SymExpr> elementFormula(const Value *, int64_t) { return std::nullopt; }
   // Whether `e` is >= 0 for every valid binding: provably (SymExpr's sign rule) or because Shape
   // read it off a tensor's dims (sizes are checked >= 0 when bound).
   virtual bool knownNonNegative(const SymExpr &e) const { return e.provablyNonNegative(); }

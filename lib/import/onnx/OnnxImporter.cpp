@@ -246,6 +246,23 @@ public:
     return r;
   }
 
+  std::optional<SymExpr> elementFormula(const Value *v, int64_t i) override {
+    return onnx_import::elementFormula(v, i, [&](const Value *w) -> std::optional<std::vector<SymExpr>> {
+      if (auto it = symbolic_.find(w); it != symbolic_.end())
+        return it->second;
+      if (const Op *def = w->isGraphInput() ? nullptr : w->definingOp();
+          def && def->kind() == OpKind::Constant && def->attr("value").getTensor().numElements() <=
+                                                        kMaxSymbolicElements) {
+        std::vector<SymExpr> r;
+        const Tensor &t = def->attr("value").getTensor();
+        for (int64_t e = 0; e < t.numElements(); ++e)
+          r.push_back(SymExpr(t.getInt(e)));
+        return r;
+      }
+      return std::nullopt;
+    });
+  }
+
   bool knownNonNegative(const SymExpr &e) const override {
     return e.provablyNonNegative() || dimFormulas_.count(e) != 0;
   }
@@ -323,147 +340,9 @@ private:
         r.emplace(); // a float size back to an integer (toward zero, as Cast does)
         for (const SymFloatRef &f : symbolicFloat_.at(lookup(node.input(0))))
           r->push_back(SymExpr::fromFloat(f));
-      } else if (type == "Identity" || type == "Cast" || type == "Unsqueeze" || type == "Squeeze" ||
-                 type == "Reshape" || type == "Flatten") {
-        r = in(0);
-      } else if (type == "Equal") {
-        // torch's expand writes Where(Equal(shape, -1), ones, shape): decided per element where
-        // the difference is a constant, or a size is compared with a negative constant.
-        auto negative = [](const SymExpr &e) { return e.constant() && *e.constant() < 0; };
-        r = pairwise(in(0), in(1), [&](const SymExpr &x, const SymExpr &y) -> std::optional<SymExpr> {
-          if (std::optional<int64_t> diff = (x - y).constant())
-            return SymExpr(*diff == 0 ? 1 : 0);
-          if ((knownNonNegative(x) && negative(y)) || (knownNonNegative(y) && negative(x)))
-            return SymExpr(0);
-          return std::nullopt;
-        });
-        if (!r)
-          return;
-      } else if (type == "Where") {
-        auto c = in(0), a = in(1), b = in(2);
-        if (!c || !a || !b)
-          return;
-        const size_t n = std::max({c->size(), a->size(), b->size()});
-        for (const auto *v : {&*c, &*a, &*b})
-          if (v->size() != n && v->size() != 1)
-            return;
-        r.emplace();
-        for (size_t k = 0; k < n; ++k) {
-          std::optional<int64_t> pick = (*c)[c->size() == 1 ? 0 : k].constant();
-          if (!pick)
-            return;
-          r->push_back(*pick ? (*a)[a->size() == 1 ? 0 : k] : (*b)[b->size() == 1 ? 0 : k]);
-        }
-      } else if (type == "Transpose") {
-        auto data = in(0);
-        const TensorType &t = lookup(node.input(0))->type();
-        if (!data || !t.isStatic())
-          return;
-        const Shape shape = t.staticShape();
-        std::vector<int64_t> perm(shape.size());
-        for (size_t i = 0; i < perm.size(); ++i)
-          perm[i] = static_cast<int64_t>(perm.size() - 1 - i);
-        perm = attrInts(node, "perm", perm);
-        if (perm.size() != shape.size())
-          return;
-        r = transposeElements(*data, shape, perm);
-        if (!r)
-          return;
-      } else if (type == "Gather") {
-        auto data = in(0), idx = in(1);
-        if (data && idx && attrInt(node, "axis", 0) == 0) {
-          r.emplace();
-          const int64_t n = static_cast<int64_t>(data->size());
-          for (const SymExpr &e : *idx) {
-            std::optional<int64_t> k = e.constant();
-            if (!k || *k < -n || *k >= n)
-              return;
-            r->push_back((*data)[static_cast<size_t>(*k < 0 ? *k + n : *k)]);
-          }
-        }
-      } else if (type == "Concat") {
-        // Row-major blocks: per index before the axis, each part's slab in turn.
-        const int64_t rank = out->type().rank();
-        const int64_t axis = attrInt(node, "axis", 0);
-        if (rank < 1 || axis < -rank || axis >= rank)
-          return;
-        const Shape outShape = out->type().staticShape();
-        int64_t outer = 1;
-        for (int64_t d = 0; d < (axis < 0 ? axis + rank : axis); ++d)
-          outer *= outShape[static_cast<size_t>(d)];
-        std::vector<std::vector<SymExpr>> parts;
-        for (int i = 0; i < node.input_size(); ++i) {
-          auto part = in(i);
-          if (!part || (outer > 0 && part->size() % static_cast<size_t>(outer) != 0))
-            return;
-          parts.push_back(std::move(*part));
-        }
-        r.emplace();
-        for (int64_t o = 0; o < outer; ++o)
-          for (const auto &part : parts) {
-            const size_t slab = part.size() / static_cast<size_t>(outer);
-            r->insert(r->end(), part.begin() + o * slab, part.begin() + (o + 1) * slab);
-          }
-      } else if (type == "Slice" && lookup(node.input(0))->type().rank() > 1) {
-        r = sliceElements(*this, node, lookup(node.input(0))->type());
-        if (!r)
-          return;
-      } else if (type == "Slice") {
-        auto data = in(0), starts = in(1), ends = in(2);
-        std::optional<std::vector<SymExpr>> steps = node.input_size() > 4 ? in(4) : std::nullopt;
-        if (!data || !starts || !ends || starts->size() != 1 || ends->size() != 1)
-          return;
-        auto constant = [](const std::optional<std::vector<SymExpr>> &v) -> std::optional<int64_t> {
-          return v && v->size() == 1 ? (*v)[0].constant() : std::nullopt;
-        };
-        std::optional<int64_t> b = constant(starts), e = constant(ends);
-        int64_t step = steps ? constant(steps).value_or(0) : 1;
-        if (!b || !e || step == 0)
-          return;
-        shape::SliceRange range =
-            shape::sliceRange(static_cast<int64_t>(data->size()), *b, *e, step);
-        r.emplace();
-        for (int64_t k = 0; k < range.length; ++k)
-          r->push_back((*data)[static_cast<size_t>(range.start + k * range.step)]);
-      } else if (type.rfind("Reduce", 0) == 0 && node.input_size() <= 1 &&
-                 !hasAttr(node, "axes")) { // every element (a 1-D vector's only axis)
-        auto v = in(0);
-        std::optional<SymExpr> acc = v ? reduceElements(type, *v) : std::nullopt;
-        if (!acc)
-          return;
-        r = std::vector<SymExpr>{*acc};
-      } else if (type == "Add" || type == "Sub" || type == "Mul" || type == "Div" ||
-                 type == "Mod" || type == "Min" || type == "Max") {
-        r = pairwise(in(0), in(1), [&](const SymExpr &x, const SymExpr &y) -> std::optional<SymExpr> {
-          std::optional<SymExpr> v;
-          if (type == "Add")
-            v = x + y;
-          else if (type == "Sub")
-            v = x - y;
-          else if (type == "Mul")
-            v = x * y;
-          else if (type == "Min")
-            v = SymExpr::min(x, y);
-          else if (type == "Max")
-            v = SymExpr::max(x, y);
-          else if (type == "Mod") { // fmod=0: the divisor's sign, floor modulo (SymExpr::mod)
-            std::optional<int64_t> d = y.constant();
-            if (!d || *d <= 0 || (attrInt(node, "fmod", 0) && !knownNonNegative(x)))
-              return std::nullopt;
-            v = SymExpr::mod(x, y);
-          } else if (std::optional<int64_t> d = y.constant();
-                     (d ? *d > 0 : knownNonNegative(y)) && knownNonNegative(x)) {
-            v = SymExpr::floorDiv(x, y); // truncation = floor for sizes (a batch of windows
-                                         // over the window count: n*k / k)
-          } else {
-            return std::nullopt;
-          }
-          // Sizes combined by + * / min max stay sizes; a floor modulo by a positive constant
-          // is one too.
-          if ((type != "Sub" && knownNonNegative(x) && knownNonNegative(y)) || type == "Mod")
-            dimFormulas_.insert(*v);
-          return v;
-        });
+      } else {
+        r = integerShapeValues(*this, node, out->type(), in,
+                               [&](const SymExpr &e) { dimFormulas_.insert(e); });
         if (!r)
           return;
       }

@@ -261,4 +261,215 @@ std::optional<std::vector<SymFloatRef>> floatElements(const Tensor &t) {
   return r;
 }
 
+std::optional<SymExpr>
+elementFormula(const Value *v, int64_t i,
+               const std::function<std::optional<std::vector<SymExpr>>(const Value *)> &whole) {
+  for (int depth = 0; v && depth < 64; ++depth) {
+    const TensorType &t = v->type();
+    std::optional<int64_t> n = t.staticNumElements();
+    if (!n || i < 0 || i >= *n || isFloat(t.dtype))
+      return std::nullopt;
+    if (auto all = whole(v))
+      return i < static_cast<int64_t>(all->size()) ? std::optional<SymExpr>((*all)[i])
+                                                   : std::nullopt;
+    const Op *def = v->isGraphInput() ? nullptr : v->definingOp();
+    if (!def)
+      return std::nullopt;
+    switch (def->kind()) {
+    case OpKind::Cast:
+    case OpKind::Reshape: // the same element in row-major order
+      if (isFloat(def->operand(0)->type().dtype))
+        return std::nullopt;
+      v = def->operand(0);
+      continue;
+    case OpKind::Concat: {
+      if (t.rank() != 1)
+        return std::nullopt;
+      const Value *holder = nullptr;
+      for (const Value *o : def->operands()) {
+        std::optional<int64_t> len = o->type().staticNumElements();
+        if (!len)
+          return std::nullopt;
+        if (i < *len) {
+          holder = o;
+          break;
+        }
+        i -= *len;
+      }
+      v = holder;
+      continue;
+    }
+    case OpKind::Slice: {
+      const ops::SliceOp slice(*def);
+      const TensorType &in = def->operand(0)->type();
+      if (in.rank() != 1 || !in.dims[0].isStatic())
+        return std::nullopt;
+      const shape::SliceRange range = shape::sliceRange(in.dims[0].size, slice.starts()[0],
+                                                        slice.ends()[0], slice.steps()[0]);
+      if (i >= range.length)
+        return std::nullopt;
+      i = range.start + i * range.step;
+      v = def->operand(0);
+      continue;
+    }
+    default:
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<SymExpr>>
+integerShapeValues(ImportContext &ctx, const onnx::NodeProto &node, const TensorType &outType,
+                   const std::function<std::optional<std::vector<SymExpr>>(int)> &in,
+                   const std::function<void(const SymExpr &)> &markSize) {
+  const std::string &type = node.op_type();
+  std::optional<std::vector<SymExpr>> r;
+  if (type == "Identity" || type == "Cast" || type == "Unsqueeze" || type == "Squeeze" ||
+      type == "Reshape" || type == "Flatten") {
+    r = in(0);
+  } else if (type == "Equal") {
+    // torch's expand writes Where(Equal(shape, -1), ones, shape): decided per element where
+    // the difference is a constant, or a size is compared with a negative constant.
+    auto negative = [](const SymExpr &e) { return e.constant() && *e.constant() < 0; };
+    r = pairwise(in(0), in(1), [&](const SymExpr &x, const SymExpr &y) -> std::optional<SymExpr> {
+      if (std::optional<int64_t> diff = (x - y).constant())
+        return SymExpr(*diff == 0 ? 1 : 0);
+      if ((ctx.knownNonNegative(x) && negative(y)) || (ctx.knownNonNegative(y) && negative(x)))
+        return SymExpr(0);
+      return std::nullopt;
+    });
+    if (!r)
+      return std::nullopt;
+  } else if (type == "Where") {
+    auto c = in(0), a = in(1), b = in(2);
+    if (!c || !a || !b)
+      return std::nullopt;
+    const size_t n = std::max({c->size(), a->size(), b->size()});
+    for (const auto *v : {&*c, &*a, &*b})
+      if (v->size() != n && v->size() != 1)
+        return std::nullopt;
+    r.emplace();
+    for (size_t k = 0; k < n; ++k) {
+      std::optional<int64_t> pick = (*c)[c->size() == 1 ? 0 : k].constant();
+      if (!pick)
+        return std::nullopt;
+      r->push_back(*pick ? (*a)[a->size() == 1 ? 0 : k] : (*b)[b->size() == 1 ? 0 : k]);
+    }
+  } else if (type == "Transpose") {
+    auto data = in(0);
+    const TensorType &t = ctx.input(node, 0)->type();
+    if (!data || !t.isStatic())
+      return std::nullopt;
+    const Shape shape = t.staticShape();
+    std::vector<int64_t> perm(shape.size());
+    for (size_t i = 0; i < perm.size(); ++i)
+      perm[i] = static_cast<int64_t>(perm.size() - 1 - i);
+    perm = attrInts(node, "perm", perm);
+    if (perm.size() != shape.size())
+      return std::nullopt;
+    r = transposeElements(*data, shape, perm);
+    if (!r)
+      return std::nullopt;
+  } else if (type == "Gather") {
+    auto data = in(0), idx = in(1);
+    if (data && idx && attrInt(node, "axis", 0) == 0) {
+      r.emplace();
+      const int64_t n = static_cast<int64_t>(data->size());
+      for (const SymExpr &e : *idx) {
+        std::optional<int64_t> k = e.constant();
+        if (!k || *k < -n || *k >= n)
+          return std::nullopt;
+        r->push_back((*data)[static_cast<size_t>(*k < 0 ? *k + n : *k)]);
+      }
+    }
+  } else if (type == "Concat") {
+    // Row-major blocks: per index before the axis, each part's slab in turn.
+    const int64_t rank = outType.rank();
+    const int64_t axis = attrInt(node, "axis", 0);
+    if (rank < 1 || axis < -rank || axis >= rank)
+      return std::nullopt;
+    const Shape outShape = outType.staticShape();
+    int64_t outer = 1;
+    for (int64_t d = 0; d < (axis < 0 ? axis + rank : axis); ++d)
+      outer *= outShape[static_cast<size_t>(d)];
+    std::vector<std::vector<SymExpr>> parts;
+    for (int i = 0; i < node.input_size(); ++i) {
+      auto part = in(i);
+      if (!part || (outer > 0 && part->size() % static_cast<size_t>(outer) != 0))
+        return std::nullopt;
+      parts.push_back(std::move(*part));
+    }
+    r.emplace();
+    for (int64_t o = 0; o < outer; ++o)
+      for (const auto &part : parts) {
+        const size_t slab = part.size() / static_cast<size_t>(outer);
+        r->insert(r->end(), part.begin() + o * slab, part.begin() + (o + 1) * slab);
+      }
+  } else if (type == "Slice" && ctx.input(node, 0)->type().rank() > 1) {
+    r = sliceElements(ctx, node, ctx.input(node, 0)->type());
+    if (!r)
+      return std::nullopt;
+  } else if (type == "Slice") {
+    auto data = in(0), starts = in(1), ends = in(2);
+    std::optional<std::vector<SymExpr>> steps = node.input_size() > 4 ? in(4) : std::nullopt;
+    if (!data || !starts || !ends || starts->size() != 1 || ends->size() != 1)
+      return std::nullopt;
+    auto constant = [](const std::optional<std::vector<SymExpr>> &v) -> std::optional<int64_t> {
+      return v && v->size() == 1 ? (*v)[0].constant() : std::nullopt;
+    };
+    std::optional<int64_t> b = constant(starts), e = constant(ends);
+    int64_t step = steps ? constant(steps).value_or(0) : 1;
+    if (!b || !e || step == 0)
+      return std::nullopt;
+    shape::SliceRange range =
+        shape::sliceRange(static_cast<int64_t>(data->size()), *b, *e, step);
+    r.emplace();
+    for (int64_t k = 0; k < range.length; ++k)
+      r->push_back((*data)[static_cast<size_t>(range.start + k * range.step)]);
+  } else if (type.rfind("Reduce", 0) == 0 && node.input_size() <= 1 &&
+             !hasAttr(node, "axes")) { // every element (a 1-D vector's only axis)
+    auto v = in(0);
+    std::optional<SymExpr> acc = v ? reduceElements(type, *v) : std::nullopt;
+    if (!acc)
+      return std::nullopt;
+    r = std::vector<SymExpr>{*acc};
+  } else if (type == "Add" || type == "Sub" || type == "Mul" || type == "Div" ||
+             type == "Mod" || type == "Min" || type == "Max") {
+    r = pairwise(in(0), in(1), [&](const SymExpr &x, const SymExpr &y) -> std::optional<SymExpr> {
+      std::optional<SymExpr> v;
+      if (type == "Add")
+        v = x + y;
+      else if (type == "Sub")
+        v = x - y;
+      else if (type == "Mul")
+        v = x * y;
+      else if (type == "Min")
+        v = SymExpr::min(x, y);
+      else if (type == "Max")
+        v = SymExpr::max(x, y);
+      else if (type == "Mod") { // fmod=0: the divisor's sign, floor modulo (SymExpr::mod)
+        std::optional<int64_t> d = y.constant();
+        if (!d || *d <= 0 || (attrInt(node, "fmod", 0) && !ctx.knownNonNegative(x)))
+          return std::nullopt;
+        v = SymExpr::mod(x, y);
+      } else if (std::optional<int64_t> d = y.constant();
+                 (d ? *d > 0 : ctx.knownNonNegative(y)) && ctx.knownNonNegative(x)) {
+        v = SymExpr::floorDiv(x, y); // truncation = floor for sizes (a batch of windows
+                                     // over the window count: n*k / k)
+      } else {
+        return std::nullopt;
+      }
+      // Sizes combined by + * / min max stay sizes; a floor modulo by a positive constant
+      // is one too.
+      if ((type != "Sub" && ctx.knownNonNegative(x) && ctx.knownNonNegative(y)) || type == "Mod")
+        markSize(*v);
+      return v;
+    });
+    if (!r)
+      return std::nullopt;
+  }
+  return r;
+}
+
 } // namespace strata::onnx_import

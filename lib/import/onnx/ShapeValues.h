@@ -40,10 +40,28 @@ std::optional<std::vector<SymFloatRef>> floatShapeValues(
     const std::function<std::optional<std::vector<SymFloatRef>>(int)> &floats,
     const std::function<std::optional<std::vector<SymExpr>>(int)> &ints);
 
+// The integer elements a node computes from shape values (ImportContext::symbolicInput): Cast,
+// Identity/Unsqueeze/Squeeze/Reshape/Flatten, Equal and Where decided per element, Transpose,
+// Gather along axis 0, Concat, Slice, Reduce* of every element, + - * / Mod Min Max. `in(i)`:
+// operand i's elements; `markSize(e)`: e is a size (>= 0 for every valid binding). The result
+// type is `outType`. Nullopt for anything else.
+std::optional<std::vector<SymExpr>>
+integerShapeValues(ImportContext &ctx, const onnx::NodeProto &node, const TensorType &outType,
+                   const std::function<std::optional<std::vector<SymExpr>>(int)> &in,
+                   const std::function<void(const SymExpr &)> &markSize);
+
 // `elements` as a tensor of integer or bool `type` when every one is a constant (shape
 // arithmetic that came out constant: a symbolic tensor's static batch dim), else nullopt.
 std::optional<Tensor> constantOfElements(const TensorType &type,
                                          const std::vector<SymExpr> &elements);
+
+// Element i (row-major) of the integer graph value `v` as a formula, where one is known though
+// the whole tensor's is not (sizes concatenated from a Shape's dims and values read from data):
+// `whole(v)` gives a value's elements when shape arithmetic or a constant knows them all; the
+// walk goes through casts between integers, reshapes, 1-D concats and 1-D slices.
+std::optional<SymExpr>
+elementFormula(const Value *v, int64_t i,
+               const std::function<std::optional<std::vector<SymExpr>>(const Value *)> &whole);
 
 // The elements of an f32/f64 tensor as SymFloat constants of its width; nullopt for others.
 std::optional<std::vector<SymFloatRef>> floatElements(const Tensor &t);

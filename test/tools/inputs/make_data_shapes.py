@@ -8,7 +8,8 @@ outputs against numpy.
 Outputs: Reshape to a given shape (with a 0 and a -1), Expand, ConstantOfShape, Range (int and
 float), Tile, Resize to given sizes (linear and cubic), TopK with a given k, a reflect Pad by
 given amounts, a Range whose limit is computed from data (the count of positive elements), and
-Slices with given starts and ends (step 2; step -1 from a start past either end).
+Slices with given starts and ends (step 2; step -1 from a start past either end), and a Resize to
+sizes whose first two come from the input's Shape (known at import) and the rest from data.
 """
 import os
 import sys
@@ -38,6 +39,14 @@ def build(path):
         h.make_node("Constant", [], ["back"], value=h.make_tensor("back", T.INT64, [1], [-1])),
         h.make_node("Slice", ["x", "sstart", "send", "ax1", "two"], ["sliced"]),
         h.make_node("Slice", ["x", "rstart", "rend", "ax1", "back"], ["reversed"]),
+        # sizes = concat(shape(img)[:2], sizes[2:]): the first two known at import
+        h.make_node("Shape", ["img"], ["imgshape"]),
+        h.make_node("Constant", [], ["s0"], value=h.make_tensor("s0", T.INT64, [1], [0])),
+        h.make_node("Slice", ["imgshape", "s0", "two"], ["lead"]),
+        h.make_node("Constant", [], ["four"], value=h.make_tensor("four", T.INT64, [1], [4])),
+        h.make_node("Slice", ["sizes", "two", "four"], ["hw"]),
+        h.make_node("Concat", ["lead", "hw"], ["psizes"], axis=0),
+        h.make_node("Resize", ["img", "", "", "psizes"], ["partial"], mode="linear"),
         # Range(0, count of x > 0): a limit computed from data, not given.
         h.make_node("Constant", [], ["zero"], value=h.make_tensor("z", T.FLOAT, [], [0.0])),
         h.make_node("Greater", ["x", "zero"], ["pos"]),
@@ -55,7 +64,7 @@ def build(path):
            ("pads", i, [4]), ("sstart", i, [1]), ("send", i, [1]), ("rstart", i, [1]),
            ("rend", i, [1])]
     outs = ["reshaped", "expanded", "filled", "irange", "frange", "tiled", "linear", "cubic",
-            "top", "padded", "counted", "sliced", "reversed"]
+            "top", "padded", "counted", "sliced", "reversed", "partial"]
     g = h.make_graph(nodes, "data_shapes", [h.make_tensor_value_info(n, t, s) for n, t, s in ins],
                      [h.make_tensor_value_info(o, f if o not in ("irange", "counted") else i, None)
                       for o in outs])
@@ -117,6 +126,8 @@ def check(out_dir, in_dir):
         counted=np.arange(int((x > 0).sum()), dtype=np.int64),
         sliced=x[:, int(a["sstart"][0]):int(a["send"][0]):2],
         reversed=x[:, int(a["rstart"][0]):int(a["rend"][0]):-1],
+        partial=torch.nn.functional.interpolate(img, size=size, mode="bilinear",
+                                                align_corners=False).numpy(),
     )
     for name, w in want.items():
         got = np.load(os.path.join(out_dir, name + ".npy"))
