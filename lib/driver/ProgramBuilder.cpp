@@ -254,9 +254,18 @@ private:
     if (vb.bound) {
       std::set<std::string> used;
       vb.bound->collectSymbols(used);
-      for (const std::string &u : used)
+      const std::vector<bool> readsUnbounded = runtime::symbolsReadingUnbounded(plan());
+      for (const std::string &u : used) {
         if (!isInputSymbol(u))
           return makeError(diagnose(op, "the operand's dim '" + u + "' is bound by no input"));
+        // A control step's result bound must be known when the step starts.
+        for (size_t i = 0; i < plan().symbols.size(); ++i)
+          if (isControlFlow(op) && plan().symbols[i] == u && readsUnbounded[i])
+            return makeError(diagnose(op, "result " + std::to_string(vb.result) + " dim " +
+                                              std::to_string(vb.dim) + " ('" + *sym +
+                                              "') is bounded by '" + u +
+                                              "', a size read from data: unsupported"));
+      }
     }
     plan().symbols.push_back(*sym);
     plan().formulas.push_back("");

@@ -805,6 +805,9 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     scanBytes[k] = tensorBytesAt(body.plan().outputs[out], rc.symbolValues_);
     if (scanBytes[k] < 0)
       return fail("a scan output's entry is too large");
+    if (!deferred[k] && body.dynamicOutput_[out])
+      return fail("scan output " + std::to_string(k) + "'s entries are sized by data inside "
+                  "the body but its result is not");
     if (deferred[k]) {
       if (!body.dynamicOutput_[out]) {
         entryScratch[k].reset(new (std::nothrow)
@@ -890,6 +893,13 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
       if (scanBytes[k] < 0 || at < 0 || at > scanCapacity[k])
         return fail("iteration " + std::to_string(iteration) + " runs past the length of scan "
                     "output " + std::to_string(k));
+      // What the body wrote the entry to: its own storage, or scratch of the bound size.
+      const int64_t held = body.dynamicOutput_[out]
+                               ? rc.dynamicOutputs_[out].capacity
+                               : tensorBytesAt(body.plan().outputs[out], rc.boundValues_);
+      if (scanBytes[k] > held)
+        return fail("scan output " + std::to_string(k) + "'s entry is larger than the space "
+                    "the body wrote it to");
       if (scanBytes[k] > 0)
         std::memcpy(scanBase[k] + iteration * scanBytes[k],
                     body.outputData(rc, out, outs.data()), static_cast<size_t>(scanBytes[k]));

@@ -286,11 +286,18 @@ Status checkControlStep(const Plan &p, const PlanStep &s) {
                                "' whose size the region's own run decides");
     }
   }
-  // A control step writes only buffers and outputs.
-  for (int64_t i = s.numInputs; i < nargs; ++i)
+  // A control step writes only buffers and outputs, each result its own (a loop may replace a
+  // result's storage while it runs).
+  for (int64_t i = s.numInputs; i < nargs; ++i) {
     if (s.args[i].kind != PlanArg::Buffer && s.args[i].kind != PlanArg::Output)
       return Status::error("control step '" + s.name + "' writes a result into an input, a "
                            "constant or a symbol");
+    for (int64_t j = 0; j < nargs; ++j)
+      if (j != i && s.kind == PlanStep::Loop && s.args[j].kind == s.args[i].kind &&
+          s.args[j].index == s.args[i].index)
+        return Status::error("loop step '" + s.name + "' passes one tensor as result " +
+                             std::to_string(i - s.numInputs) + " and as another argument");
+  }
   return Status();
 }
 

@@ -237,8 +237,17 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
       // result is the initial value followed by the entries, merged along the concat's axis.
       Value *formal = formals[2 + k];
       Op *cat = out[1 + k]->isGraphInput() ? nullptr : out[1 + k]->definingOp();
+      // (Nothing else may read the list being built: not an op, not another output.)
+      auto onlyAt = [&](const Value *v, size_t at) {
+        for (size_t o = 0; o < out.size(); ++o)
+          if (out[o] == v && o != at)
+            return false;
+        return true;
+      };
       if (!cat || cat->kind() != OpKind::Concat || cat->numOperands() != 2 ||
           cat->operand(0) != formal || formal->uses().size() != 1 ||
+          cat->result(0)->hasUses() || !onlyAt(formal, SIZE_MAX) ||
+          !onlyAt(cat->result(0), static_cast<size_t>(1 + k)) ||
           cat->operand(1)->type().rank() != formal->type().rank())
         throw ConvertError("loop-carried value " + std::to_string(k) + " enters the body as " +
                            carried[k]->type().str() + " but leaves it as " +

@@ -276,10 +276,13 @@ elementFormula(const Value *v, int64_t i,
     if (!def)
       return std::nullopt;
     switch (def->kind()) {
-    case OpKind::Cast:
-    case OpKind::Reshape: // the same element in row-major order
-      if (isFloat(def->operand(0)->type().dtype))
+    case OpKind::Cast: // to an integer at least as wide: the same value
+      if (!isInteger(t.dtype) || !isInteger(def->operand(0)->type().dtype) ||
+          dtypeSize(t.dtype) < dtypeSize(def->operand(0)->type().dtype))
         return std::nullopt;
+      v = def->operand(0);
+      continue;
+    case OpKind::Reshape: // the same element in row-major order
       v = def->operand(0);
       continue;
     case OpKind::Concat: {

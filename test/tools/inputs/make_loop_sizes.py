@@ -13,7 +13,8 @@ count of x > i:
   rows = zeros(0, 10); for i in range(n): rows = cat(rows, pad(range(i + 1))[:width][None]);
   counts[i] = (x > i).sum()
 
-  make_loop_sizes.py MODEL.onnx [--append]     write the model
+  make_loop_sizes.py MODEL.onnx [--append | --append-read]   write the model (--append-read:
+                                               the body also reads the list it builds)
   make_loop_sizes.py --check OUT X N           compare the run's acc with numpy's
   make_loop_sizes.py --check-append OUT X N W  compare rows and counts with numpy's
 """
@@ -54,7 +55,7 @@ def build(path):
     onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
 
 
-def build_append(path):
+def build_append(path, read=False):
     import onnx
     from onnx import TensorProto as T
     from onnx import helper as h
@@ -83,9 +84,13 @@ def build_append(path):
         [h.make_tensor_value_info("cond_out", T.BOOL, []),
          h.make_tensor_value_info("rows_out", T.FLOAT, [None, None]),
          h.make_tensor_value_info("count", T.INT64, [])])
+    if read:  # the list read while it is built (its running total): not an append-only value
+        body.node.append(h.make_node("ReduceSum", ["rows_out"], ["total"], keepdims=0))
+        body.output.append(h.make_tensor_value_info("total", T.FLOAT, []))
     g = h.make_graph(
         [c("rows0", T.FLOAT, [0, 10], []),
-         h.make_node("Loop", ["n", "", "rows0"], ["rows", "counts"], body=body)],
+         h.make_node("Loop", ["n", "", "rows0"], ["rows", "counts"] + (["totals"] if read else []),
+                     body=body)],
         "loop_append",
         [h.make_tensor_value_info("x", T.FLOAT, [8]), h.make_tensor_value_info("n", T.INT64, []),
          h.make_tensor_value_info("width", T.INT64, [1])],
@@ -119,7 +124,7 @@ if __name__ == "__main__":
         check(*sys.argv[2:5])
     elif sys.argv[1] == "--check-append":
         check_append(*sys.argv[2:6])
-    elif "--append" in sys.argv:
-        build_append(sys.argv[1])
+    elif "--append" in sys.argv or "--append-read" in sys.argv:
+        build_append(sys.argv[1], read="--append-read" in sys.argv)
     else:
         build(sys.argv[1])
