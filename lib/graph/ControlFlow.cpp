@@ -152,8 +152,8 @@ llvm::Expected<std::vector<TensorType>> controlFlowResultTypes(const Op &op) {
         dims.push_back(entry[d]);
         continue;
       }
-      const std::string *sym =
-          now && now->rank() == entry.size() + 1 ? now->dims[d + 1].symbolName() : nullptr;
+      const bool aligned = now && static_cast<size_t>(now->rank()) == entry.size() + 1;
+      const std::string *sym = aligned ? now->dims[d + 1].symbolName() : nullptr;
       if (!sym || used.count(*sym) || decided->count(*sym))
         return makeError("the body's scan output " + std::to_string(k) + " has dim " +
                          std::to_string(d) + " = " + entry[d].str() +
