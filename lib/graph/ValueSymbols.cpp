@@ -137,6 +137,15 @@ std::set<std::string> sizesDecidedIn(const Graph &g) {
   return decided;
 }
 
+bool readsAnyOf(const Dim &d, const std::set<std::string> &sizes) {
+  if (d.isStatic())
+    return false;
+  std::set<std::string> used;
+  d.expr.collectSymbols(used);
+  return std::any_of(used.begin(), used.end(),
+                     [&](const std::string &u) { return sizes.count(u) != 0; });
+}
+
 std::vector<unsigned> sizeDecidingInputs(const Graph &g) {
   std::set<const Value *> seen;
   std::vector<const Value *> work;
@@ -195,10 +204,7 @@ std::vector<ValueBoundDim> controlFlowResultDims(const Op &op) {
           decided = sizesDecidedIn(body);
           decidedKnown = true;
         }
-        std::set<std::string> used;
-        e.expr.collectSymbols(used);
-        if (std::any_of(used.begin(), used.end(),
-                        [&](const std::string &u) { return decided.count(u) != 0; }))
+        if (readsAnyOf(e, decided))
           dims.push_back(ValueBoundDim{r, d, 0, std::nullopt});
       }
     }

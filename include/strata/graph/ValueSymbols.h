@@ -45,6 +45,8 @@ const std::string *dataDependentSymbol(const Op &op, const ValueBoundDim &vb);
 // The data-dependent sizes the ops of `g` (and their regions) define: sizes a region decides
 // each time it runs.
 std::set<std::string> sizesDecidedIn(const Graph &g);
+// Whether `d` reads one of `sizes` (a dim of a region's value sized by what the region decides).
+bool readsAnyOf(const Dim &d, const std::set<std::string> &sizes);
 
 // The inputs of `g` whose values sizes are read from (an arange's count of `g` computed from
 // them, not through their dims alone): inputs a caller must give, not make up at random.

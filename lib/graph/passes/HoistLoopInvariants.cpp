@@ -35,14 +35,9 @@ int64_t hoistFrom(Op &loop) {
   const std::set<std::string> decided = sizesDecidedIn(body);
   auto sizedByBody = [&](const Op &op) {
     for (unsigned r = 0; r < op.numResults(); ++r)
-      for (const Dim &d : op.result(r)->type().dims) {
-        std::set<std::string> used;
-        if (!d.isStatic())
-          d.expr.collectSymbols(used);
-        for (const std::string &u : used)
-          if (decided.count(u))
-            return true;
-      }
+      for (const Dim &d : op.result(r)->type().dims)
+        if (readsAnyOf(d, decided))
+          return true;
     return false;
   };
   for (Op &op : body.ops()) {

@@ -305,12 +305,8 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
     std::vector<Dim> dims{length};
     const TensorType &entry = out[1 + numCarried + k]->type();
     for (size_t d = 0; d < entry.dims.size(); ++d) {
-      std::set<std::string> used;
-      if (!entry.dims[d].isStatic())
-        entry.dims[d].expr.collectSymbols(used);
-      const bool local = std::any_of(used.begin(), used.end(),
-                                     [&](const std::string &u) { return decided.count(u) != 0; });
-      dims.push_back(local ? Dim::sym(ctx.uniqueSymbol(sanitizeSymbol(
+      dims.push_back(readsAnyOf(entry.dims[d], decided)
+                         ? Dim::sym(ctx.uniqueSymbol(sanitizeSymbol(
                                  "loop_" + name + "_" + std::to_string(d + 1))))
                            : entry.dims[d]);
     }
