@@ -499,6 +499,15 @@ void checkNmsOperands(const InferContext &c) {
     fail("center_point_box must be 0 or 1, got " + std::to_string(center));
   if (c.attrs.at("max_output").getInt() < 0)
     fail("max_output must be >= 0");
+  // The limits read from data: the operand after the boxes, scores (and nms's count).
+  const unsigned limitsAt = c.kind == OpKind::NmsCount ? 2 : 3;
+  if (c.numOperands() > limitsAt) {
+    const TensorType &limits = c.operand(limitsAt);
+    if (limits.dtype != DType::F64 || limits.rank() != 1 || !(limits.dims[0] == Dim(3)))
+      fail("operand " + std::to_string(limitsAt) +
+           " (limits: max_output, iou_threshold, score_threshold) must be f64 [3], got " +
+           limits.str());
+  }
 }
 } // namespace
 namespace {

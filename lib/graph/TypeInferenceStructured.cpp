@@ -312,6 +312,19 @@ TensorType resizeType(const InferContext &c) {
   if (static_cast<int64_t>(sizes.size()) != x.rank())
     fail("attribute 'sizes' " + dimsToString(dimSizes) + " must have one entry per dim (rank " +
          std::to_string(x.rank()) + ")");
+  if (c.numOperands() == 2) { // scales read from data: every size given
+    const TensorType &s = c.operand(1);
+    if (s.rank() != 1 || !isFloat(s.dtype) || s.dims[0] != Dim(x.rank()))
+      fail("operand 1 (scales) must be 1-D float with one entry per dim (" +
+           std::to_string(x.rank()) + "), got " + s.str());
+    if (!scales.empty())
+      fail("attribute 'scales' must be empty when operand 1 gives them");
+    for (const Dim &d : dimSizes)
+      if (d.isStatic() && d.size < 0)
+        fail("attribute 'sizes' " + dimsToString(dimSizes) +
+             " has a negative size; with scales read from data every size is given");
+    return x.withDims(dimSizes);
+  }
   if (!scales.empty() && static_cast<int64_t>(scales.size()) != x.rank())
     fail("attribute 'scales' has " + std::to_string(scales.size()) +
          " entries; expected none or one per dim (rank " + std::to_string(x.rank()) + ")");

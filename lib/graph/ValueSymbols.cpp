@@ -29,11 +29,14 @@ std::optional<ValueBoundDim> valueBoundDim(const Op &op) {
         items = items * d.asExpr();
     return ValueBoundDim{0, attrs.has_axis() ? static_cast<size_t>(attrs.axis()) : 0, 1, items};
   }
-  if (op.kind() == OpKind::Nms && op.numOperands() == 3) {
+  if (op.kind() == OpKind::Nms && (op.numOperands() == 3 || op.numOperands() == 4)) {
     const auto &boxes = op.operand(0)->type().dims, &scores = op.operand(1)->type().dims;
     if (boxes.size() != 3 || scores.size() != 3)
       return std::nullopt;
-    SymExpr perClass = SymExpr::min(SymExpr(ops::NmsOp(op).max_output()), boxes[1].asExpr());
+    // At most max_output per class (read from data with a limits operand: the boxes' count).
+    SymExpr perClass = op.numOperands() == 4
+                           ? boxes[1].asExpr()
+                           : SymExpr::min(SymExpr(ops::NmsOp(op).max_output()), boxes[1].asExpr());
     return ValueBoundDim{0, 0, 2, scores[0].asExpr() * scores[1].asExpr() * perClass};
   }
   if (op.kind() == OpKind::Arange && op.numOperands() == 1)

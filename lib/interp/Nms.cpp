@@ -24,8 +24,20 @@ std::vector<std::array<int64_t, 3>> select(const Op &op, const Tensors &operands
   const float *b = static_cast<const float *>(boxes.rawData());
   const float *s = static_cast<const float *>(scores.rawData());
   const bool centered = attrs.center_point_box() == 1;
-  const float iou = static_cast<float>(attrs.iou_threshold());
-  const float floor = static_cast<float>(attrs.score_threshold());
+  float iou = static_cast<float>(attrs.iou_threshold());
+  float floor = static_cast<float>(attrs.score_threshold());
+  int64_t maxOutput = attrs.max_output();
+  // Limits read from data (the operand after boxes, scores and nms's count).
+  const size_t limitsAt = op.kind() == OpKind::NmsCount ? 2 : 3;
+  if (operands.size() > limitsAt) {
+    const Tensor &limits = operands[limitsAt];
+    if (limits.dtype() != DType::F64 || limits.numElements() != 3)
+      fail(op, "limits must be f64 [3], got " + shapeText(limits.shape()));
+    const double m = limits.getDouble(0);
+    maxOutput = m > 0 ? static_cast<int64_t>(std::min(m, 1099511627776.0)) : 0; // NaN: 0
+    iou = static_cast<float>(limits.getDouble(1));
+    floor = static_cast<float>(limits.getDouble(2));
+  }
   std::vector<std::array<int64_t, 3>> out;
   std::vector<int64_t> order, kept;
   for (int64_t bi = 0; bi < batches; ++bi)
@@ -42,7 +54,7 @@ std::vector<std::array<int64_t, 3>> select(const Op &op, const Tensors &operands
       // remaining box and dropping what it overlaps, round after round.
       kept.clear();
       for (int64_t box : order) {
-        if (static_cast<int64_t>(kept.size()) >= attrs.max_output())
+        if (static_cast<int64_t>(kept.size()) >= maxOutput)
           break;
         const float *candidate = b + (bi * n + box) * 4;
         if (std::none_of(kept.begin(), kept.end(), [&](int64_t k) {

@@ -60,7 +60,9 @@ Tensors resizeKernel(const Op &op, const Tensors &operands) {
   std::vector<int64_t> sizes; // -1: from the scale; a symbolic entry at its bound size
   for (const Dim &d : resize.sizes())
     sizes.push_back(d.isStatic() ? d.size : boundSize(d));
-  const std::vector<double> &scales = resize.scales();
+  // Scales read from data (operand 1) or the attribute's.
+  const std::vector<double> scales =
+      operands.size() > 1 ? operands[1].toDoubleVector() : resize.scales();
   if (!scales.empty() && static_cast<int64_t>(scales.size()) != rank)
     fail(op, "scales has " + std::to_string(scales.size()) + " entries for rank " +
                  std::to_string(rank));
@@ -83,7 +85,7 @@ Tensors resizeKernel(const Op &op, const Tensors &operands) {
       fail(op,
            "cannot resize an empty dim " + std::to_string(d) + " to " + std::to_string(outSize));
     double scale = resizeScale(scales, d, inSize, outSize);
-    if (outSize > 0 && !(scale > 0))
+    if (outSize > 0 && (!(scale > 0) || std::isinf(scale)))
       fail(op, "scale for dim " + std::to_string(d) + " must be positive");
     ResizeTaps axisTaps = resizeTaps(p, inSize, outSize, scale);
     if (outSize != 0 && axisTaps.identity)

@@ -312,8 +312,10 @@ static Stmt lowerGather(LowerCtx &c, bool elements) {
   if (axis >= data.size())
     throw LowerError(std::string(c.op.opName()) + ": axis out of range");
   const Expr dim = c.inDims[0][axis]; // a run-time extent when symbolic
-  // Whether any element is read (unknown for symbolic dims: assumed).
-  const bool used = c.symbolic || numElements(c.outShapes[0]) > 0;
+  // Whether some element is certainly read: then an axis of size 0 is refused here; with
+  // symbolic dims the result may be empty when it runs (a split part of size 0 read from data),
+  // so the index check at run time decides.
+  const bool used = !c.symbolic && numElements(c.outShapes[0]) > 0;
   const std::string what = "indices into axis " + std::to_string(axis);
   return copyVia(c, [&](const Exprs &idx) {
     if (elements) { // result index == indices index; the axis coordinate is read from indices

@@ -42,11 +42,12 @@ Extent extentOf(const LowerCtx &c, const Expr &b, const Expr &i, bool centered) 
 // Whether box a (a kept one) and box b overlap by an IoU above the threshold: NmsMath.h's
 // suppresses in the same f32 operations, branch-free, on scalars or on vectors of `lanes` kept
 // boxes (b's extent broadcast).
-Expr overlaps(const Extent &a, const Extent &b, double threshold, int lanes) {
+Expr overlaps(const Extent &a, const Extent &b, const Expr &threshold, int lanes) {
   auto k = [&](double v) {
     Expr f = loop::floatImm(v, DType::F32);
     return lanes > 1 ? loop::broadcast(f, lanes) : f;
   };
+  const Expr limit = lanes > 1 ? loop::broadcast(threshold, lanes) : threshold;
   Expr ix0 = stdMax(a[X0], b[X0]), ix1 = stdMin(a[X1], b[X1]);
   Expr iy0 = stdMax(a[Y0], b[Y0]), iy1 = stdMin(a[Y1], b[Y1]);
   Expr inter = (ix1 - ix0) * (iy1 - iy0);
@@ -62,7 +63,7 @@ Expr overlaps(const Extent &a, const Extent &b, double threshold, int lanes) {
   return all({bin(ExprKind::GT, ix1, ix0), bin(ExprKind::GT, iy1, iy0),
               bin(ExprKind::GT, inter, k(0)), bin(ExprKind::GT, a[Area], k(0)),
               bin(ExprKind::GT, b[Area], k(0)), bin(ExprKind::GT, uni, k(0)),
-              bin(ExprKind::GT, bin(ExprKind::Div, inter, uni), k(threshold))});
+              bin(ExprKind::GT, bin(ExprKind::Div, inter, uni), limit)});
 }
 
 // The selection of an nms/nms_count op (its attribute view `View`): `pick(batch, class, box)`
@@ -81,9 +82,25 @@ Stmt lowerSelection(LowerCtx &c,
   if (scores[2] > kMaxNmsBoxes)
     notLowered(c.op, "more than 2^20 boxes per class");
   const bool centered = attrs.center_point_box() == 1;
-  const double iou = attrs.iou_threshold();
-  const Expr rounds = scores[2] >= 0 ? imm(std::min(attrs.max_output(), scores[2]))
-                                     : bin(ExprKind::Min, imm(attrs.max_output()), n);
+  // Limits read from data (the operand after boxes, scores and nms's count) are loaded when the
+  // kernel runs; a max_output that is NaN or negative keeps none, as the interpreter.
+  const size_t limitsAt = c.op.kind() == OpKind::NmsCount ? 2 : 3;
+  const bool dataLimits = c.ins.size() > limitsAt;
+  auto limit = [&](int64_t k) { return loop::load(c.ins[limitsAt], {imm(k)}); };
+  const Expr iou = dataLimits ? loop::cast(DType::F32, limit(1))
+                              : loop::floatImm(attrs.iou_threshold(), DType::F32);
+  const Expr scoreFloor = dataLimits ? loop::cast(DType::F32, limit(2))
+                                     : loop::floatImm(attrs.score_threshold(), DType::F32);
+  Expr rounds;
+  if (dataLimits) {
+    const Expr m = limit(0), zero = loop::floatImm(0, DType::F64);
+    const Expr capped = loop::select(bin(ExprKind::GT, m, zero),
+                                     stdMin(m, loop::floatImm(1099511627776.0, DType::F64)), zero);
+    rounds = bin(ExprKind::Min, loop::cast(DType::I64, capped), n);
+  } else {
+    rounds = scores[2] >= 0 ? imm(std::min(attrs.max_output(), scores[2]))
+                            : bin(ExprKind::Min, imm(attrs.max_output()), n);
+  }
   const int64_t boundN = scores[2] >= 0 ? scores[2] : kMaxNmsBoxes;
   const int lanes = static_cast<int>(std::max<int64_t>(c.opts.vectorLanesF32, 4));
   loop::Var b = c.newVar("b"), cl = c.newVar("c"), i = c.newVar("i"), t = c.newVar("t"),
@@ -97,7 +114,9 @@ Stmt lowerSelection(LowerCtx &c,
       loop::MemoryScope::Local);
   loop::Buffer kept = loop::makeBuffer(
       c.newName("kept"), DType::F32,
-      {imm(5), scores[2] >= 0 ? imm(std::max<int64_t>(*rounds.asInt(), 1)) : n}, {},
+      {imm(5), scores[2] >= 0 ? imm(std::max<int64_t>(rounds.asInt() ? *rounds.asInt() : scores[2], 1))
+                              : n},
+      {},
       loop::MemoryScope::Local);
   loop::Buffer cand = localArray(c, "candidate", DType::F32, 5);
   loop::Buffer hits = localArray(c, "hits", DType::I32, lanes);
@@ -113,9 +132,7 @@ Stmt lowerSelection(LowerCtx &c,
       {loop::store(order, {imm(0), candidates.get()}, loop::cast(DType::I32, loop::var(i))),
        candidates.set(candidates.get() + imm(1))});
   if (attrs.has_score_threshold())
-    gather = loop::ifThenElse(bin(ExprKind::GT, score(loop::var(i)),
-                                  loop::floatImm(attrs.score_threshold(), DType::F32)),
-                              gather);
+    gather = loop::ifThenElse(bin(ExprKind::GT, score(loop::var(i)), scoreFloor), gather);
   // 2. Sorted by score, highest first (NaN first, ties to the lower index: topk's order).
   Stmt sort = mergeSortIndices(c, order, candidates.get(), mergePasses(boundN), parity,
                                [&](const Expr &x, const Expr &y) {

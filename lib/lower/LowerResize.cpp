@@ -57,6 +57,8 @@ Stmt lowerResizeAtRunTime(LowerCtx &c, const ResizeParams &p, const std::vector<
   const size_t rank = inDims.size();
   if (!scales.empty() && scales.size() != rank)
     throw LowerError("resize: scales rank mismatch");
+  // Scales read from data (operand 1) are loaded when the kernel runs.
+  const bool scalesOperand = c.ins.size() > 1;
   // An empty static axis has nothing to interpolate from (a symbolic one: the plan checks it).
   for (size_t d = 0; d < rank; ++d)
     if (c.inShapes[0][d] == 0 && !(outDims[d].asInt() && *outDims[d].asInt() == 0))
@@ -72,7 +74,8 @@ Stmt lowerResizeAtRunTime(LowerCtx &c, const ResizeParams &p, const std::vector<
   Exprs shape = inDims;
   std::vector<size_t> passes;
   for (size_t d = rank; d-- > 0;)
-    if (!((scales.empty() || scales[d] == 1.0) && loop::equal(inDims[d], outDims[d])))
+    if (scalesOperand ||
+        !((scales.empty() || scales[d] == 1.0) && loop::equal(inDims[d], outDims[d])))
       passes.push_back(d);
   if (passes.empty())
     return loopNest(c, inDims, LoopRole::Parallel, [&](const Exprs &idx) {
@@ -89,8 +92,10 @@ Stmt lowerResizeAtRunTime(LowerCtx &c, const ResizeParams &p, const std::vector<
     }
     // Without scales, out / in (ONNX), computed when the extents are known.
     const Expr inSize = inDims[d], inF = loop::cast(f64, inSize),
-               scale = scales.empty() ? bin(ExprKind::Div, loop::cast(f64, outDims[d]), inF)
-                                      : f(scales[d]);
+               scale = scalesOperand
+                           ? loop::cast(f64, loop::load(c.ins[1], {imm(static_cast<int64_t>(d))}))
+                       : scales.empty() ? bin(ExprKind::Div, loop::cast(f64, outDims[d]), inF)
+                                        : f(scales[d]);
     auto prev = src;
     stmts.push_back(loopNest(c, shape, LoopRole::Parallel, [&](const Exprs &idx) {
       const Expr o = loop::cast(f64, idx[d]);
@@ -214,7 +219,7 @@ Stmt lowerResize(LowerCtx &c) {
     v = loop::select(loop::binary(ExprKind::LT, v, lo), lo, v);
     return loop::cast(t, v);
   };
-  if (c.symbolic)
+  if (c.symbolic || c.ins.size() > 1)
     return lowerResizeAtRunTime(c, p, scales, convert);
   if (static_cast<int64_t>(sizes.size()) != rank || Shape(sizes) != c.outShapes[0])
     throw LowerError("resize: sizes do not match the result shape");

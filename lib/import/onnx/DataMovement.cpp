@@ -186,8 +186,79 @@ Values convertFlatten(ImportContext &ctx, const Node &n) {
   return {flatten2D(ctx.builder(), x, axis)};
 }
 
+// Axes given as data when the model runs (opset 13's input 1, not a constant): nullptr otherwise.
+Value *axesFromData(ImportContext &ctx, const Node &n) {
+  if (ctx.opset() < 13 || !ctx.input(n, 1) || ctx.constantInput(n, 1))
+    return nullptr;
+  return ctx.input(n, 1);
+}
+
+// The number of axes a 1-D (or scalar) axes tensor names, which must be static.
+int64_t axesLength(Value *axes) {
+  std::optional<int64_t> m = axes->type().staticNumElements();
+  if (!m)
+    throw ConvertError("axes read from data must have a static length, got " + axes->type().str());
+  return *m;
+}
+
+// Squeeze with axes read from data: the dims of x no axis names, computed when the model runs
+// (a named axis of size other than 1 fails the reshape's count check).
+Value *squeezeData(ImportContext &ctx, const Node &n, Value *x, Value *axes) {
+  Builder &b = ctx.builder();
+  const int64_t rank = x->type().rank(), m = axesLength(axes);
+  if (m > rank)
+    throw ConvertError("Squeeze of " + std::to_string(m) + " axes from a rank-" +
+                       std::to_string(rank) + " tensor");
+  Value *counts = axisCounts(b, runtimeAxes(b, reshapeTo(b, axes, {Dim(m)}), rank), rank);
+  std::vector<Dim> out = unnamedDims(ctx, x, counts, rank - m, n.output(0));
+  return b.value(OpKind::Reshape, {x},
+                 {{"shape", Attribute::dims(out)}, {"allowzero", Attribute(int64_t{1})}});
+}
+
+// Unsqueeze with axes read from data: output dim j is 1 where an axis names it, else x's next
+// dim, computed when the model runs (an axis named twice makes the first size negative).
+Value *unsqueezeData(ImportContext &ctx, const Node &n, Value *x, Value *axes) {
+  Builder &b = ctx.builder();
+  const int64_t rank = x->type().rank(), m = axesLength(axes), outRank = rank + m;
+  if (outRank > processLimits().maxRank)
+    throw ConvertError("Unsqueeze to rank " + std::to_string(outRank) + ", " +
+                       overLimit(&Limits::maxRank, processLimits().maxRank));
+  if (outRank == 0)
+    return x;
+  Value *counts = axisCounts(b, runtimeAxes(b, reshapeTo(b, axes, {Dim(m)}), outRank), outRank);
+  Value *valid = b.value(OpKind::Le, {reduce(b, counts, ReduceKind::Max, {0}, false),
+                                      b.scalar(DType::I64, 1)});
+  if (rank == 0) { // every output dim is 1; only a repeated axis is wrong
+    std::vector<Dim> ones(static_cast<size_t>(outRank), Dim(1));
+    ones[0] = checkedDataDim(ctx, b.scalar(DType::I64, 1), valid, n.output(0) + "_0");
+    return b.value(OpKind::Reshape, {x},
+                   {{"shape", Attribute::dims(ones)}, {"allowzero", Attribute(int64_t{1})}});
+  }
+  Value *inserted = minimum(b, counts, b.scalar(DType::I64, 1));
+  std::vector<int64_t> all(static_cast<size_t>(outRank));
+  std::iota(all.begin(), all.end(), 0);
+  Value *j = b.constant(Tensor::fromVector(DType::I64, {outRank}, all));
+  // Output dim j (not inserted) is x's dim j - (insertions up to j).
+  Value *source = sub(b, j, cumulativeSum(b, inserted));
+  source = minimum(b, maximum(b, source, b.scalar(DType::I64, 0)),
+                   b.scalar(DType::I64, double(rank - 1)));
+  Value *fromX = b.value(OpKind::Gather, {dimsOf(b, x), source}, {{"axis", Attribute(int64_t{0})}});
+  Value *sizes = select(b, b.value(OpKind::Eq, {inserted, b.scalar(DType::I64, 1)}),
+                        b.scalar(DType::I64, 1), fromX);
+  std::vector<Dim> out;
+  for (int64_t k = 0; k < outRank; ++k) {
+    const std::string name = n.output(0) + "_" + std::to_string(k);
+    Value *size = elementOf(b, sizes, k);
+    out.push_back(k == 0 ? checkedDataDim(ctx, size, valid, name) : dataDim(ctx, size, name));
+  }
+  return b.value(OpKind::Reshape, {x},
+                 {{"shape", Attribute::dims(out)}, {"allowzero", Attribute(int64_t{1})}});
+}
+
 Values convertSqueeze(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "data");
+  if (Value *axes = axesFromData(ctx, n))
+    return {squeezeData(ctx, n, x, axes)};
   const auto &dims = x->type().dims;
   int64_t rank = x->type().rank();
   std::vector<bool> drop(rank, false);
@@ -214,6 +285,8 @@ Values convertSqueeze(ImportContext &ctx, const Node &n) {
 
 Values convertUnsqueeze(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "data");
+  if (Value *axes = axesFromData(ctx, n))
+    return {unsqueezeData(ctx, n, x, axes)};
   auto axes = axesAttrOrInput(ctx, n, 13);
   if (!axes)
     throw ConvertError("Unsqueeze needs axes");
@@ -262,6 +335,41 @@ Value *sliceAxis(Builder &b, Value *x, int64_t axis, int64_t start, int64_t end)
   return slice(b, x, {start}, {end}, {axis});
 }
 
+// Split with sizes read from data: output i is a gather of start_i + arange(size_i) along the
+// axis (start_i the sizes before it); sizes that do not add up to the dim make the last size
+// negative, which fails the run.
+Values splitData(ImportContext &ctx, const Node &n, Value *x, int64_t axis, Value *given) {
+  Builder &b = ctx.builder();
+  const int64_t parts = axesLength(given);
+  if (parts != n.output_size())
+    throw ConvertError(std::to_string(parts) + " split sizes for " +
+                       std::to_string(n.output_size()) + " outputs");
+  if (given->type().rank() != 1 || isFloat(given->type().dtype) || given->type().dtype == DType::Bool)
+    throw ConvertError("split read from data must be a 1-D integer tensor, got " +
+                       given->type().str());
+  Value *total = b.scalar(DType::I64, 0);
+  std::vector<Value *> sizes;
+  for (int64_t i = 0; i < parts; ++i) {
+    sizes.push_back(scalarElement(b, given, i));
+    total = add(b, total, sizes.back());
+  }
+  Value *whole = b.value(OpKind::Eq, {total, dimValue(b, x, axis)});
+  Values results;
+  Value *start = b.scalar(DType::I64, 0);
+  for (int64_t i = 0; i < parts; ++i) {
+    const std::string name = n.output(static_cast<int>(i)).empty()
+                                 ? n.output(0) + "_part" + std::to_string(i)
+                                 : n.output(static_cast<int>(i));
+    Value *size = sizes[i];
+    if (i == parts - 1)
+      size = select(b, whole, size, b.scalar(DType::I64, -1));
+    Value *idx = add(b, start, dataArange(ctx, size, name));
+    results.push_back(b.value(OpKind::Gather, {x, idx}, {{"axis", Attribute(axis)}}));
+    start = add(b, start, sizes[i]);
+  }
+  return results;
+}
+
 Values convertSplit(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "input");
   if (x->type().rank() < 1) // normalizeAxis lets a scalar keep axis 0 / -1: dims[axis] below
@@ -271,7 +379,9 @@ Values convertSplit(ImportContext &ctx, const Node &n) {
   std::vector<int64_t> sizes;
   if (ctx.opset() < 13)
     sizes = attrInts(n, "split");
-  else if (ctx.input(n, 1))
+  else if (Value *given = ctx.input(n, 1); given && !ctx.constantInput(n, 1))
+    return splitData(ctx, n, x, axis, given);
+  else if (given)
     sizes = ints(ctx.requireConstantInput(n, 1, "split"));
   if (sizes.empty()) {
     const Dim &d = x->type().dims[axis];
@@ -383,64 +493,133 @@ Value *symbolicSlice(ImportContext &ctx, const Node &n) {
   return y;
 }
 
-// Slice with starts or ends read from data (axes and steps constant): per sliced axis, ONNX's
-// clamping computed when the model runs, then a gather of start + step * arange(count) along it
-// (count a size read from data).
+// Slice with starts, ends, axes or steps read from data: per sliced axis, ONNX's clamping
+// computed when the model runs, then a gather of start + step * arange(count) along it (count a
+// size read from data). Axes read from data: every axis of x gets its start, end and step from
+// the entry naming it (none: the whole axis), an entry out of range failing its normalizing
+// gather and an axis named twice making the first count negative.
 Value *dataSlice(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "data");
   Value *starts = requiredInput(ctx, n, 1, "starts"), *ends = requiredInput(ctx, n, 2, "ends");
   const TensorType &xt = x->type();
+  const int64_t rank = xt.rank();
   std::optional<int64_t> count = starts->type().staticNumElements();
   if (starts->type().rank() != 1 || !count || ends->type() != starts->type())
     throw ConvertError("starts and ends read from data must be 1-D of one static length, got " +
                        starts->type().str() + " and " + ends->type().str());
+  if (rank == 0)
+    throw ConvertError("Slice of a scalar");
+  Builder &b = ctx.builder();
+  auto i64 = [&](int64_t v) { return b.scalar(DType::I64, static_cast<double>(v)); };
+  auto vectorInput = [&](int i, const char *what) -> Value * {
+    Value *v = ctx.input(n, i);
+    if (!v || ctx.constantInput(n, i))
+      return nullptr;
+    if (v->type().rank() != 1 || v->type().staticNumElements() != count ||
+        isFloat(v->type().dtype) || v->type().dtype == DType::Bool)
+      throw ConvertError(std::string(what) + " read from data must be a 1-D integer tensor of " +
+                         std::to_string(*count) + " entries, got " + v->type().str());
+    return v;
+  };
+  Value *axesData = vectorInput(3, "axes"), *stepsData = vectorInput(4, "steps");
   std::vector<int64_t> axes, steps(static_cast<size_t>(*count), 1);
-  if (ctx.input(n, 3)) {
+  if (axesData) {
+    // (filled per axis below)
+  } else if (ctx.input(n, 3)) {
     axes = ints(ctx.requireConstantInput(n, 3, "axes"));
   } else {
     for (int64_t i = 0; i < *count; ++i)
       axes.push_back(i);
   }
-  if (ctx.input(n, 4))
+  if (!stepsData && ctx.input(n, 4))
     steps = ints(ctx.requireConstantInput(n, 4, "steps"));
-  if (static_cast<int64_t>(axes.size()) != *count || steps.size() != axes.size())
+  if ((!axesData && static_cast<int64_t>(axes.size()) != *count) ||
+      static_cast<int64_t>(steps.size()) != *count)
     throw ConvertError("starts, ends, axes and steps differ in length");
-  Builder &b = ctx.builder();
-  auto i64 = [&](int64_t v) { return b.scalar(DType::I64, static_cast<double>(v)); };
-  Value *xShape = nullptr;
-  Value *y = x;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t axis = normalizeAxis(axes[i], xt.rank()), step = steps[i];
-    if (xt.rank() == 0)
-      throw ConvertError("Slice of a scalar");
-    if (step == 0)
+  for (int64_t step : steps)
+    if (!stepsData && step == 0)
       throw ConvertError("slice step 0");
+  auto stepValue = [&](int64_t i) {
+    return stepsData ? scalarElement(b, stepsData, i) : i64(steps[static_cast<size_t>(i)]);
+  };
+  Value *xShape = nullptr;
+  auto dimOf = [&](int64_t axis) {
     const Dim &dim = xt.dims[static_cast<size_t>(axis)];
-    if (!dim.isStatic() && !xShape)
+    if (dim.isStatic())
+      return i64(dim.size);
+    if (!xShape)
       xShape = b.value(OpKind::Shape, {x}, {{"start", Attribute(int64_t{0})},
-                                            {"end", Attribute(xt.rank())}});
-    Value *d = dim.isStatic() ? i64(dim.size) : scalarElement(b, xShape, axis);
-    // From the end when negative, then clamped (ONNX Slice): going up, both to [0, d]; going
-    // down, the start to [0, d - 1] and the end to [-1, d - 1].
-    Value *last = step > 0 ? d : sub(b, d, i64(1));
-    auto bound = [&](Value *v, int64_t lo) {
-      v = select(b, lessThan(b, v, i64(0)), add(b, v, d), v);
-      return minimum(b, maximum(b, v, i64(lo)), last);
+                                            {"end", Attribute(rank)}});
+    return scalarElement(b, xShape, axis);
+  };
+  // Gathers [from, to) by `step` along `axis` of y, ONNX's clamping applied. A step known at
+  // import keeps its sign out of the graph; one read from data selects both ways (0 fails).
+  auto sliceAlong = [&](Value *y, int64_t axis, Value *start, Value *end, Value *step,
+                        std::optional<int64_t> knownStep, Value *valid) {
+    Value *d = dimOf(axis);
+    Value *up = knownStep ? nullptr : lessThan(b, i64(0), step);
+    auto pick = [&](Value *ifUp, Value *ifDown) {
+      return knownStep ? (*knownStep > 0 ? ifUp : ifDown) : select(b, up, ifUp, ifDown);
     };
-    Value *from = bound(scalarElement(b, starts, static_cast<int64_t>(i)), 0);
-    Value *to = bound(scalarElement(b, ends, static_cast<int64_t>(i)), step > 0 ? 0 : -1);
+    // From the end when negative, then clamped: going up, both to [0, d]; going down, the start
+    // to [0, d - 1] and the end to [-1, d - 1].
+    Value *last = pick(d, sub(b, d, i64(1)));
+    auto bound = [&](Value *v, Value *lo) {
+      v = select(b, lessThan(b, v, i64(0)), add(b, v, d), v);
+      return minimum(b, maximum(b, v, lo), last);
+    };
+    Value *from = bound(start, i64(0));
+    Value *to = bound(end, pick(i64(0), i64(-1)));
     // |step|, capped where every stride takes one element of any dim (dims stay below 2^40).
-    const int64_t stride = step > 0 ? std::min<int64_t>(step, int64_t(1) << 40)
-                                    : (step < -(int64_t(1) << 40) ? int64_t(1) << 40 : -step);
+    const int64_t cap = int64_t(1) << 40;
+    Value *stride;
+    if (knownStep)
+      stride = i64(*knownStep > 0 ? std::min(*knownStep, cap)
+                                  : (*knownStep < -cap ? cap : -*knownStep));
+    else
+      stride = minimum(b, select(b, up, step, sub(b, i64(0), maximum(b, step, i64(-cap)))),
+                       i64(cap));
     // ceil(span / stride) for span > 0 as (span - 1) / stride + 1: no overflow.
-    Value *span = step > 0 ? sub(b, to, from) : sub(b, from, to);
+    Value *span = pick(sub(b, to, from), sub(b, from, to));
     Value *taken = select(b, lessThan(b, i64(0), span),
-                          add(b, div(b, sub(b, span, i64(1)), i64(stride)), i64(1)), i64(0));
+                          add(b, div(b, sub(b, span, i64(1)), maximum(b, stride, i64(1))), i64(1)),
+                          i64(0));
+    Value *ok = knownStep ? valid : b.value(OpKind::Not, {b.value(OpKind::Eq, {step, i64(0)})});
+    if (valid && ok != valid)
+      ok = b.value(OpKind::And, {ok, valid});
+    if (ok)
+      taken = select(b, ok, taken, i64(-1));
     Value *idx = dataArange(ctx, taken, n.output(0) + "_" + std::to_string(axis));
-    if (stride != 1)
-      idx = mul(b, idx, i64(stride));
-    idx = step > 0 ? add(b, from, idx) : sub(b, from, idx);
-    y = b.value(OpKind::Gather, {y, idx}, {{"axis", Attribute(axis)}});
+    if (!knownStep || *knownStep != 1)
+      idx = mul(b, idx, stride);
+    idx = knownStep ? (*knownStep > 0 ? add(b, from, idx) : sub(b, from, idx))
+                    : select(b, up, add(b, from, idx), sub(b, from, idx));
+    return b.value(OpKind::Gather, {y, idx}, {{"axis", Attribute(axis)}});
+  };
+  Value *y = x;
+  if (!axesData) {
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const int64_t axis = normalizeAxis(axes[i], rank);
+      const auto e = static_cast<int64_t>(i);
+      y = sliceAlong(y, axis, scalarElement(b, starts, e), scalarElement(b, ends, e),
+                     stepValue(e), stepsData ? std::nullopt : std::optional<int64_t>(steps[i]),
+                     nullptr);
+    }
+    return y;
+  }
+  Value *named = runtimeAxes(b, axesData, rank);
+  Value *valid = b.value(OpKind::Le, {reduce(b, axisCounts(b, named, rank), ReduceKind::Max,
+                                             {0}, false),
+                                      i64(1)});
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    Value *start = i64(0), *end = i64(int64_t(1) << 62), *step = i64(1);
+    for (int64_t i = 0; i < *count; ++i) {
+      Value *here = b.value(OpKind::Eq, {elementOf(b, named, i), i64(axis)});
+      start = select(b, here, scalarElement(b, starts, i), start);
+      end = select(b, here, scalarElement(b, ends, i), end);
+      step = select(b, here, stepValue(i), step);
+    }
+    y = sliceAlong(y, axis, start, end, step, std::nullopt, axis == 0 ? valid : nullptr);
   }
   return y;
 }
@@ -455,7 +634,9 @@ Values convertSlice(ImportContext &ctx, const Node &n) {
     axes = attrInts(n, "axes");
   } else if (Value *r = symbolicSlice(ctx, n)) {
     return {r};
-  } else if (!ctx.constantInput(n, 1) || !ctx.constantInput(n, 2)) {
+  } else if (!ctx.constantInput(n, 1) || !ctx.constantInput(n, 2) ||
+             (ctx.input(n, 3) && !ctx.constantInput(n, 3)) ||
+             (ctx.input(n, 4) && !ctx.constantInput(n, 4))) {
     return {dataSlice(ctx, n)};
   } else {
     starts = ints(ctx.requireConstantInput(n, 1, "starts"));
@@ -673,29 +854,40 @@ Values convertScatterND(ImportContext &ctx, const Node &n) {
 }
 
 // Reverses the first sequence_lens[b] steps of each batch entry: a gather_elements along the time
-// axis with a constant index tensor (the lengths must be known at import).
+// axis at t' = len - 1 - t for t < len (len clamped to [0, T]), else t, computed when the model
+// runs (the lengths may be data, the dims symbolic).
 Values convertReverseSequence(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, n, 0, "input");
-  Shape shape = requireStaticShape(x, "ReverseSequence");
-  std::vector<int64_t> lens = ints(ctx.requireConstantInput(n, 1, "sequence_lens"));
-  int64_t rank = x->type().rank();
+  Value *lens = requiredInput(ctx, n, 1, "sequence_lens");
+  const TensorType &xt = x->type();
+  int64_t rank = xt.rank();
   if (rank < 2)
-    throw ConvertError("ReverseSequence needs rank >= 2, got " + x->type().str());
+    throw ConvertError("ReverseSequence needs rank >= 2, got " + xt.str());
   int64_t timeAxis = normalizeAxis(attrInt(n, "time_axis", 0), rank);
   int64_t batchAxis = normalizeAxis(attrInt(n, "batch_axis", 1), rank);
-  if (timeAxis == batchAxis || static_cast<int64_t>(lens.size()) != shape[batchAxis])
-    throw ConvertError("sequence_lens must have one entry per batch element, with distinct "
-                       "time and batch axes");
-  Tensor idx(DType::I64, shape);
-  std::vector<int64_t> strides = contiguousStrides(shape);
-  for (int64_t i = 0; i < idx.numElements(); ++i) {
-    int64_t t = (i / strides[timeAxis]) % shape[timeAxis];
-    int64_t len = std::clamp<int64_t>(lens[(i / strides[batchAxis]) % shape[batchAxis]], 0,
-                                      shape[timeAxis]);
-    idx.setInt(i, t < len ? len - 1 - t : t);
-  }
-  Builder &b = ctx.builder();
-  return {b.value(OpKind::GatherElements, {x, b.constant(idx)}, {{"axis", Attribute(timeAxis)}})};
+  if (timeAxis == batchAxis)
+    throw ConvertError("time_axis and batch_axis must differ");
+  if (lens->type().rank() != 1 || isFloat(lens->type().dtype) || lens->type().dtype == DType::Bool)
+    throw ConvertError("sequence_lens must be a 1-D integer tensor, got " + lens->type().str());
+  const Dim &batch = xt.dims[static_cast<size_t>(batchAxis)];
+  if (lens->type().dims[0].isStatic() && batch.isStatic() && lens->type().dims[0] != batch)
+    throw ConvertError("sequence_lens has " + lens->type().dims[0].str() +
+                       " entries for a batch of " + batch.str());
+  auto along = [&](Value *v, int64_t axis) {
+    std::vector<Dim> dims(static_cast<size_t>(rank), Dim(1));
+    dims[static_cast<size_t>(axis)] = v->type().dims[0];
+    return reshapeTo(b, v, dims);
+  };
+  Value *t = along(b.value(OpKind::Iota, {x}, {{"axis", Attribute(timeAxis)}}), timeAxis);
+  Value *steps = dimValue(b, x, timeAxis);
+  Value *len = castTo(b, lens, DType::I64);
+  len = minimum(b, maximum(b, len, b.scalar(DType::I64, 0)), steps);
+  len = along(len, batchAxis); // a batch of other size fails the broadcast below
+  Value *reversed = sub(b, sub(b, len, b.scalar(DType::I64, 1)), t);
+  Value *idx = select(b, lessThan(b, t, len), reversed, t);
+  idx = b.value(OpKind::Expand, {idx}, {{"shape", Attribute::dims(xt.dims)}});
+  return {b.value(OpKind::GatherElements, {x, idx}, {{"axis", Attribute(timeAxis)}})};
 }
 
 // --- Depth <-> space --------------------------------------------------------------------------
@@ -826,23 +1018,28 @@ Values convertSize(ImportContext &ctx, const Node &n) {
   return {ctx.builder().scalar(DType::I64, static_cast<double>(*count))};
 }
 
-// Trilu keeps the upper (or lower) triangle of the last two dims: select with a constant mask.
+// Trilu keeps the upper (or lower) triangle of the last two dims: a select whose mask compares
+// column - row with k, all computed when the model runs (k may be data; the dims symbolic).
 Values convertTrilu(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, n, 0, "input");
-  const auto &dims = x->type().dims;
-  if (dims.size() < 2 || !dims[dims.size() - 2].isStatic() || !dims.back().isStatic())
-    throw ConvertError("Trilu needs static last two dims, got " + x->type().str());
-  int64_t rows = dims[dims.size() - 2].size, cols = dims.back().size;
-  int64_t k = 0;
-  if (ctx.input(n, 1))
-    k = ctx.requireConstantInput(n, 1, "k").getInt(0);
-  bool upper = attrInt(n, "upper", 1) != 0;
-  Tensor mask(DType::Bool, {rows, cols});
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      mask.setInt(i * cols + j, upper ? j - i >= k : j - i <= k);
-  return {b.value(OpKind::Select, {b.constant(mask), x, b.scalar(x->type().dtype, 0)})};
+  const int64_t rank = x->type().rank();
+  if (rank < 2)
+    throw ConvertError("Trilu needs rank >= 2, got " + x->type().str());
+  Value *k = b.scalar(DType::I64, 0);
+  if (Value *given = ctx.input(n, 1)) {
+    auto count = given->type().staticNumElements();
+    if (!count || *count != 1 || isFloat(given->type().dtype) || given->type().dtype == DType::Bool)
+      throw ConvertError("k must be one integer, got " + given->type().str());
+    k = scalarElement(b, given, 0);
+  }
+  Value *rows = b.value(OpKind::Iota, {x}, {{"axis", Attribute(rank - 2)}});
+  rows = reshapeTo(b, rows, {x->type().dims[rank - 2], Dim(1)});
+  Value *cols = b.value(OpKind::Iota, {x}, {{"axis", Attribute(rank - 1)}});
+  Value *diagonal = sub(b, cols, rows); // j - i, [rows, cols]
+  Value *keep = attrInt(n, "upper", 1) != 0 ? b.value(OpKind::Le, {k, diagonal})
+                                            : b.value(OpKind::Le, {diagonal, k});
+  return {b.value(OpKind::Select, {keep, x, b.scalar(x->type().dtype, 0)})};
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "strata/support/ShapeMath.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace strata::onnx_import {
 
@@ -49,6 +50,75 @@ Value *reduce(Builder &b, Value *x, ReduceKind kind, std::vector<int64_t> axes, 
                  {{"kind", ops::enumAttr(kind)},
                   {"axes", Attribute(std::move(axes))},
                   {"keepdims", Attribute(int64_t{keepdims ? 1 : 0})}});
+}
+
+Value *dimsOf(Builder &b, Value *x) {
+  const TensorType &t = x->type();
+  if (t.isStatic()) {
+    std::vector<int64_t> dims = t.staticShape();
+    return b.constant(Tensor::fromVector(DType::I64, {t.rank()}, dims));
+  }
+  return b.value(OpKind::Shape, {x}, {{"start", Attribute(int64_t{0})}, {"end", Attribute(t.rank())}});
+}
+
+Value *runtimeAxes(Builder &b, Value *axes, int64_t rank) {
+  const TensorType &t = axes->type();
+  if (t.rank() > 1 || isFloat(t.dtype) || t.dtype == DType::Bool)
+    throw ConvertError("axes read from data must be an integer scalar or 1-D tensor, got " +
+                       t.str());
+  if (rank < 1)
+    throw ConvertError("an axis read from data for a rank-0 tensor");
+  std::vector<int64_t> all(static_cast<size_t>(rank));
+  std::iota(all.begin(), all.end(), 0);
+  Value *range = b.constant(Tensor::fromVector(DType::I64, {rank}, all));
+  return b.value(OpKind::Gather, {range, castTo(b, axes, DType::I64)},
+                 {{"axis", Attribute(int64_t{0})}});
+}
+
+Value *axisCounts(Builder &b, Value *normalizedAxes, int64_t rank) {
+  std::vector<int64_t> all(static_cast<size_t>(rank));
+  std::iota(all.begin(), all.end(), 0);
+  Value *range = b.constant(Tensor::fromVector(DType::I64, {1, rank}, all));
+  Value *column = b.value(OpKind::Reshape, {normalizedAxes},
+                          {{"shape", Attribute(std::vector<int64_t>{-1, 1})}});
+  Value *hits = castTo(b, b.value(OpKind::Eq, {column, range}), DType::I64); // [m, rank]
+  return reduce(b, hits, ReduceKind::Sum, {0}, false);
+}
+
+Value *cumulativeSum(Builder &b, Value *v) {
+  return b.value(OpKind::CumSum, {v},
+                 {{"axis", Attribute(int64_t{0})},
+                  {"exclusive", Attribute(int64_t{0})},
+                  {"reverse", Attribute(int64_t{0})}});
+}
+
+std::vector<Dim> unnamedDims(ImportContext &ctx, Value *x, Value *counts, int64_t outRank,
+                             const std::string &name) {
+  Builder &b = ctx.builder();
+  Value *one = b.scalar(DType::I64, 1);
+  Value *kept = sub(b, one, minimum(b, counts, one));
+  Value *position = cumulativeSum(b, kept); // of each kept dim: 1, 2, ...
+  Value *keptDims = mul(b, kept, dimsOf(b, x));
+  Value *valid = b.value(OpKind::Le, {reduce(b, counts, ReduceKind::Max, {0}, false), one});
+  std::vector<Dim> out;
+  for (int64_t k = 0; k < outRank; ++k) {
+    Value *isK = castTo(b, b.value(OpKind::Eq, {position, b.scalar(DType::I64, double(k + 1))}),
+                        DType::I64);
+    Value *size = reduce(b, mul(b, isK, keptDims), ReduceKind::Sum, {0}, false);
+    const std::string symbol = name + "_" + std::to_string(k);
+    out.push_back(k == 0 ? checkedDataDim(ctx, size, valid, symbol) : dataDim(ctx, size, symbol));
+  }
+  return out;
+}
+
+Value *elementOf(Builder &b, Value *vec, int64_t i) {
+  return b.value(OpKind::Gather, {vec, b.scalar(DType::I64, static_cast<double>(i))},
+                 {{"axis", Attribute(int64_t{0})}});
+}
+
+Dim checkedDataDim(ImportContext &ctx, Value *size, Value *valid, const std::string &name) {
+  Builder &b = ctx.builder();
+  return dataDim(ctx, select(b, valid, size, b.scalar(DType::I64, -1)), name);
 }
 
 Value *perChannel(Builder &b, Value *vec, int64_t rank) {

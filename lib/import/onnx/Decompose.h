@@ -34,6 +34,28 @@ Value *slice(Builder &b, Value *x, const std::vector<int64_t> &starts,
 // reduce op; `kind` is sum | prod | max | min | mean; axes must be normalized (non-negative).
 Value *reduce(Builder &b, Value *x, ReduceKind kind, std::vector<int64_t> axes, bool keepdims);
 
+// --- Axes and dims read when the model runs ---------------------------------------------------
+// x's dims as a 1-D i64 tensor (a constant when static).
+Value *dimsOf(Builder &b, Value *x);
+// `axes` (an integer tensor of rank 0 or 1 computed at run time), each entry normalized for
+// `rank` (negative ones from the end) when the model runs: a gather from [0, rank), so an entry
+// outside [-rank, rank) fails the run naming the node. Same rank as `axes`, i64.
+Value *runtimeAxes(Builder &b, Value *axes, int64_t rank);
+// How many times each axis of [0, rank) appears in the normalized 1-D `axes`: i64 [rank].
+Value *axisCounts(Builder &b, Value *normalizedAxes, int64_t rank);
+// Inclusive running sum of a 1-D vector.
+Value *cumulativeSum(Builder &b, Value *v);
+// The dims of `x` that `counts` (axisCounts: i64 [rank of x]) does not name, in order, as sizes
+// read from data: `outRank` of them (rank minus the axes named). An axis named twice makes the
+// first negative, failing the run.
+std::vector<Dim> unnamedDims(ImportContext &ctx, Value *x, Value *counts, int64_t outRank,
+                             const std::string &name);
+// Element i of a 1-D i64 vector as a rank-0 value.
+Value *elementOf(Builder &b, Value *vec, int64_t i);
+// A size read from data that is `size` when `valid`, else -1: the run fails at its arange
+// ("a negative size"), naming the symbol, where ONNX would reject the node.
+Dim checkedDataDim(ImportContext &ctx, Value *size, Value *valid, const std::string &name);
+
 // Reshapes a per-channel vector [C] to [C, 1, ..., 1] so that it broadcasts against a tensor of
 // `rank` laid out as [N, C, spatial...] (channel at axis 1).
 Value *perChannel(Builder &b, Value *vec, int64_t rank);

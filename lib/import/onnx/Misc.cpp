@@ -256,28 +256,44 @@ Values convertOneHot(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
   Value *indices = requiredInput(ctx, n, 0, "indices");
   Value *values = requiredInput(ctx, n, 2, "values");
-  // getInt saturates a float depth (1e30, NaN), which a cast from double would not.
-  int64_t depth = requireScalarInput(ctx, n, 1, "depth").getInt(0);
-  if (depth <= 0)
-    throw ConvertError("depth must be positive, got " + std::to_string(depth));
+  // A constant depth (getInt saturates a float one: 1e30, NaN, which a cast from double would
+  // not), else a size read from data when the model runs.
+  Value *depthValue = nullptr, *classes = nullptr;
+  int64_t outRank = indices->type().rank() + 1;
+  int64_t axis = normalizeAxis(attrInt(n, "axis", -1), outRank);
+  if (ctx.constantInput(n, 1) || !ctx.input(n, 1)) {
+    int64_t depth = requireScalarInput(ctx, n, 1, "depth").getInt(0);
+    if (depth <= 0)
+      throw ConvertError("depth must be positive, got " + std::to_string(depth));
+    depthValue = b.scalar(DType::I64, static_cast<double>(depth));
+    classes = iotaAlong(b, depth, axis, outRank);
+  } else {
+    Value *given = ctx.input(n, 1);
+    auto count = given->type().staticNumElements();
+    if (!count || *count != 1 || given->type().dtype == DType::Bool)
+      throw ConvertError("depth must hold one number, got " + given->type().str());
+    depthValue = scalarElement(b, given, 0);
+    Value *range = dataArange(ctx, depthValue, n.output(0) + "_depth");
+    std::vector<Dim> along(static_cast<size_t>(outRank), Dim(1));
+    along[static_cast<size_t>(axis)] = range->type().dims[0];
+    classes = reshapeTo(b, range, along);
+  }
   auto numValues = values->type().staticNumElements();
   if (!numValues || *numValues != 2)
     throw ConvertError("values must hold [off_value, on_value], got " + values->type().str());
-  int64_t outRank = indices->type().rank() + 1;
-  int64_t axis = normalizeAxis(attrInt(n, "axis", -1), outRank);
 
   // Integer indices, negatives counted from depth.
   Value *idx = indices;
   if (idx->type().dtype != DType::I64)
     idx = b.value(OpKind::Cast, {idx}, {{"to", Attribute(DType::I64)}});
   Value *isNegative = b.value(OpKind::Lt, {idx, b.scalar(DType::I64, 0)});
-  Value *wrapped = b.value(OpKind::Add, {idx, b.scalar(DType::I64, static_cast<double>(depth))});
+  Value *wrapped = b.value(OpKind::Add, {idx, depthValue});
   idx = b.value(OpKind::Select, {isNegative, wrapped, idx});
   std::vector<Dim> dims = idx->type().dims;
   dims.insert(dims.begin() + axis, Dim(1));
   idx = reshapeTo(b, idx, dims);
 
-  Value *hot = b.value(OpKind::Eq, {idx, iotaAlong(b, depth, axis, outRank)});
+  Value *hot = b.value(OpKind::Eq, {idx, classes});
   Value *flat = reshapeTo(b, values, {Dim(2)});
   auto element = [&](int64_t i) {
     Value *s = slice(b, flat, {i}, {i + 1}, {0});
@@ -290,12 +306,34 @@ Values convertOneHot(ImportContext &ctx, const Node &n) {
 // N for a periodic window and N - 1 for a symmetric one.
 ConvertFn cosineWindow(double a0, double a1, double a2) {
   return [=](ImportContext &ctx, const Node &n) -> Values {
+    DType dt = requireDType(static_cast<int32_t>(attrInt(n, "output_datatype", 1)),
+                            "attribute 'output_datatype'");
+    const bool periodic = attrInt(n, "periodic", 1) != 0;
+    if (Value *given = ctx.input(n, 0); given && !ctx.constantInput(n, 0)) {
+      // A size read from data: the same formula over an arange of it, in f64, when it runs.
+      Builder &b = ctx.builder();
+      auto count = given->type().staticNumElements();
+      if (!count || *count != 1 || isFloat(given->type().dtype) ||
+          given->type().dtype == DType::Bool)
+        throw ConvertError("size must be one integer, got " + given->type().str());
+      Value *size = scalarElement(b, given, 0);
+      Value *i = castTo(b, dataArange(ctx, size, n.output(0)), DType::F64);
+      Value *denom = castTo(b, periodic ? size : sub(b, size, b.scalar(DType::I64, 1)), DType::F64);
+      Value *zero = b.scalar(DType::F64, 0);
+      Value *phase = select(b, lessThan(b, zero, denom),
+                            div(b, mul(b, i, b.scalar(DType::F64, 2 * M_PI)), denom),
+                            mul(b, i, zero));
+      Value *w = sub(b, b.scalar(DType::F64, a0), mul(b, b.scalar(DType::F64, a1),
+                                                      unary(b, OpKind::Cos, phase)));
+      if (a2 != 0)
+        w = add(b, w, mul(b, b.scalar(DType::F64, a2),
+                          unary(b, OpKind::Cos, mul(b, phase, b.scalar(DType::F64, 2)))));
+      return {castTo(b, w, dt)};
+    }
     int64_t size = requireScalarInput(ctx, n, 0, "size").getInt(0);
     if (size < 0 || size > (int64_t(1) << 31))
       throw ConvertError("invalid window size " + std::to_string(size));
-    DType dt = requireDType(static_cast<int32_t>(attrInt(n, "output_datatype", 1)),
-                            "attribute 'output_datatype'");
-    double denom = static_cast<double>(attrInt(n, "periodic", 1) ? size : size - 1);
+    double denom = static_cast<double>(periodic ? size : size - 1);
     Tensor w(dt, {size});
     for (int64_t i = 0; i < size; ++i) {
       double phase = denom > 0 ? 2 * M_PI * static_cast<double>(i) / denom : 0;
@@ -360,12 +398,32 @@ Values convertTopK(ImportContext &ctx, const Node &n) {
 }
 
 Values convertCumSum(ImportContext &ctx, const Node &n) {
+  Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, n, 0, "x");
-  int64_t axis = normalizeAxis(requireScalarInput(ctx, n, 1, "axis").getInt(0), x->type().rank());
-  return {ctx.builder().value(OpKind::CumSum, {x},
-                              {{"axis", Attribute(axis)},
-                               {"exclusive", Attribute(attrInt(n, "exclusive", 0))},
-                               {"reverse", Attribute(attrInt(n, "reverse", 0))}})};
+  const int64_t rank = x->type().rank();
+  auto cumsum = [&](int64_t axis) {
+    return b.value(OpKind::CumSum, {x},
+                   {{"axis", Attribute(axis)},
+                    {"exclusive", Attribute(attrInt(n, "exclusive", 0))},
+                    {"reverse", Attribute(attrInt(n, "reverse", 0))}});
+  };
+  Value *given = ctx.input(n, 1);
+  if (!given || ctx.constantInput(n, 1))
+    return {cumsum(normalizeAxis(requireScalarInput(ctx, n, 1, "axis").getInt(0), rank))};
+  // The axis read from data: the sum along each axis, the one it names selected when the model
+  // runs (an axis out of range fails its normalizing gather). Axes are few; models with a data
+  // axis are rare.
+  auto count = given->type().staticNumElements();
+  if (!count || *count != 1)
+    throw ConvertError("axis must hold one integer, got " + given->type().str());
+  Value *axis = runtimeAxes(b, scalarElement(b, given, 0), rank);
+  Value *result = cumsum(rank - 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    result = select(b, b.value(OpKind::Eq, {axis, b.scalar(DType::I64, double(d))}), cumsum(d),
+                    result);
+  if (rank == 1) // the axis must still be 0 or -1
+    result = select(b, b.value(OpKind::Eq, {axis, b.scalar(DType::I64, 0)}), result, result);
+  return {result};
 }
 
 // Sets dim `d` of `v` to `dim`: a data-dependent size gets a symbol of its own, named after the
@@ -422,6 +480,40 @@ Values convertNonMaxSuppression(ImportContext &ctx, const Node &n) {
   Value *boxes = requiredInput(ctx, n, 0, "boxes");
   Value *scores = requiredInput(ctx, n, 1, "scores");
   auto given = [&](int i) { return n.input_size() > i && !n.input(i).empty(); };
+  auto fromData = [&](int i) { return given(i) && !ctx.constantInput(n, i); };
+  if (fromData(2) || fromData(3) || fromData(4)) {
+    // Limits read from data: one f64 [3] operand (max_output clamped to [0, 2^40] here, each
+    // threshold widened exactly), the attributes unused.
+    auto scalar = [&](int i, const char *what, double absent) -> Value * {
+      if (!given(i))
+        return b.scalar(DType::F64, absent);
+      Value *v = ctx.input(n, i);
+      auto count = v->type().staticNumElements();
+      if (!count || *count != 1 || v->type().dtype == DType::Bool)
+        throw ConvertError(std::string(what) + " must hold one number, got " + v->type().str());
+      return castTo(b, reshapeTo(b, v, {}), DType::F64);
+    };
+    Value *maxOut = scalar(2, "max_output_boxes_per_class", 0);
+    if (given(2) && !isFloat(ctx.input(n, 2)->type().dtype)) {
+      Value *m = castTo(b, reshapeTo(b, ctx.input(n, 2), {}), DType::I64);
+      m = minimum(b, maximum(b, m, b.scalar(DType::I64, 0)),
+                  b.scalar(DType::I64, double(int64_t(1) << 40)));
+      maxOut = castTo(b, m, DType::F64);
+    }
+    std::vector<Value *> parts;
+    for (Value *v : {maxOut, scalar(3, "iou_threshold", 0), scalar(4, "score_threshold", 0)})
+      parts.push_back(reshapeTo(b, v, {Dim(1)}));
+    Value *limits = b.value(OpKind::Concat, parts, {{"axis", Attribute(int64_t{0})}});
+    AttrMap attrs{{"center_point_box", Attribute(attrInt(n, "center_point_box", 0))},
+                  {"max_output", Attribute(int64_t{0})},
+                  {"iou_threshold", Attribute(0.0)},
+                  {"score_threshold", Attribute(0.0)},
+                  {"has_score_threshold", Attribute(int64_t{given(4) ? 1 : 0})}};
+    Value *count = b.value(OpKind::NmsCount, {boxes, scores, limits}, attrs);
+    Value *selected = b.value(OpKind::Nms, {boxes, scores, count, limits}, attrs);
+    setDim(selected, 0, Dim::sym(sanitizeSymbol("nms_" + n.output(0))));
+    return {selected};
+  }
   int64_t maxOutput = 0;
   if (given(2))
     maxOutput = std::max<int64_t>(
@@ -695,12 +787,94 @@ ResizeParams legacyParams(const Node &n, const std::vector<double> &scales) {
   return p;
 }
 
+// Resize by scales read from data (`given`: one per axis of `axes`, all axes when empty): each
+// output size floor(in * scale) computed in f64 when the model runs, a size read from data (a
+// non-positive, NaN or absurd product, past 2^31, makes it negative, failing the run); the
+// scales go to the resize op, whose coordinate mapping reads them when it runs.
+Value *resizeByDataScales(ImportContext &ctx, const Node &n, Value *x, const ResizeParams &p,
+                          std::vector<int64_t> axes, Value *given) {
+  Builder &b = ctx.builder();
+  const TensorType &xt = x->type();
+  const int64_t rank = xt.rank();
+  if (rank < 1)
+    throw ConvertError("Resize needs an input of rank >= 1, got a scalar");
+  if (p.coordMode == "tf_crop_and_resize")
+    throw ConvertError("coordinate_transformation_mode 'tf_crop_and_resize' is unsupported");
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  const TensorType &gt = given->type();
+  if (gt.rank() != 1 || !isFloat(gt.dtype) || gt.dims[0] != Dim(static_cast<int64_t>(axes.size())))
+    throw ConvertError("scales read from data must be 1-D float with " +
+                       std::to_string(axes.size()) + " entries, got " + gt.str());
+  std::vector<Value *> perDim(static_cast<size_t>(rank), nullptr);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = normalizeAxis(axes[i], rank);
+    if (perDim[static_cast<size_t>(a)])
+      throw ConvertError("axis " + std::to_string(axes[i]) + " is repeated");
+    Value *e = slice(b, castTo(b, given, DType::F64), {static_cast<int64_t>(i)},
+                     {static_cast<int64_t>(i) + 1}, {0});
+    perDim[static_cast<size_t>(a)] = e;
+  }
+  Value *one = b.constant(Tensor::fromVector(DType::F64, {1}, std::vector<double>{1.0}));
+  for (Value *&e : perDim)
+    if (!e)
+      e = one;
+  Value *scales = rank == 1 ? perDim[0]
+                            : b.value(OpKind::Concat, perDim, {{"axis", Attribute(int64_t{0})}});
+  std::vector<Dim> out;
+  for (int64_t d = 0; d < rank; ++d) {
+    Value *scale = reshapeTo(b, perDim[static_cast<size_t>(d)], {});
+    Value *product = mul(b, castTo(b, dimValue(b, x, d), DType::F64), scale);
+    Value *zero = b.scalar(DType::F64, 0);
+    Value *ok = b.value(OpKind::And,
+                        {b.value(OpKind::And, {lessThan(b, zero, scale),
+                                               b.value(OpKind::Le, {zero, product})}),
+                         b.value(OpKind::Le, {product, b.scalar(DType::F64, double(int64_t(1) << 31))})});
+    Value *size = castTo(b, unary(b, OpKind::Floor, select(b, ok, product, zero)), DType::I64);
+    out.push_back(dataDim(ctx, select(b, ok, size, b.scalar(DType::I64, -1)),
+                          n.output(0) + "_" + std::to_string(d)));
+  }
+  return b.value(OpKind::Resize, {x, scales}, resizeAttrs(p, Attribute::dims(out), {}));
+}
+
+// A Resize's or Upsample's scales input when it is data (not a constant at import).
+Value *dataScales(ImportContext &ctx, const Node &n, int i) {
+  Value *given = ctx.input(n, i);
+  if (!given || ctx.constantInput(n, i) || given->type().staticNumElements() == 0)
+    return nullptr;
+  return given;
+}
+
+// Resize before opset 11 and Upsample with scales read from data: nearest rounds down when
+// upsampling and up when downsampling (legacyParams), which the scales decide when the model
+// runs: both, selected.
+Value *legacyResizeByDataScales(ImportContext &ctx, const Node &n, Value *x, Value *given) {
+  Builder &b = ctx.builder();
+  ResizeParams p = legacyParams(n, {});
+  if (p.mode != "nearest")
+    return resizeByDataScales(ctx, n, x, p, {}, given);
+  p.nearestMode = "floor";
+  Value *up = resizeByDataScales(ctx, n, x, p, {}, given);
+  AttrMap attrs = up->definingOp()->attrs();
+  attrs["nearest_mode"] = Attribute(std::string("ceil"));
+  Value *down = b.value(OpKind::Resize, {x, up->definingOp()->operand(1)}, std::move(attrs));
+  // Downsampling: no scale above 1.
+  Value *above = castTo(b, lessThan(b, b.scalar(DType::F64, 1), castTo(b, given, DType::F64)),
+                        DType::I64);
+  Value *allDown = b.value(OpKind::Eq, {reduce(b, above, ReduceKind::Max, {0}, false),
+                                        b.scalar(DType::I64, 0)});
+  return select(b, allDown, down, up);
+}
+
 Values convertResize(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, n, 0, "X");
   if (attrInt(n, "antialias", 0) != 0)
     throw ConvertError("antialias=1 is unsupported");
   if (ctx.opset() < 11) {
+    if (Value *given = dataScales(ctx, n, 1))
+      return {legacyResizeByDataScales(ctx, n, x, given)};
     std::vector<double> scales = toDoubles(ctx.requireConstantInput(n, 1, "scales"));
     return buildResize(b, x, legacyParams(n, scales), {}, scales, {}, "stretch");
   }
@@ -713,6 +887,11 @@ Values convertResize(ImportContext &ctx, const Node &n) {
   p.extrapolation = attrFloat(n, "extrapolation_value", 0.f);
   std::vector<double> scales;
   std::vector<int64_t> sizes;
+  if (Value *given = dataScales(ctx, n, 2)) {
+    if (ctx.input(n, 3) && ctx.input(n, 3)->type().staticNumElements() != 0)
+      throw ConvertError("only one of scales and sizes may be given");
+    return {resizeByDataScales(ctx, n, x, p, attrInts(n, "axes"), given)};
+  }
   if (ctx.input(n, 2))
     scales = toDoubles(ctx.requireConstantInput(n, 2, "scales"));
   const std::string aspect = attrString(n, "keep_aspect_ratio_policy", "stretch");
@@ -743,6 +922,8 @@ Values convertUpsample(ImportContext &ctx, const Node &n) {
   if (ctx.opset() < 9) {
     for (float f : attrFloats(n, "scales"))
       scales.push_back(f);
+  } else if (Value *given = dataScales(ctx, n, 1)) {
+    return {legacyResizeByDataScales(ctx, n, x, given)};
   } else {
     scales = toDoubles(ctx.requireConstantInput(n, 1, "scales"));
   }

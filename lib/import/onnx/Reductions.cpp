@@ -17,6 +17,11 @@ struct ReduceSpec {
   std::vector<int64_t> axes; // empty: all axes
   bool keepdims = true;
   bool noop = false;
+  // Axes read from data when the model runs: how often each axis is named (axisCounts), the
+  // number of entries, and the name their sizes take. Then `axes` is unused.
+  Value *counts = nullptr;
+  int64_t named = 0;
+  std::string name;
 };
 
 ReduceSpec readReduceSpec(ImportContext &ctx, const onnx::NodeProto &node, Value *x,
@@ -25,7 +30,20 @@ ReduceSpec readReduceSpec(ImportContext &ctx, const onnx::NodeProto &node, Value
   spec.keepdims = attrInt(node, "keepdims", 1) != 0;
   std::vector<int64_t> axes;
   if (ctx.opset() >= axesInputSince) {
-    if (optionalInput(ctx, node, 1))
+    Value *given = optionalInput(ctx, node, 1);
+    if (given && !ctx.constantInput(node, 1) && given->type().staticNumElements() != 0) {
+      std::optional<int64_t> m = given->type().staticNumElements();
+      if (!m)
+        throw ConvertError("axes read from data must have a static length, got " +
+                           given->type().str());
+      Builder &b = ctx.builder();
+      const int64_t rank = x->type().rank();
+      spec.counts = axisCounts(b, runtimeAxes(b, reshapeTo(b, given, {Dim(*m)}), rank), rank);
+      spec.named = *m;
+      spec.name = node.output_size() > 0 ? node.output(0) : "reduce";
+      return spec;
+    }
+    if (given && given->type().staticNumElements() != 0) // (no entries: no values to read)
       axes = ctx.requireConstantInput(node, 1, "axes").toIntVector();
     spec.noop = axes.empty() && attrInt(node, "noop_with_empty_axes", 0) != 0;
   } else {
@@ -44,10 +62,44 @@ ReduceSpec readReduceSpec(ImportContext &ctx, const onnx::NodeProto &node, Value
 // ReduceSum takes its axes as an input from opset 13, the other reductions from opset 18.
 int axesInputSince(const std::string &opType) { return opType == "ReduceSum" ? 13 : 18; }
 
-Value *applyReduce(Builder &b, Value *x, ReduceKind kind, const ReduceSpec &spec) {
+// Axes read from data: x reduced along each named axis in turn, each result broadcast back to
+// x's dims (so the next axis can be chosen the same way), keeping x's shape.
+Value *reducedInPlace(Builder &b, Value *x, ReduceKind kind, const ReduceSpec &spec) {
+  Value *y = x;
+  const Attribute dims = Attribute::dims(x->type().dims);
+  for (int64_t d = 0; d < x->type().rank(); ++d) {
+    Value *named = lessThan(b, b.scalar(DType::I64, 0), elementOf(b, spec.counts, d));
+    Value *along = b.value(OpKind::Expand, {reduce(b, y, kind, {d}, true)}, {{"shape", dims}});
+    y = select(b, named, along, y);
+  }
+  return y;
+}
+
+// The reduction's result cut out of reducedInPlace's: index 0 along each named axis (a size read
+// from data: 1 there, the whole dim elsewhere), those axes then dropped unless keepdims.
+Value *cutReduced(ImportContext &ctx, Value *full, const ReduceSpec &spec) {
+  Builder &b = ctx.builder();
+  Value *y = full;
+  for (int64_t d = 0; d < full->type().rank(); ++d) {
+    Value *named = lessThan(b, b.scalar(DType::I64, 0), elementOf(b, spec.counts, d));
+    Value *count = select(b, named, b.scalar(DType::I64, 1), dimValue(b, full, d));
+    Value *idx = dataArange(ctx, count, spec.name + "_" + std::to_string(d));
+    y = b.value(OpKind::Gather, {y, idx}, {{"axis", Attribute(d)}});
+  }
+  if (spec.keepdims)
+    return y;
+  std::vector<Dim> out = unnamedDims(ctx, full, spec.counts, full->type().rank() - spec.named,
+                                     spec.name + "_kept");
+  return b.value(OpKind::Reshape, {y},
+                 {{"shape", Attribute::dims(out)}, {"allowzero", Attribute(int64_t{1})}});
+}
+
+Value *applyReduce(ImportContext &ctx, Value *x, ReduceKind kind, const ReduceSpec &spec) {
   if (spec.noop)
     return x;
-  return reduce(b, x, kind, spec.axes, spec.keepdims);
+  if (spec.counts)
+    return cutReduced(ctx, reducedInPlace(ctx.builder(), x, kind, spec), spec);
+  return reduce(ctx.builder(), x, kind, spec.axes, spec.keepdims);
 }
 
 // Reduce{Sum,Mean,Max,Min,Prod}: one reduce op.
@@ -55,7 +107,7 @@ ConvertFn plainReduce(ReduceKind k) {
   return [k](ImportContext &ctx, const onnx::NodeProto &node) -> std::vector<Value *> {
     Value *x = requiredInput(ctx, node, 0, "data");
     ReduceSpec spec = readReduceSpec(ctx, node, x, axesInputSince(node.op_type()));
-    return {applyReduce(ctx.builder(), x, k, spec)};
+    return {applyReduce(ctx, x, k, spec)};
   };
 }
 
@@ -63,28 +115,28 @@ std::vector<Value *> convertReduceL1(ImportContext &ctx, const onnx::NodeProto &
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, node, 0, "data");
   ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
-  return {applyReduce(b, unary(b, OpKind::Abs, x), ReduceKind::Sum, spec)};
+  return {applyReduce(ctx, unary(b, OpKind::Abs, x), ReduceKind::Sum, spec)};
 }
 
 std::vector<Value *> convertReduceL2(ImportContext &ctx, const onnx::NodeProto &node) {
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, node, 0, "data");
   ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
-  return {unary(b, OpKind::Sqrt, applyReduce(b, mul(b, x, x), ReduceKind::Sum, spec))};
+  return {unary(b, OpKind::Sqrt, applyReduce(ctx, mul(b, x, x), ReduceKind::Sum, spec))};
 }
 
 std::vector<Value *> convertReduceSumSquare(ImportContext &ctx, const onnx::NodeProto &node) {
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, node, 0, "data");
   ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
-  return {applyReduce(b, mul(b, x, x), ReduceKind::Sum, spec)};
+  return {applyReduce(ctx, mul(b, x, x), ReduceKind::Sum, spec)};
 }
 
 std::vector<Value *> convertReduceLogSum(ImportContext &ctx, const onnx::NodeProto &node) {
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, node, 0, "data");
   ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
-  return {unary(b, OpKind::Log, applyReduce(b, x, ReduceKind::Sum, spec))};
+  return {unary(b, OpKind::Log, applyReduce(ctx, x, ReduceKind::Sum, spec))};
 }
 
 // An infinite max (an all -inf or +inf slice) would make x - max NaN; shift by 0 there instead.
@@ -103,6 +155,11 @@ std::vector<Value *> convertReduceLogSumExp(ImportContext &ctx, const onnx::Node
   ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
   if (spec.noop)
     return {x};
+  if (spec.counts) { // axes read from data: all in x's shape, then cut
+    Value *shift = finiteOrZero(b, reducedInPlace(b, x, ReduceKind::Max, spec));
+    Value *sumExp = reducedInPlace(b, unary(b, OpKind::Exp, sub(b, x, shift)), ReduceKind::Sum, spec);
+    return {cutReduced(ctx, add(b, unary(b, OpKind::Log, sumExp), shift), spec)};
+  }
   Value *maxKept = finiteOrZero(b, reduce(b, x, ReduceKind::Max, spec.axes, true));
   Value *sumExp = reduce(b, unary(b, OpKind::Exp, sub(b, x, maxKept)), ReduceKind::Sum, spec.axes,
                          spec.keepdims);
