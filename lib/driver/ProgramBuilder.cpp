@@ -258,9 +258,12 @@ private:
       for (const std::string &u : used) {
         if (!isInputSymbol(u))
           return makeError(diagnose(op, "the operand's dim '" + u + "' is bound by no input"));
-        // A control step's result bound must be known when the step starts.
+        // A control step's result bound must be known when the step starts: a size read from
+        // data before it does for a loop's scan length (its results allocated at that bound
+        // when the step starts), not for other results placed before it runs.
+        const bool scanLength = op.kind() == OpKind::Loop && vb.dim == 0;
         for (size_t i = 0; i < plan().symbols.size(); ++i)
-          if (isControlFlow(op) && plan().symbols[i] == u && readsUnbounded[i])
+          if (isControlFlow(op) && !scanLength && plan().symbols[i] == u && readsUnbounded[i])
             return makeError(diagnose(op, "result " + std::to_string(vb.result) + " dim " +
                                               std::to_string(vb.dim) + " ('" + *sym +
                                               "') is bounded by '" + u +

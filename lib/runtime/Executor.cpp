@@ -143,9 +143,18 @@ Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weig
     // Sizes this step sets when it runs (a loop's scan entry dims): results sized by them are
     // allocated by the step itself.
     std::set<size_t> setHere;
-    for (const PlanResultBind &b : plan_.resultBinds)
-      if (b.step == static_cast<int64_t>(s) && plan_.isUnbounded(static_cast<size_t>(b.symbol)))
-        setHere.insert(static_cast<size_t>(b.symbol));
+    std::vector<size_t> atBound;
+    for (const PlanResultBind &b : plan_.resultBinds) {
+      if (b.step != static_cast<int64_t>(s))
+        continue;
+      const size_t sym = static_cast<size_t>(b.symbol);
+      if (plan_.isUnbounded(sym))
+        setHere.insert(sym);
+      else if (dynamicSymbol_[sym] && step.kind == PlanStep::Loop &&
+               std::find(atBound.begin(), atBound.end(), sym) == atBound.end())
+        atBound.push_back(sym);
+    }
+    atBoundSymbols_.push_back(std::move(atBound));
     std::vector<size_t> dyn, deferred;
     for (size_t a = 0; a < step.args.size(); ++a) {
       const PlanArg &arg = step.args[a];
@@ -401,6 +410,17 @@ Status Executor::placeBuffers(RunContext &ctx) const {
   return Status();
 }
 
+std::optional<int64_t> Executor::boundNow(const RunContext &ctx, size_t sym) const {
+  auto now = [&](const std::string &name) -> std::optional<int64_t> {
+    for (size_t i = 0; i < sym; ++i)
+      if (!plan_.isDerived(i) && plan_.symbols[i] == name &&
+          (!dynamicSymbol_[i] || ctx.valueBound_[i]))
+        return ctx.symbolValues_[i];
+    return std::nullopt;
+  };
+  return bounds_[sym] ? bounds_[sym]->evaluate(now) : std::nullopt;
+}
+
 Status Executor::allocateDynamic(RunContext &ctx, const PlanArg &arg,
                                  const std::string &before) const {
   const bool output = arg.kind == PlanArg::Output;
@@ -584,14 +604,7 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
         // A bound reading sizes known only during the run is computed now.
         int64_t bound = ctx.boundValues_[sym];
         if (dynamicSymbol_[sym]) {
-          auto now = [&](const std::string &name) -> std::optional<int64_t> {
-            for (size_t i = 0; i < sym; ++i)
-              if (!plan_.isDerived(i) && plan_.symbols[i] == name &&
-                  (!dynamicSymbol_[i] || ctx.valueBound_[i]))
-                return ctx.symbolValues_[i];
-            return std::nullopt;
-          };
-          std::optional<int64_t> b2 = bounds_[sym] ? bounds_[sym]->evaluate(now) : std::nullopt;
+          std::optional<int64_t> b2 = boundNow(ctx, sym);
           if (!b2)
             return Status::error("before " + plan_.steps[step].name + ": the bound " +
                                  plan_.bounds[sym] + " of the data-dependent size '" +
@@ -619,6 +632,19 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     const PlanStep &step = plan_.steps[s];
     if (Status st = applyBinds(s))
       return st;
+    // Sizes the step sets, bounded by sizes read from data: at their bound until it runs.
+    for (size_t sym : atBoundSymbols_[s]) {
+      std::optional<int64_t> bound = boundNow(ctx, sym);
+      if (!bound || *bound < 0)
+        return Status::error("before " + step.name + ": the bound " + plan_.bounds[sym] +
+                             " of the data-dependent size '" + plan_.symbols[sym] +
+                             "' cannot be computed yet");
+      ctx.boundValues_[sym] = ctx.symbolValues_[sym] = *bound;
+      ctx.valueBound_[sym] = true;
+    }
+    if (!atBoundSymbols_[s].empty())
+      if (Status st = shapeProgram(ctx.symbolValues_, &ctx.valueBound_))
+        return Status::error("before " + step.name + ": " + st.message());
     for (size_t a : dynamicArgs_[s])
       if (Status st = allocateDynamic(ctx, step.args[a], step.name))
         return st;

@@ -183,6 +183,13 @@ private:
   std::vector<std::vector<size_t>> dynamicArgs_;
   // Per step: results it allocates itself (a loop's scan results sized by their first entry).
   std::vector<std::vector<size_t>> stepAllocatedArgs_;
+  // Per step: sizes its run sets whose bound reads sizes read from data (a loop's scan length
+  // that an early exit can cut short, at most a trip count read from data): set to that bound,
+  // computed when the step starts, so its results are allocated at it.
+  std::vector<std::vector<size_t>> atBoundSymbols_;
+  // The bound of value-bound symbol `sym` over the sizes the run has bound so far; nullopt
+  // when it reads one not bound yet.
+  std::optional<int64_t> boundNow(const RunContext &ctx, size_t sym) const;
   std::vector<std::vector<size_t>> derivedDynamicReads_;
   // Recomputes the derived symbols from `values`' base symbols, then runs the checks: at bind()
   // (`boundNow` null) those reading no value-bound symbol; during a run, after a bind, those

@@ -275,12 +275,16 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
   const int onnxScans = numScan;
   numScan += static_cast<int>(appended.size());
   if (numScan > 0) {
-    // A trip count read from data, with a condition that never ends the loop early: the scan
-    // length is that count (clamped at 0), a size read from data before the loop runs.
-    if (!tripLength && ctx.input(n, 0) && condAlwaysTrue)
-      tripLength = dataDim(ctx, maximum(b, reshapeTo(b, trips, {}), b.scalar(DType::I64, 0.0)),
-                           (n.output_size() > 0 ? n.output(0) : std::string("loop")) + "_trips")
-                       .asExpr();
+    // A trip count read from data: the scan length is that count (clamped at 0), a size read
+    // from data before the loop runs, or (a condition that can end it early) its bound.
+    // (The loop counts its trips from that arange's length: it runs before the loop.)
+    if (!tripLength && ctx.input(n, 0)) {
+      Value *count = dataArange(
+          ctx, maximum(b, reshapeTo(b, trips, {}), b.scalar(DType::I64, 0.0)),
+          (n.output_size() > 0 ? n.output(0) : std::string("loop")) + "_trips");
+      tripLength = count->type().dims[0].asExpr();
+      trips = dimValue(b, count, 0);
+    }
     if (!tripLength)
       throw ConvertError("the Loop has scan outputs, a trip count from tensor data and a "
                          "condition that may end it early: scan outputs need a trip count known "

@@ -13,10 +13,17 @@ count of x > i:
   rows = zeros(0, 10); for i in range(n): rows = cat(rows, pad(range(i + 1))[:width][None]);
   counts[i] = (x > i).sum()
 
-  make_loop_sizes.py MODEL.onnx [--append | --append-read]   write the model (--append-read:
-                                               the body also reads the list it builds)
+With --early, a loop a condition can end before its trip count (a greedy decode stopping at
+its end token), the trip count an input, with a scan output whose length is the iterations run:
+
+  acc = 0; for i in range(n): acc += x[i % 8]; rows[i] = [acc, i]; if acc >= limit: break
+
+  make_loop_sizes.py MODEL.onnx [--append | --append-read | --early]   write the model
+                                               (--append-read: the body also reads the list it
+                                               builds)
   make_loop_sizes.py --check OUT X N           compare the run's acc with numpy's
   make_loop_sizes.py --check-append OUT X N W  compare rows and counts with numpy's
+  make_loop_sizes.py --check-early OUT X N LIMIT  compare acc and rows with numpy's
 """
 import sys
 
@@ -99,6 +106,54 @@ def build_append(path, read=False):
     onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
 
 
+def build_early(path):
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    c = lambda name, dt, dims, v: h.make_node("Constant", [], [name],
+                                              value=h.make_tensor(name, dt, dims, v))
+    body = h.make_graph(
+        [c("eight", T.INT64, [], [8]), c("axis0", T.INT64, [1], [0]),
+         h.make_node("Mod", ["i", "eight"], ["at"]),
+         h.make_node("Gather", ["x", "at"], ["xi"], axis=0),
+         h.make_node("Add", ["acc", "xi"], ["acc_out"]),
+         h.make_node("Less", ["acc_out", "limit"], ["cond_out"]),
+         h.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+         h.make_node("Unsqueeze", ["acc_out", "axis0"], ["a1"]),
+         h.make_node("Unsqueeze", ["fi", "axis0"], ["i1"]),
+         h.make_node("Concat", ["a1", "i1"], ["row"], axis=0)],
+        "body",
+        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond", T.BOOL, []),
+         h.make_tensor_value_info("acc", T.FLOAT, [])],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []),
+         h.make_tensor_value_info("acc_out", T.FLOAT, []),
+         h.make_tensor_value_info("row", T.FLOAT, [2])])
+    g = h.make_graph(
+        [c("acc0", T.FLOAT, [], [0.0]),
+         h.make_node("Loop", ["n", "", "acc0"], ["acc", "rows"], body=body)],
+        "loop_early",
+        [h.make_tensor_value_info("x", T.FLOAT, [8]), h.make_tensor_value_info("n", T.INT64, []),
+         h.make_tensor_value_info("limit", T.FLOAT, [])],
+        [h.make_tensor_value_info("acc", T.FLOAT, []),
+         h.make_tensor_value_info("rows", T.FLOAT, None)])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+
+
+def check_early(out, x, n, limit):
+    x, n, limit = np.load(x), int(np.load(n)), float(np.load(limit))
+    acc, rows = np.float32(0), []
+    for i in range(n):
+        acc = np.float32(acc + x[i % 8])
+        rows.append([acc, i])
+        if not acc < limit:
+            break
+    rows = np.array(rows, np.float32).reshape(-1, 2)
+    np.testing.assert_array_equal(np.load(out + "/rows.npy"), rows)
+    np.testing.assert_array_equal(np.load(out + "/acc.npy"), acc)
+    print("ok", rows.shape)
+
+
 def check_append(out, x, n, width):
     x, n, width = np.load(x), int(np.load(n)), int(np.load(width)[0])
     rows = np.zeros((n, width), np.float32)
@@ -124,6 +179,10 @@ if __name__ == "__main__":
         check(*sys.argv[2:5])
     elif sys.argv[1] == "--check-append":
         check_append(*sys.argv[2:6])
+    elif sys.argv[1] == "--check-early":
+        check_early(*sys.argv[2:6])
+    elif "--early" in sys.argv:
+        build_early(sys.argv[1])
     elif "--append" in sys.argv or "--append-read" in sys.argv:
         build_append(sys.argv[1], read="--append-read" in sys.argv)
     else:
