@@ -337,10 +337,11 @@ private:
     // `why` follows the op's name in the message.
     auto require = [&](const Op &op, const Dim &got, const Dim &want, const std::string &what,
                        bool atLeast = false, const std::string &why = "") {
-      if (err || got.isStatic() || (!atLeast && got == want))
+      // (A static dim against a symbolic bound: a dim at least a run-time amount.)
+      if (err || (got.isStatic() && !(atLeast && !want.isStatic())) || (!atLeast && got == want))
         return;
       std::set<std::string> used;
-      got.expr.collectSymbols(used);
+      got.asExpr().collectSymbols(used);
       want.asExpr().collectSymbols(used);
       for (const std::string &u : used)
         if (!isInputSymbol(u)) {
@@ -348,7 +349,7 @@ private:
                                            "' is bound by no input"));
           return;
         }
-      std::string lhs = got.expr.str(), rhs = want.asExpr().str();
+      std::string lhs = got.asExpr().str(), rhs = want.asExpr().str();
       if (seen.insert({lhs, (atLeast ? ">=" : "") + rhs}).second)
         plan().checks.push_back(
             {lhs, rhs,
@@ -479,12 +480,38 @@ private:
                     "the length of axis " + std::to_string(d) + " it reads from", true);
           }
       } else if (op.kind() == OpKind::Resize && ops::ResizeOp(op).scales().empty()) {
-        // Sizes without scales: the scale is out / in at run time, and an empty axis has
-        // nothing to interpolate from.
+        // Sizes without scales (or scales read from data): the scale is out / in at run time,
+        // and an empty axis has nothing to interpolate from: at least 1 unless the output is
+        // empty there too.
         const auto &in = op.operand(0)->type().dims;
         for (size_t d = 0; d < in.size() && d < out.size(); ++d)
           if (!in[d].isStatic() && in[d] != out[d])
-            require(op, in[d], Dim(1), "input dim " + std::to_string(d) + ", resized,", true);
+            require(op, in[d], Dim::of(SymExpr::min(SymExpr(1), out[d].asExpr())),
+                    "input dim " + std::to_string(d) + ", resized,", true);
+      } else if ((op.kind() == OpKind::Gather || op.kind() == OpKind::GatherElements ||
+                  op.kind() == OpKind::ScatterElements) &&
+                 op.numOperands() >= 2) {
+        // Indices into an axis that may be empty when the model runs (a split part of size 0
+        // read from data): at least 1 long where any index is read.
+        const auto &data = op.operand(0)->type().dims;
+        const Value *indices = op.operand(op.kind() == OpKind::ScatterElements ? 2 : 1);
+        const int64_t axis = op.kind() == OpKind::Gather ? ops::GatherOp(op).axis()
+                             : op.kind() == OpKind::GatherElements
+                                 ? ops::GatherElementsOp(op).axis()
+                                 : ops::ScatterElementsOp(op).axis();
+        if (axis >= 0 && static_cast<size_t>(axis) < data.size() &&
+            !(data[axis].isStatic() && data[axis].size >= 1)) {
+          try {
+            SymExpr count(1);
+            for (const Dim &d : indices->type().dims)
+              count = count * d.asExpr();
+            if (!(count.constant() && *count.constant() == 0))
+              require(op, data[axis], Dim::of(SymExpr::min(SymExpr(1), count)),
+                      "the length of axis " + std::to_string(axis) + " it indexes", true);
+          } catch (const SymExprError &) {
+            // a count past what formulas keep: the kernel's index check stands alone
+          }
+        }
       } else if (op.kind() == OpKind::Reshape &&
                  (op.attr("shape").kind() == AttrKind::Dims ||
                   std::all_of(out.begin(), out.end(), [](const Dim &d) { return d.isStatic(); }))) {

@@ -210,7 +210,21 @@ Value *squeezeData(ImportContext &ctx, const Node &n, Value *x, Value *axes) {
     throw ConvertError("Squeeze of " + std::to_string(m) + " axes from a rank-" +
                        std::to_string(rank) + " tensor");
   Value *counts = axisCounts(b, runtimeAxes(b, reshapeTo(b, axes, {Dim(m)}), rank), rank);
-  std::vector<Dim> out = unnamedDims(ctx, x, counts, rank - m, n.output(0));
+  // Every named axis must have size 1 (also in an empty tensor, whose count check cannot tell).
+  Value *one = b.scalar(DType::I64, 1);
+  Value *notOne = castTo(b, b.value(OpKind::Not, {b.value(OpKind::Eq, {dimsOf(b, x), one})}),
+                         DType::I64);
+  Value *squeezable = b.value(OpKind::Eq, {reduce(b, mul(b, counts, notOne), ReduceKind::Sum, {0},
+                                                  false),
+                                           b.scalar(DType::I64, 0)});
+  if (rank == m) { // to a scalar: through [?c], c = 1 when every axis is named once and is 1
+    Value *once = b.value(OpKind::Le, {reduce(b, counts, ReduceKind::Max, {0}, false), one});
+    Dim c = checkedDataDim(ctx, one, b.value(OpKind::And, {once, squeezable}), n.output(0) + "_0");
+    Value *flat = b.value(OpKind::Reshape, {x},
+                          {{"shape", Attribute::dims({c})}, {"allowzero", Attribute(int64_t{1})}});
+    return reshapeTo(b, flat, {});
+  }
+  std::vector<Dim> out = unnamedDims(ctx, x, counts, rank - m, n.output(0), squeezable);
   return b.value(OpKind::Reshape, {x},
                  {{"shape", Attribute::dims(out)}, {"allowzero", Attribute(int64_t{1})}});
 }
@@ -347,22 +361,23 @@ Values splitData(ImportContext &ctx, const Node &n, Value *x, int64_t axis, Valu
   if (given->type().rank() != 1 || isFloat(given->type().dtype) || given->type().dtype == DType::Bool)
     throw ConvertError("split read from data must be a 1-D integer tensor, got " +
                        given->type().str());
-  Value *total = b.scalar(DType::I64, 0);
+  // Every part checks that the sizes are >= 0 and add up to the dim (any part may be unused).
+  Value *total = b.scalar(DType::I64, 0), *least = b.scalar(DType::I64, 0);
   std::vector<Value *> sizes;
   for (int64_t i = 0; i < parts; ++i) {
     sizes.push_back(scalarElement(b, given, i));
     total = add(b, total, sizes.back());
+    least = minimum(b, least, sizes.back());
   }
-  Value *whole = b.value(OpKind::Eq, {total, dimValue(b, x, axis)});
+  Value *whole = b.value(OpKind::And, {b.value(OpKind::Eq, {total, dimValue(b, x, axis)}),
+                                       b.value(OpKind::Le, {b.scalar(DType::I64, 0), least})});
   Values results;
   Value *start = b.scalar(DType::I64, 0);
   for (int64_t i = 0; i < parts; ++i) {
     const std::string name = n.output(static_cast<int>(i)).empty()
                                  ? n.output(0) + "_part" + std::to_string(i)
                                  : n.output(static_cast<int>(i));
-    Value *size = sizes[i];
-    if (i == parts - 1)
-      size = select(b, whole, size, b.scalar(DType::I64, -1));
+    Value *size = select(b, whole, sizes[i], b.scalar(DType::I64, -1));
     Value *idx = add(b, start, dataArange(ctx, size, name));
     results.push_back(b.value(OpKind::Gather, {x, idx}, {{"axis", Attribute(axis)}}));
     start = add(b, start, sizes[i]);
@@ -881,9 +896,14 @@ Values convertReverseSequence(ImportContext &ctx, const Node &n) {
   };
   Value *t = along(b.value(OpKind::Iota, {x}, {{"axis", Attribute(timeAxis)}}), timeAxis);
   Value *steps = dimValue(b, x, timeAxis);
-  Value *len = castTo(b, lens, DType::I64);
+  // Each batch entry's length, gathered at its index: lengths fewer than the batch fail the
+  // gather's index check.
+  Value *len = b.value(OpKind::Gather,
+                       {castTo(b, lens, DType::I64),
+                        b.value(OpKind::Iota, {x}, {{"axis", Attribute(batchAxis)}})},
+                       {{"axis", Attribute(int64_t{0})}});
   len = minimum(b, maximum(b, len, b.scalar(DType::I64, 0)), steps);
-  len = along(len, batchAxis); // a batch of other size fails the broadcast below
+  len = along(len, batchAxis);
   Value *reversed = sub(b, sub(b, len, b.scalar(DType::I64, 1)), t);
   Value *idx = select(b, lessThan(b, t, len), reversed, t);
   idx = b.value(OpKind::Expand, {idx}, {{"shape", Attribute::dims(xt.dims)}});

@@ -93,13 +93,15 @@ Value *cumulativeSum(Builder &b, Value *v) {
 }
 
 std::vector<Dim> unnamedDims(ImportContext &ctx, Value *x, Value *counts, int64_t outRank,
-                             const std::string &name) {
+                             const std::string &name, Value *alsoValid) {
   Builder &b = ctx.builder();
   Value *one = b.scalar(DType::I64, 1);
   Value *kept = sub(b, one, minimum(b, counts, one));
   Value *position = cumulativeSum(b, kept); // of each kept dim: 1, 2, ...
   Value *keptDims = mul(b, kept, dimsOf(b, x));
   Value *valid = b.value(OpKind::Le, {reduce(b, counts, ReduceKind::Max, {0}, false), one});
+  if (alsoValid)
+    valid = b.value(OpKind::And, {valid, alsoValid});
   std::vector<Dim> out;
   for (int64_t k = 0; k < outRank; ++k) {
     Value *isK = castTo(b, b.value(OpKind::Eq, {position, b.scalar(DType::I64, double(k + 1))}),

@@ -46,10 +46,10 @@ Value *axisCounts(Builder &b, Value *normalizedAxes, int64_t rank);
 // Inclusive running sum of a 1-D vector.
 Value *cumulativeSum(Builder &b, Value *v);
 // The dims of `x` that `counts` (axisCounts: i64 [rank of x]) does not name, in order, as sizes
-// read from data: `outRank` of them (rank minus the axes named). An axis named twice makes the
-// first negative, failing the run.
+// read from data: `outRank` of them (rank minus the axes named). An axis named twice (or
+// `alsoValid` false) makes the first negative, failing the run.
 std::vector<Dim> unnamedDims(ImportContext &ctx, Value *x, Value *counts, int64_t outRank,
-                             const std::string &name);
+                             const std::string &name, Value *alsoValid = nullptr);
 // Element i of a 1-D i64 vector as a rank-0 value.
 Value *elementOf(Builder &b, Value *vec, int64_t i);
 // A size read from data that is `size` when `valid`, else -1: the run fails at its arange

@@ -273,7 +273,10 @@ Values convertOneHot(ImportContext &ctx, const Node &n) {
     if (!count || *count != 1 || given->type().dtype == DType::Bool)
       throw ConvertError("depth must hold one number, got " + given->type().str());
     depthValue = scalarElement(b, given, 0);
-    Value *range = dataArange(ctx, depthValue, n.output(0) + "_depth");
+    // (A depth of 0 or less is no depth: a negative size, failing the run.)
+    Value *positive = lessThan(b, b.scalar(DType::I64, 0), depthValue);
+    Value *range = dataArange(ctx, select(b, positive, depthValue, b.scalar(DType::I64, -1)),
+                              n.output(0) + "_depth");
     std::vector<Dim> along(static_cast<size_t>(outRank), Dim(1));
     along[static_cast<size_t>(axis)] = range->type().dims[0];
     classes = reshapeTo(b, range, along);
@@ -421,8 +424,13 @@ Values convertCumSum(ImportContext &ctx, const Node &n) {
   for (int64_t d = rank - 2; d >= 0; --d)
     result = select(b, b.value(OpKind::Eq, {axis, b.scalar(DType::I64, double(d))}), cumsum(d),
                     result);
-  if (rank == 1) // the axis must still be 0 or -1
-    result = select(b, b.value(OpKind::Eq, {axis, b.scalar(DType::I64, 0)}), result, result);
+  if (rank == 1) { // the axis must still be 0 or -1: its normalizing gather sizes the result
+    Dim length = checkedDataDim(ctx, dimValue(b, x, 0),
+                                b.value(OpKind::Eq, {axis, b.scalar(DType::I64, 0)}),
+                                n.output(0) + "_0");
+    result = b.value(OpKind::Reshape, {result},
+                     {{"shape", Attribute::dims({length})}, {"allowzero", Attribute(int64_t{1})}});
+  }
   return {result};
 }
 

@@ -18,10 +18,14 @@ struct ReduceSpec {
   bool keepdims = true;
   bool noop = false;
   // Axes read from data when the model runs: how often each axis is named (axisCounts), the
-  // number of entries, and the name their sizes take. Then `axes` is unused.
+  // number of entries, and the name their sizes take; per axis of x, the indices a gather takes
+  // from concat(y, reduce(y)) along it: the reduced slice where the axis is named, else the whole
+  // axis (one arange per axis for the node, so every reduction of it has the same result dims).
+  // Then `axes` is unused.
   Value *counts = nullptr;
   int64_t named = 0;
   std::string name;
+  std::vector<Value *> pick;
 };
 
 ReduceSpec readReduceSpec(ImportContext &ctx, const onnx::NodeProto &node, Value *x,
@@ -41,6 +45,14 @@ ReduceSpec readReduceSpec(ImportContext &ctx, const onnx::NodeProto &node, Value
       spec.counts = axisCounts(b, runtimeAxes(b, reshapeTo(b, given, {Dim(*m)}), rank), rank);
       spec.named = *m;
       spec.name = node.output_size() > 0 ? node.output(0) : "reduce";
+      for (int64_t d = 0; d < rank; ++d) {
+        Value *named = lessThan(b, b.scalar(DType::I64, 0), elementOf(b, spec.counts, d));
+        Value *length = dimValue(b, x, d);
+        Value *count = select(b, named, b.scalar(DType::I64, 1), length);
+        Value *first = select(b, named, length, b.scalar(DType::I64, 0));
+        spec.pick.push_back(add(b, dataArange(ctx, count, spec.name + "_" + std::to_string(d)),
+                                first));
+      }
       return spec;
     }
     if (given && given->type().staticNumElements() != 0) // (no entries: no values to read)
@@ -63,7 +75,8 @@ ReduceSpec readReduceSpec(ImportContext &ctx, const onnx::NodeProto &node, Value
 int axesInputSince(const std::string &opType) { return opType == "ReduceSum" ? 13 : 18; }
 
 // Axes read from data: x reduced along each named axis in turn, each result broadcast back to
-// x's dims (so the next axis can be chosen the same way), keeping x's shape.
+// x's dims (so the next axis can be chosen the same way), keeping x's shape (a shift for
+// ReduceLogSumExp).
 Value *reducedInPlace(Builder &b, Value *x, ReduceKind kind, const ReduceSpec &spec) {
   Value *y = x;
   const Attribute dims = Attribute::dims(x->type().dims);
@@ -75,30 +88,35 @@ Value *reducedInPlace(Builder &b, Value *x, ReduceKind kind, const ReduceSpec &s
   return y;
 }
 
-// The reduction's result cut out of reducedInPlace's: index 0 along each named axis (a size read
-// from data: 1 there, the whole dim elsewhere), those axes then dropped unless keepdims.
-Value *cutReduced(ImportContext &ctx, Value *full, const ReduceSpec &spec) {
+// Axes read from data: along each axis in turn, the reduction appended to y, then the gather of
+// spec.pick: the reduced slice where the axis is named (also of an empty axis: the identity),
+// else the whole axis; the named axes then dropped unless keepdims.
+Value *reduceAlongData(ImportContext &ctx, Value *x, ReduceKind kind, const ReduceSpec &spec) {
   Builder &b = ctx.builder();
-  Value *y = full;
-  for (int64_t d = 0; d < full->type().rank(); ++d) {
-    Value *named = lessThan(b, b.scalar(DType::I64, 0), elementOf(b, spec.counts, d));
-    Value *count = select(b, named, b.scalar(DType::I64, 1), dimValue(b, full, d));
-    Value *idx = dataArange(ctx, count, spec.name + "_" + std::to_string(d));
-    y = b.value(OpKind::Gather, {y, idx}, {{"axis", Attribute(d)}});
+  Value *y = x;
+  for (int64_t d = 0; d < x->type().rank(); ++d) {
+    Value *joined = b.value(OpKind::Concat, {y, reduce(b, y, kind, {d}, true)},
+                            {{"axis", Attribute(d)}});
+    y = b.value(OpKind::Gather, {joined, spec.pick[static_cast<size_t>(d)]},
+                {{"axis", Attribute(d)}});
   }
+  return y;
+}
+
+Value *dropNamed(ImportContext &ctx, Value *x, Value *reduced, const ReduceSpec &spec) {
   if (spec.keepdims)
-    return y;
-  std::vector<Dim> out = unnamedDims(ctx, full, spec.counts, full->type().rank() - spec.named,
-                                     spec.name + "_kept");
-  return b.value(OpKind::Reshape, {y},
-                 {{"shape", Attribute::dims(out)}, {"allowzero", Attribute(int64_t{1})}});
+    return reduced;
+  std::vector<Dim> out =
+      unnamedDims(ctx, x, spec.counts, x->type().rank() - spec.named, spec.name + "_kept");
+  return ctx.builder().value(OpKind::Reshape, {reduced},
+                             {{"shape", Attribute::dims(out)}, {"allowzero", Attribute(int64_t{1})}});
 }
 
 Value *applyReduce(ImportContext &ctx, Value *x, ReduceKind kind, const ReduceSpec &spec) {
   if (spec.noop)
     return x;
   if (spec.counts)
-    return cutReduced(ctx, reducedInPlace(ctx.builder(), x, kind, spec), spec);
+    return dropNamed(ctx, x, reduceAlongData(ctx, x, kind, spec), spec);
   return reduce(ctx.builder(), x, kind, spec.axes, spec.keepdims);
 }
 
@@ -155,10 +173,12 @@ std::vector<Value *> convertReduceLogSumExp(ImportContext &ctx, const onnx::Node
   ReduceSpec spec = readReduceSpec(ctx, node, x, 18);
   if (spec.noop)
     return {x};
-  if (spec.counts) { // axes read from data: all in x's shape, then cut
+  if (spec.counts) { // axes read from data: the shift in x's shape, added back reduced
     Value *shift = finiteOrZero(b, reducedInPlace(b, x, ReduceKind::Max, spec));
-    Value *sumExp = reducedInPlace(b, unary(b, OpKind::Exp, sub(b, x, shift)), ReduceKind::Sum, spec);
-    return {cutReduced(ctx, add(b, unary(b, OpKind::Log, sumExp), shift), spec)};
+    Value *sumExp = reduceAlongData(ctx, unary(b, OpKind::Exp, sub(b, x, shift)), ReduceKind::Sum,
+                                    spec);
+    Value *back = finiteOrZero(b, reduceAlongData(ctx, shift, ReduceKind::Max, spec));
+    return {dropNamed(ctx, x, add(b, unary(b, OpKind::Log, sumExp), back), spec)};
   }
   Value *maxKept = finiteOrZero(b, reduce(b, x, ReduceKind::Max, spec.axes, true));
   Value *sumExp = reduce(b, unary(b, OpKind::Exp, sub(b, x, maxKept)), ReduceKind::Sum, spec.axes,

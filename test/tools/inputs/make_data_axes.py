@@ -10,7 +10,7 @@ runs, and checks its outputs against numpy.
 Outputs: Trilu with k given, OneHot with depth given, HannWindow of a given size,
 ReverseSequence with given lengths, CumSum along a given axis, Squeeze and Unsqueeze with given
 axes, Split into given sizes, Slice with given axes and steps, ReduceSum (keepdims 0 and 1),
-ReduceMax and ReduceLogSumExp over given axes, Resize by given scales (nearest and linear), and
+ReduceMax and ReduceLogSumExp over given axes (and ReduceSum over an empty axis), Resize by given scales (nearest and linear), and
 NonMaxSuppression with a given max count, IoU and score threshold.
 """
 import os
@@ -39,6 +39,7 @@ INPUTS = [
     ("saxes", np.int64, [2]),
     ("ssteps", np.int64, [2]),
     ("raxes", np.int64, [1]),
+    ("empty", np.float32, [2, 0, 3]),
     ("img", np.float32, [1, 1, 3, 4]),
     ("scales", np.float32, [4]),
     ("boxes", np.float32, [1, 5, 4]),
@@ -49,7 +50,7 @@ INPUTS = [
 ]
 
 OUTPUTS = ["tri", "hot", "win", "rev", "csum", "squeezed", "unsqueezed", "part0", "part1",
-           "sliced", "rsum", "rsumk", "rmax", "rlse", "nearest", "linear", "picked"]
+           "sliced", "rsum", "rsumk", "rmax", "rlse", "rempty", "nearest", "linear", "picked"]
 
 
 def build(path):
@@ -73,6 +74,7 @@ def build(path):
         h.make_node("ReduceSum", ["cube", "raxes"], ["rsumk"], keepdims=1),
         h.make_node("ReduceMax", ["cube", "saxes"], ["rmax"], keepdims=0),
         h.make_node("ReduceLogSumExp", ["cube", "raxes"], ["rlse"], keepdims=1),
+        h.make_node("ReduceSum", ["empty", "raxes"], ["rempty"], keepdims=1),
         h.make_node("Resize", ["img", "", "scales"], ["nearest"], mode="nearest",
                     coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
         h.make_node("Resize", ["img", "", "scales"], ["linear"], mode="linear"),
@@ -206,6 +208,7 @@ def check(out_dir, in_dir):
         rsumk=cube.sum(axis=raxis, keepdims=True),
         rmax=cube.max(axis=tuple(int(ax) for ax in a["saxes"])),
         rlse=np.log(np.exp(cube - m).sum(axis=raxis, keepdims=True)) + m,
+        rempty=a["empty"].sum(axis=raxis, keepdims=True),
         nearest=resize_nearest_asymmetric(a["img"], a["scales"]),
         linear=resize_linear_half_pixel(a["img"], a["scales"]),
         picked=nms(a["boxes"][0], a["bscores"][0, 0], int(a["maxout"][0]), float(a["iou"][0]),
