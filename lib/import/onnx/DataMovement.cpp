@@ -673,6 +673,40 @@ Values convertSlice(ImportContext &ctx, const Node &n) {
 
 // --- Padding and tiling ------------------------------------------------------------------------
 
+// Pad with axes read from data: each axis' begin and end pads taken from the entry naming it
+// (none: 0), all as sizes read from data (an axis named twice makes the first negative).
+std::vector<Dim> padsForDataAxes(ImportContext &ctx, const Node &n, Value *x, Value *axes) {
+  Builder &b = ctx.builder();
+  const int64_t rank = x->type().rank(), m = axesLength(axes);
+  Value *given = requiredInput(ctx, n, 1, "pads");
+  if (given->type().rank() != 1 || given->type().dims[0] != Dim(2 * m) ||
+      isFloat(given->type().dtype) || given->type().dtype == DType::Bool)
+    throw ConvertError("pads must be a 1-D integer tensor of " + std::to_string(2 * m) +
+                       " entries for " + std::to_string(m) + " axes, got " + given->type().str());
+  Value *named = runtimeAxes(b, reshapeTo(b, axes, {Dim(m)}), rank);
+  Value *once = b.value(OpKind::Le, {reduce(b, axisCounts(b, named, rank), ReduceKind::Max, {0},
+                                            false),
+                                     b.scalar(DType::I64, 1)});
+  std::vector<Value *> full(static_cast<size_t>(2 * rank));
+  for (int64_t d = 0; d < rank; ++d) {
+    Value *begin = b.scalar(DType::I64, 0), *end = begin;
+    for (int64_t i = 0; i < m; ++i) {
+      Value *here = b.value(OpKind::Eq, {elementOf(b, named, i), b.scalar(DType::I64, double(d))});
+      begin = select(b, here, scalarElement(b, given, i), begin);
+      end = select(b, here, scalarElement(b, given, i + m), end);
+    }
+    full[static_cast<size_t>(d)] = begin;
+    full[static_cast<size_t>(d + rank)] = end;
+  }
+  std::vector<Dim> pads;
+  for (int64_t j = 0; j < 2 * rank; ++j) {
+    const std::string name = n.output(0) + "_pad" + std::to_string(j);
+    pads.push_back(j == 0 ? checkedDataDim(ctx, full[0], once, name)
+                          : dataDim(ctx, full[static_cast<size_t>(j)], name));
+  }
+  return pads;
+}
+
 Values convertPad(ImportContext &ctx, const Node &n) {
   Builder &b = ctx.builder();
   Value *x = requiredInput(ctx, n, 0, "data");
@@ -687,7 +721,11 @@ Values convertPad(ImportContext &ctx, const Node &n) {
     value = b.scalar(dt, attrFloat(n, "value", 0.f));
   } else {
     // Pads computed from symbolic dims (a window's remainder, (7 - w % 7) % 7) are formulas.
-    pads = dimsInputOrData(ctx, n, 1, "pads"); // data: non-negative, checked when it runs
+    if (Value *axes = ctx.input(n, 3); axes && !ctx.constantInput(n, 3)) {
+      pads = padsForDataAxes(ctx, n, x, axes);
+    } else {
+      pads = dimsInputOrData(ctx, n, 1, "pads"); // data: non-negative, checked when it runs
+    }
     if (Value *v = ctx.input(n, 2)) {
       if (v->type().dtype != dt)
         throw ConvertError("constant_value is " + v->type().str() + " but data is " +
@@ -699,7 +737,7 @@ Values convertPad(ImportContext &ctx, const Node &n) {
     } else {
       value = b.scalar(dt, 0);
     }
-    if (ctx.input(n, 3)) {
+    if (ctx.input(n, 3) && ctx.constantInput(n, 3)) {
       std::vector<int64_t> axes = ints(ctx.requireConstantInput(n, 3, "axes"));
       if (pads.size() != 2 * axes.size())
         throw ConvertError("pads has " + std::to_string(pads.size()) + " entries for " +
