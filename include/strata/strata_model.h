@@ -2,9 +2,9 @@
  * (docs/runtime.md, "AOT libraries"). Every such library exports exactly these functions; the
  * header `strata compile` writes next to the library holds this text plus the model's interface.
  *
- * Stable ABI, version 4: functions are only ever added (version 2 added the strata_context_*
+ * Stable ABI, version 5: functions are only ever added (version 2 added the strata_context_*
  * functions, version 3 strata_model_set_limit and strata_model_limit, version 4 the *_run_into
- * functions); a library reports its
+ * functions, version 5 strata_model_input_decides_sizes); a library reports its
  * version through strata_abi_version(). Errors: functions
  * returning int give 0 on success and -1 on error, those returning pointers give NULL;
  * strata_last_error() then describes the error (per thread). */
@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define STRATA_ABI_VERSION 4
+#define STRATA_ABI_VERSION 5
 
 /* Element types (the values strata_model_*_dtype return). */
 typedef enum strata_dtype {
@@ -116,6 +116,11 @@ int strata_model_run_into(strata_model *model, const strata_tensor *inputs, int 
                           strata_output_allocator allocate, void *user);
 int strata_context_run_into(strata_context *context, const strata_tensor *inputs, int num_inputs,
                             strata_output_allocator allocate, void *user);
+
+/* ABI 5. 1 when sizes are read from input `index`'s values when the model runs (a Reshape's
+ * shape, a Loop's trip count given as an input): the caller must give its real values, which
+ * decide output shapes; 0 when only its dims matter or it is plain data; -1 on a bad index. */
+int strata_model_input_decides_sizes(const strata_model *model, int index);
 
 #ifdef __cplusplus
 }

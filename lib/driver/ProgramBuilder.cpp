@@ -304,6 +304,8 @@ private:
       plan().inputs.push_back(std::move(*t));
       slots_[in] = {PlanArg::Input, i};
     }
+    for (unsigned i : sizeDecidingInputs(g_)) // the library's callers must give these
+      plan().sizeInputs.push_back(i);
     if (auto err = collectValueSymbols())
       return err;
     // Kernels receive each symbol as a parameter named after it: the names must differ.

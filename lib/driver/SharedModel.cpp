@@ -98,8 +98,15 @@ llvm::Expected<std::unique_ptr<SharedModel>> SharedModel::open(const std::string
     }
     return s;
   };
-  for (int i = 0, n = a.strata_model_num_inputs(model); i < n; ++i)
+  using DecidesSizes = int (*)(const strata_model *, int);
+  auto decides = a.strata_abi_version() >= 5
+                     ? reinterpret_cast<DecidesSizes>(
+                           ::dlsym(m->handle_, "strata_model_input_decides_sizes"))
+                     : nullptr;
+  for (int i = 0, n = a.strata_model_num_inputs(model); i < n; ++i) {
     m->inputs_.push_back(describe(true, i));
+    m->inputs_.back().decidesSizes = decides && decides(model, i) == 1;
+  }
   for (int i = 0, n = a.strata_model_num_outputs(model); i < n; ++i)
     m->outputs_.push_back(describe(false, i));
   return m;

@@ -152,9 +152,15 @@ bool readsAnyOf(const Dim &d, const std::set<std::string> &sizes) {
 std::vector<unsigned> sizeDecidingInputs(const Graph &g) {
   std::set<const Value *> seen;
   std::vector<const Value *> work;
-  for (const Op &op : g.ops())
-    if (op.kind() == OpKind::Arange)
-      work.push_back(op.operand(0));
+  std::function<void(const Graph &)> collect = [&](const Graph &graph) {
+    for (const Op &op : graph.ops()) {
+      if (op.kind() == OpKind::Arange)
+        work.push_back(op.operand(0));
+      for (unsigned r = 0; r < op.numRegions(); ++r)
+        collect(op.region(r));
+    }
+  };
+  collect(g);
   std::vector<unsigned> inputs;
   while (!work.empty()) {
     const Value *v = work.back();
@@ -162,8 +168,19 @@ std::vector<unsigned> sizeDecidingInputs(const Graph &g) {
     if (!seen.insert(v).second)
       continue;
     if (v->isGraphInput()) {
-      if (v->ownerGraph() == &g)
+      const Graph *owner = v->ownerGraph();
+      if (owner == &g) {
         inputs.push_back(v->resultIndex());
+      } else if (const Op *op = owner ? owner->parentOp() : nullptr) {
+        // A region input: the operand binding it, and for a loop's carried value also what
+        // the body gives the next iteration.
+        const unsigned at = firstBoundOperand(*op) + v->resultIndex();
+        if (at < op->numOperands())
+          work.push_back(op->operand(at));
+        if (op->kind() == OpKind::Loop && v->resultIndex() >= 2 &&
+            v->resultIndex() - 1 < owner->numOutputs())
+          work.push_back(owner->output(v->resultIndex() - 1));
+      }
       continue;
     }
     const OpKind k = v->definingOp()->kind();

@@ -6,6 +6,7 @@
 //   value <name> <bound>                            a value-bound symbol and its bound formula
 //                                                   (* when none: Plan::isUnbounded)
 //   input|output <name> <dtype> <rank> <dim>...     dim: a size, or ?<symbol index>
+//   sizesfrom <input>                               an input whose values sizes are read from
 //   source <kind> <index>                           one per output, in order
 //   buffer <bytes> <first> <last> <nsym> <symbol>...
 //   constant <offset> <bytes>
@@ -182,6 +183,8 @@ std::string printPlan(const Plan &p) {
     printTensor(os, "input", t);
   for (const PlanTensor &t : p.outputs)
     printTensor(os, "output", t);
+  for (int64_t i : p.sizeInputs)
+    os << "sizesfrom " << i << '\n';
   for (const PlanArg &a : p.outputSources)
     os << "source " << kindName(a.kind) << ' ' << a.index << '\n';
   for (const PlanBuffer &b : p.buffers) {
@@ -437,6 +440,12 @@ Status parsePlanAt(const std::string &text, Plan &p, int depth) {
         t.dims.push_back(pd);
       }
       (tag == "input" ? p.inputs : p.outputs).push_back(std::move(t));
+    } else if (tag == "sizesfrom") {
+      int64_t i = 0;
+      if (!(ls >> i) || i < 0 || i >= static_cast<int64_t>(p.inputs.size()) ||
+          (!p.sizeInputs.empty() && i <= p.sizeInputs.back()))
+        return fail("bad sizesfrom");
+      p.sizeInputs.push_back(i);
     } else if (tag == "source") {
       std::string k;
       PlanArg a;

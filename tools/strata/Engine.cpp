@@ -303,6 +303,9 @@ std::unique_ptr<Engine> libraryEngine(std::unique_ptr<driver::SharedModel> m) {
   std::vector<driver::IOSpec> ins = m->inputs(), outs = m->outputs();
   auto e = std::make_unique<AotEngine>(std::move(m));
   e->name = "aot";
+  for (const driver::IOSpec &in : ins) // sizes read from their data: never made up at random
+    if (in.decidesSizes)
+      e->valueInputs.push_back(in.name);
   e->inputs = std::move(ins);
   for (const driver::IOSpec &o : outs)
     e->outputNames.push_back(o.name);

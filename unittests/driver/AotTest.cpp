@@ -104,10 +104,15 @@ TEST(Aot, RunTimeLimitsThroughTheCApi) {
   auto limit =
       reinterpret_cast<int64_t (*)(const strata_model *, const char *)>(sym("strata_model_limit"));
   auto lastError = reinterpret_cast<const char *(*)()>(sym("strata_last_error"));
-  ASSERT_TRUE(abi && create && destroy && run && setLimit && limit && lastError);
-  EXPECT_EQ(abi(), 4);
+  auto decidesSizes = reinterpret_cast<int (*)(const strata_model *, int)>(
+      sym("strata_model_input_decides_sizes"));
+  ASSERT_TRUE(abi && create && destroy && run && setLimit && limit && lastError && decidesSizes);
+  EXPECT_EQ(abi(), STRATA_ABI_VERSION);
   strata_model *m = create(1);
   ASSERT_NE(m, nullptr);
+  // Plain data in, no sizes read from it (ABI 5); a bad index is an error.
+  EXPECT_EQ(decidesSizes(m, 0), 0);
+  EXPECT_EQ(decidesSizes(m, 7), -1);
   EXPECT_EQ(limit(m, "max-arena-bytes"), Limits{}.maxArenaBytes);
   EXPECT_EQ(limit(m, "max-tensor-elements"), Limits{}.maxTensorElements);
 

@@ -17,6 +17,7 @@ namespace strata::driver {
 struct IOSpec {
   std::string name;
   TensorType type; // symbolic dims carry the library's symbol names
+  bool decidesSizes = false; // sizes are read from its values (ABI 5; older libraries: false)
 };
 
 class SharedModel {

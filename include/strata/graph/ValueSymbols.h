@@ -48,8 +48,9 @@ std::set<std::string> sizesDecidedIn(const Graph &g);
 // Whether `d` reads one of `sizes` (a dim of a region's value sized by what the region decides).
 bool readsAnyOf(const Dim &d, const std::set<std::string> &sizes);
 
-// The inputs of `g` whose values sizes are read from (an arange's count of `g` computed from
-// them, not through their dims alone): inputs a caller must give, not make up at random.
+// The inputs of `g` whose values sizes are read from (an arange's count, of `g` or inside its
+// if/loop regions, computed from them, not through their dims alone): inputs a caller must
+// give, not make up at random.
 std::vector<unsigned> sizeDecidingInputs(const Graph &g);
 
 // How many values of `g` (its inputs, every op's results, and the same in nested regions)

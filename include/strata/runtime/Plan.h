@@ -133,6 +133,9 @@ struct Plan {
     return symbol < bounds.size() && bounds[symbol] == kUnboundedSize;
   }
   std::vector<PlanTensor> inputs, outputs;
+  // Inputs (indices, ascending) whose values sizes are read from (a Reshape's shape given as an
+  // input): a caller must give them; made-up values would make up the sizes.
+  std::vector<int64_t> sizeInputs;
   // Per output: Output with its own index when a kernel writes it directly, otherwise the place
   // it is copied from after the last step (an input, a constant, a buffer or another output).
   std::vector<PlanArg> outputSources;

@@ -6,6 +6,7 @@
 
 #include "strata/runtime/Executor.h"
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <string>
@@ -128,6 +129,12 @@ STRATA_API int strata_model_input_rank(const strata_model *m, int i) {
 STRATA_API int strata_model_output_rank(const strata_model *m, int i) {
   const PlanTensor *t = tensor(m, false, i);
   return t ? static_cast<int>(t->dims.size()) : -1;
+}
+STRATA_API int strata_model_input_decides_sizes(const strata_model *m, int i) {
+  if (!tensor(m, true, i))
+    return -1;
+  const auto &from = m->exec->plan().sizeInputs;
+  return std::find(from.begin(), from.end(), static_cast<int64_t>(i)) != from.end() ? 1 : 0;
 }
 STRATA_API int64_t strata_model_input_dim(const strata_model *m, int i, int d) {
   const PlanDim *dim = dimOf(m, true, i, d);
