@@ -99,10 +99,14 @@ llvm::Expected<std::unique_ptr<SharedModel>> SharedModel::open(const std::string
     return s;
   };
   using DecidesSizes = int (*)(const strata_model *, int);
-  auto decides = a.strata_abi_version() >= 5
-                     ? reinterpret_cast<DecidesSizes>(
-                           ::dlsym(m->handle_, "strata_model_input_decides_sizes"))
-                     : nullptr;
+  DecidesSizes decides = nullptr;
+  if (a.strata_abi_version() >= 5) {
+    decides = reinterpret_cast<DecidesSizes>(
+        ::dlsym(m->handle_, "strata_model_input_decides_sizes"));
+    if (!decides)
+      return makeError(path + ": not a strata model library (no symbol "
+                              "strata_model_input_decides_sizes)");
+  }
   for (int i = 0, n = a.strata_model_num_inputs(model); i < n; ++i) {
     m->inputs_.push_back(describe(true, i));
     m->inputs_.back().decidesSizes = decides && decides(model, i) == 1;

@@ -177,9 +177,14 @@ std::vector<unsigned> sizeDecidingInputs(const Graph &g) {
         const unsigned at = firstBoundOperand(*op) + v->resultIndex();
         if (at < op->numOperands())
           work.push_back(op->operand(at));
-        if (op->kind() == OpKind::Loop && v->resultIndex() >= 2 &&
-            v->resultIndex() - 1 < owner->numOutputs())
-          work.push_back(owner->output(v->resultIndex() - 1));
+        if (op->kind() == OpKind::Loop && v->resultIndex() >= 2) {
+          auto layout = loopLayout(*op);
+          if (!layout)
+            llvm::consumeError(layout.takeError());
+          else if (v->resultIndex() < 2 + layout->numCarried &&
+                   v->resultIndex() - 1 < owner->numOutputs())
+            work.push_back(owner->output(v->resultIndex() - 1));
+        }
       }
       continue;
     }

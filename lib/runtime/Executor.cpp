@@ -632,19 +632,21 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
     const PlanStep &step = plan_.steps[s];
     if (Status st = applyBinds(s))
       return st;
-    // Sizes the step sets, bounded by sizes read from data: at their bound until it runs.
+    // Sizes the step sets, bounded by sizes read from data: at their bound until it runs (this
+    // run's state only; checks and formulas reading them wait for the step's result binds).
     for (size_t sym : atBoundSymbols_[s]) {
       std::optional<int64_t> bound = boundNow(ctx, sym);
-      if (!bound || *bound < 0)
+      if (!bound)
         return Status::error("before " + step.name + ": the bound " + plan_.bounds[sym] +
                              " of the data-dependent size '" + plan_.symbols[sym] +
                              "' cannot be computed yet");
-      ctx.boundValues_[sym] = ctx.symbolValues_[sym] = *bound;
+      if (*bound < 0)
+        return Status::error("before " + step.name + ": the bound " + plan_.bounds[sym] +
+                             " of the data-dependent size '" + plan_.symbols[sym] + "' is " +
+                             std::to_string(*bound) + ", negative");
+      ctx.symbolValues_[sym] = *bound;
       ctx.valueBound_[sym] = true;
     }
-    if (!atBoundSymbols_[s].empty())
-      if (Status st = shapeProgram(ctx.symbolValues_, &ctx.valueBound_))
-        return Status::error("before " + step.name + ": " + st.message());
     for (size_t a : dynamicArgs_[s])
       if (Status st = allocateDynamic(ctx, step.args[a], step.name))
         return st;
@@ -953,9 +955,12 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     if (b.step == static_cast<int64_t>(s) && b.result >= static_cast<int64_t>(nc) &&
         b.result < static_cast<int64_t>(numResults) && b.dim == 0) {
       counted[static_cast<size_t>(b.result) - nc] = true;
-      if (iteration > ctx.boundValues_[static_cast<size_t>(b.symbol)])
+      // (A bound reading sizes read from data: set at it when the step started.)
+      const size_t sym = static_cast<size_t>(b.symbol);
+      const int64_t bound = dynamicSymbol_[sym] ? ctx.symbolValues_[sym] : ctx.boundValues_[sym];
+      if (iteration > bound)
         return fail("the loop ran " + std::to_string(iteration) + " iterations, more than its "
-                    "bound " + std::to_string(ctx.boundValues_[static_cast<size_t>(b.symbol)]));
+                    "bound " + std::to_string(bound));
       ctx.symbolValues_[static_cast<size_t>(b.symbol)] = iteration;
       ctx.valueBound_[static_cast<size_t>(b.symbol)] = true;
     }

@@ -217,12 +217,11 @@ Value *squeezeData(ImportContext &ctx, const Node &n, Value *x, Value *axes) {
   Value *squeezable = b.value(OpKind::Eq, {reduce(b, mul(b, counts, notOne), ReduceKind::Sum, {0},
                                                   false),
                                            b.scalar(DType::I64, 0)});
-  if (rank == m) { // to a scalar: through [?c], c = 1 when every axis is named once and is 1
+  if (rank == m) { // to a scalar: when every axis is named once and is 1
     Value *once = b.value(OpKind::Le, {reduce(b, counts, ReduceKind::Max, {0}, false), one});
-    Dim c = checkedDataDim(ctx, one, b.value(OpKind::And, {once, squeezable}), n.output(0) + "_0");
-    Value *flat = b.value(OpKind::Reshape, {x},
-                          {{"shape", Attribute::dims({c})}, {"allowzero", Attribute(int64_t{1})}});
-    return reshapeTo(b, flat, {});
+    return reshapeTo(b, requireAtRun(ctx, x, b.value(OpKind::And, {once, squeezable}),
+                                     n.output(0) + "_0"),
+                     {});
   }
   std::vector<Dim> out = unnamedDims(ctx, x, counts, rank - m, n.output(0), squeezable);
   return b.value(OpKind::Reshape, {x},
@@ -1017,12 +1016,30 @@ Values convertIdentity(ImportContext &ctx, const Node &n) {
 Values convertDropout(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "data");
   if (ctx.opset() >= 12 && ctx.input(n, 2)) {
-    Tensor training = ctx.requireConstantInput(n, 2, "training_mode");
     // Training with ratio 0 drops nothing, so it is still the identity.
     std::optional<Tensor> ratio = ctx.constantInput(n, 1);
-    bool dropsNothing = ratio && ratio->numElements() == 1 && ratio->getDouble(0) == 0;
-    if (training.numElements() > 0 && training.getInt(0) != 0 && !dropsNothing)
-      throw ConvertError("training_mode=true is unsupported (inference only)");
+    const bool dropsNothing = ratio && ratio->numElements() == 1 && ratio->getDouble(0) == 0;
+    if (std::optional<Tensor> training = ctx.constantInput(n, 2)) {
+      if (training->numElements() > 0 && training->getInt(0) != 0 && !dropsNothing &&
+          (ratio || !ctx.input(n, 1)))
+        throw ConvertError("training_mode=true is unsupported (inference only)");
+    }
+    if (!dropsNothing) {
+      // Training mode or the ratio read from data: the identity while nothing is dropped
+      // (not training, or a ratio of 0); dropping needs random numbers, which strata has no op
+      // for, so then the run fails (a size that goes negative, named for why).
+      Builder &b = ctx.builder();
+      Value *training = scalarElement(b, requiredInput(ctx, n, 2, "training_mode"), 0);
+      Value *rate = ctx.input(n, 1) ? castTo(b, reshapeTo(b, ctx.input(n, 1), {}), DType::F64)
+                                    : b.scalar(DType::F64, 0.5);
+      Value *drops = b.value(OpKind::And,
+                             {b.value(OpKind::Not, {b.value(OpKind::Eq, {training,
+                                                                         b.scalar(DType::I64, 0)})}),
+                              b.value(OpKind::Not, {b.value(OpKind::Eq, {rate,
+                                                                         b.scalar(DType::F64, 0)})})});
+      x = requireAtRun(ctx, x, b.value(OpKind::Not, {drops}),
+                       n.output(0) + "_training_dropout_unsupported");
+    }
   }
   if (ctx.opset() < 7 && attrInt(n, "is_test", 0) == 0)
     throw ConvertError("training-mode Dropout is unsupported");

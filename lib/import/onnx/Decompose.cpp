@@ -123,6 +123,16 @@ Dim checkedDataDim(ImportContext &ctx, Value *size, Value *valid, const std::str
   return dataDim(ctx, select(b, valid, size, b.scalar(DType::I64, -1)), name);
 }
 
+Value *requireAtRun(ImportContext &ctx, Value *x, Value *ok, const std::string &name) {
+  Builder &b = ctx.builder();
+  Value *count = reduce(b, dimsOf(b, x), ReduceKind::Prod, {0}, false);
+  Value *idx = dataArange(ctx, select(b, ok, count, b.scalar(DType::I64, -1)), name);
+  Value *flat = b.value(OpKind::Reshape, {x}, {{"shape", Attribute(std::vector<int64_t>{-1})}});
+  Value *picked = b.value(OpKind::Gather, {flat, idx}, {{"axis", Attribute(int64_t{0})}});
+  return b.value(OpKind::Reshape, {picked},
+                 {{"shape", Attribute::dims(x->type().dims)}, {"allowzero", Attribute(int64_t{1})}});
+}
+
 Value *perChannel(Builder &b, Value *vec, int64_t rank) {
   if (rank <= 2)
     return vec; // [N, C] already broadcasts against [C]

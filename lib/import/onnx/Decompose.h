@@ -56,6 +56,11 @@ Value *elementOf(Builder &b, Value *vec, int64_t i);
 // ("a negative size"), naming the symbol, where ONNX would reject the node.
 Dim checkedDataDim(ImportContext &ctx, Value *size, Value *valid, const std::string &name);
 
+// `x` unchanged, but only when `ok` (a bool []) holds when the model runs: otherwise the run
+// fails (a size named `name` goes negative). A gather of x's elements at an arange of that size
+// (a copy), so no rewrite of reshapes can drop the check.
+Value *requireAtRun(ImportContext &ctx, Value *x, Value *ok, const std::string &name);
+
 // Reshapes a per-channel vector [C] to [C, 1, ..., 1] so that it broadcasts against a tensor of
 // `rank` laid out as [N, C, spatial...] (channel at axis 1).
 Value *perChannel(Builder &b, Value *vec, int64_t rank);

@@ -424,13 +424,9 @@ Values convertCumSum(ImportContext &ctx, const Node &n) {
   for (int64_t d = rank - 2; d >= 0; --d)
     result = select(b, b.value(OpKind::Eq, {axis, b.scalar(DType::I64, double(d))}), cumsum(d),
                     result);
-  if (rank == 1) { // the axis must still be 0 or -1: its normalizing gather sizes the result
-    Dim length = checkedDataDim(ctx, dimValue(b, x, 0),
-                                b.value(OpKind::Eq, {axis, b.scalar(DType::I64, 0)}),
-                                n.output(0) + "_0");
-    result = b.value(OpKind::Reshape, {result},
-                     {{"shape", Attribute::dims({length})}, {"allowzero", Attribute(int64_t{1})}});
-  }
+  if (rank == 1) // the axis must still be 0 or -1 (its normalizing gather checks it)
+    result = requireAtRun(ctx, result, b.value(OpKind::Eq, {axis, b.scalar(DType::I64, 0)}),
+                          n.output(0) + "_0");
   return {result};
 }
 

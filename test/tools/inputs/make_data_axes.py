@@ -8,10 +8,11 @@ runs, and checks its outputs against numpy.
   make_data_axes.py --check OUT_DIR IN_DIR     compare a run's outputs with numpy's
 
 Outputs: Trilu with k given, OneHot with depth given, HannWindow of a given size,
-ReverseSequence with given lengths, CumSum along a given axis, Squeeze and Unsqueeze with given
-axes, Split into given sizes, Slice with given axes and steps, ReduceSum (keepdims 0 and 1),
+ReverseSequence with given lengths, CumSum along a given axis, Squeeze (also to a scalar) and
+Unsqueeze with given axes, Split into given sizes, Slice with given axes and steps, ReduceSum (keepdims 0 and 1),
 ReduceMax and ReduceLogSumExp over given axes (and ReduceSum over an empty axis), Pad along
-given axes, Resize by given scales (nearest and linear), and
+given axes, Dropout
+with a given ratio and training mode (nothing dropped), Resize by given scales (nearest and linear), and
 NonMaxSuppression with a given max count, IoU and score threshold.
 """
 import os
@@ -43,6 +44,10 @@ INPUTS = [
     ("empty", np.float32, [2, 0, 3]),
     ("ppads", np.int64, [2]),
     ("paxes", np.int64, [1]),
+    ("dratio", np.float32, []),
+    ("dtrain", np.bool_, []),
+    ("single", np.float32, [1, 1]),
+    ("sq2", np.int64, [2]),
     ("img", np.float32, [1, 1, 3, 4]),
     ("scales", np.float32, [4]),
     ("boxes", np.float32, [1, 5, 4]),
@@ -53,7 +58,7 @@ INPUTS = [
 ]
 
 OUTPUTS = ["tri", "hot", "win", "rev", "csum", "squeezed", "unsqueezed", "part0", "part1",
-           "sliced", "rsum", "rsumk", "rmax", "rlse", "rempty", "padded", "nearest", "linear", "picked"]
+           "sliced", "rsum", "rsumk", "rmax", "rlse", "rempty", "padded", "kept", "scalar", "nearest", "linear", "picked"]
 
 
 def build(path):
@@ -80,13 +85,15 @@ def build(path):
         h.make_node("ReduceSum", ["empty", "raxes"], ["rempty"], keepdims=1),
         h.make_node("Constant", [], ["pv"], value=h.make_tensor("pv", T.FLOAT, [], [9.0])),
         h.make_node("Pad", ["x", "ppads", "pv", "paxes"], ["padded"]),
+        h.make_node("Dropout", ["x", "dratio", "dtrain"], ["kept"]),
+        h.make_node("Squeeze", ["single", "sq2"], ["scalar"]),
         h.make_node("Resize", ["img", "", "scales"], ["nearest"], mode="nearest",
                     coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
         h.make_node("Resize", ["img", "", "scales"], ["linear"], mode="linear"),
         h.make_node("NonMaxSuppression", ["boxes", "bscores", "maxout", "iou", "floor"],
                     ["picked"]),
     ]
-    onnx_type = {np.float32: T.FLOAT, np.int64: T.INT64}
+    onnx_type = {np.float32: T.FLOAT, np.int64: T.INT64, np.bool_: T.BOOL}
     ins = [h.make_tensor_value_info(n, onnx_type[t], s) for n, t, s in INPUTS]
     outs = [h.make_tensor_value_info(o, T.INT64 if o == "picked" else T.FLOAT, None)
             for o in OUTPUTS]
@@ -98,11 +105,11 @@ SETS = {
     "1": dict(k=1, idx=[0, 2, -1, 5], depth=4, wsize=6, lens=[5, 2, 0], caxis=0,
               sqaxes=[0, 2], usaxes=[-1, 0], parts=[1, 3], sstarts=[4, 0], sends=[0, 5],
               saxes=[2, 0], ssteps=[-2, 2], raxes=[1], scales=[1, 1, 2, 0.5], maxout=[2],
-              iou=[0.5], floor=[0.0], ppads=[1, 2], paxes=[1]),
+              iou=[0.5], floor=[0.0], ppads=[1, 2], paxes=[1], dratio=0.75, dtrain=False, sq2=[0, 1]),
     "2": dict(k=-1, idx=[1, 1, 0, -2], depth=2, wsize=0, lens=[1, 3, 4], caxis=-1,
               sqaxes=[-1, 2], usaxes=[1, 3], parts=[4, 0], sstarts=[-1, 1], sends=[-100, 3],
               saxes=[0, -1], ssteps=[-1, 1], raxes=[-3], scales=[1, 1, 0.7, 1.5], maxout=[5],
-              iou=[0.9], floor=[0.25], ppads=[0, 1], paxes=[-2]),
+              iou=[0.9], floor=[0.25], ppads=[0, 1], paxes=[-2], dratio=0.0, dtrain=True, sq2=[-1, 0]),
 }
 
 
@@ -214,6 +221,8 @@ def check(out_dir, in_dir):
         rmax=cube.max(axis=tuple(int(ax) for ax in a["saxes"])),
         rlse=np.log(np.exp(cube - m).sum(axis=raxis, keepdims=True)) + m,
         rempty=a["empty"].sum(axis=raxis, keepdims=True),
+        kept=x,
+        scalar=a["single"].reshape([]),
         padded=np.pad(x, [(int(a["ppads"][0]), int(a["ppads"][1])) if d == int(a["paxes"][0]) % 2
                           else (0, 0) for d in range(2)], constant_values=9.0),
         nearest=resize_nearest_asymmetric(a["img"], a["scales"]),
