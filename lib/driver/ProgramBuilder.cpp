@@ -491,25 +491,44 @@ private:
             require(op, in[d], Dim::of(SymExpr::min(SymExpr(1), out[d].asExpr())),
                     "input dim " + std::to_string(d) + ", resized,", true);
       } else if ((op.kind() == OpKind::Gather || op.kind() == OpKind::GatherElements ||
-                  op.kind() == OpKind::ScatterElements) &&
+                  op.kind() == OpKind::ScatterElements || op.kind() == OpKind::GatherND ||
+                  op.kind() == OpKind::ScatterND) &&
                  op.numOperands() >= 2) {
-        // Indices into an axis that may be empty when the model runs (a split part of size 0
-        // read from data): at least 1 long where any index is read.
+        // Indices into axes that may be empty when the model runs (a split part of size 0 read
+        // from data): at least 1 long where any index is read (a failed index check goes on
+        // with index 0, which an empty axis does not have). The indices read: gather's and
+        // gather_elements' all, the scatters' per update, gather_nd's per result element.
         const auto &data = op.operand(0)->type().dims;
-        const Value *indices = op.operand(op.kind() == OpKind::ScatterElements ? 2 : 1);
-        const int64_t axis = op.kind() == OpKind::Gather ? ops::GatherOp(op).axis()
-                             : op.kind() == OpKind::GatherElements
-                                 ? ops::GatherElementsOp(op).axis()
-                                 : ops::ScatterElementsOp(op).axis();
-        if (axis >= 0 && static_cast<size_t>(axis) < data.size() &&
-            !(data[axis].isStatic() && data[axis].size >= 1)) {
+        const bool scatter =
+            op.kind() == OpKind::ScatterElements || op.kind() == OpKind::ScatterND;
+        const std::vector<Dim> &reads =
+            op.kind() == OpKind::GatherND ? out
+            : scatter && op.numOperands() >= 3 ? op.operand(2)->type().dims
+                                               : op.operand(1)->type().dims;
+        std::vector<int64_t> axes;
+        if (op.kind() == OpKind::Gather)
+          axes = {ops::GatherOp(op).axis()};
+        else if (op.kind() == OpKind::GatherElements)
+          axes = {ops::GatherElementsOp(op).axis()};
+        else if (op.kind() == OpKind::ScatterElements)
+          axes = {ops::ScatterElementsOp(op).axis()};
+        else if (const auto &ind = op.operand(1)->type().dims;
+                 !ind.empty() && ind.back().isStatic()) { // the nd forms: tuples of k
+          const int64_t first = op.kind() == OpKind::GatherND ? ops::GatherNDOp(op).batch_dims() : 0;
+          for (int64_t j = 0; j < ind.back().size && j < 64; ++j)
+            axes.push_back(first + j);
+        }
+        for (int64_t axis : axes) {
+          if (axis < 0 || static_cast<size_t>(axis) >= data.size() ||
+              (data[axis].isStatic() && data[axis].size >= 1))
+            continue;
           try {
             SymExpr count(1);
-            for (const Dim &d : indices->type().dims)
+            for (const Dim &d : reads)
               count = count * d.asExpr();
             if (!(count.constant() && *count.constant() == 0))
               require(op, data[axis], Dim::of(SymExpr::min(SymExpr(1), count)),
-                      "the length of axis " + std::to_string(axis) + " it indexes", true);
+                      "the length of axis " + std::to_string(axis), true, ", indexed by data,");
           } catch (const SymExprError &) {
             // a count past what formulas keep: the kernel's index check stands alone
           }
