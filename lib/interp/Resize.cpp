@@ -61,8 +61,10 @@ Tensors resizeKernel(const Op &op, const Tensors &operands) {
   for (const Dim &d : resize.sizes())
     sizes.push_back(d.isStatic() ? d.size : boundSize(d));
   // Scales read from data (operand 1) or the attribute's.
-  const std::vector<double> scales =
-      operands.size() > 1 ? operands[1].toDoubleVector() : resize.scales();
+  std::vector<double> dataScales;
+  if (operands.size() > 1)
+    dataScales = operands[1].toDoubleVector();
+  const std::vector<double> &scales = operands.size() > 1 ? dataScales : resize.scales();
   if (!scales.empty() && static_cast<int64_t>(scales.size()) != rank)
     fail(op, "scales has " + std::to_string(scales.size()) + " entries for rank " +
                  std::to_string(rank));

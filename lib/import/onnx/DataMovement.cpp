@@ -101,8 +101,7 @@ Value *reshapeToData(ImportContext &ctx, const Node &n, Value *x, Value *given) 
     dims.push_back(dataDim(ctx, select(b, b.value(OpKind::Eq, {entries[i], i64(-1)}), inferred,
                                        entries[i]),
                            n.output(0) + "_" + std::to_string(i)));
-  return b.value(OpKind::Reshape, {x},
-                 {{"shape", Attribute::dims(dims)}, {"allowzero", Attribute(int64_t{1})}});
+  return reshapeExactly(b, x, dims);
 }
 
 Values convertReshape(ImportContext &ctx, const Node &n) {
@@ -217,15 +216,12 @@ Value *squeezeData(ImportContext &ctx, const Node &n, Value *x, Value *axes) {
   Value *squeezable = b.value(OpKind::Eq, {reduce(b, mul(b, counts, notOne), ReduceKind::Sum, {0},
                                                   false),
                                            b.scalar(DType::I64, 0)});
-  if (rank == m) { // to a scalar: when every axis is named once and is 1
-    Value *once = b.value(OpKind::Le, {reduce(b, counts, ReduceKind::Max, {0}, false), one});
-    return reshapeTo(b, requireAtRun(ctx, x, b.value(OpKind::And, {once, squeezable}),
+  if (rank == m) // to a scalar: when every axis is named once and is 1
+    return reshapeTo(b, requireAtRun(ctx, x,
+                                     b.value(OpKind::And, {eachAxisOnce(b, counts), squeezable}),
                                      n.output(0) + "_0"),
                      {});
-  }
-  std::vector<Dim> out = unnamedDims(ctx, x, counts, rank - m, n.output(0), squeezable);
-  return b.value(OpKind::Reshape, {x},
-                 {{"shape", Attribute::dims(out)}, {"allowzero", Attribute(int64_t{1})}});
+  return reshapeExactly(b, x, unnamedDims(ctx, x, counts, rank - m, n.output(0), squeezable));
 }
 
 // Unsqueeze with axes read from data: output dim j is 1 where an axis names it, else x's next
@@ -239,13 +235,11 @@ Value *unsqueezeData(ImportContext &ctx, const Node &n, Value *x, Value *axes) {
   if (outRank == 0)
     return x;
   Value *counts = axisCounts(b, runtimeAxes(b, reshapeTo(b, axes, {Dim(m)}), outRank), outRank);
-  Value *valid = b.value(OpKind::Le, {reduce(b, counts, ReduceKind::Max, {0}, false),
-                                      b.scalar(DType::I64, 1)});
+  Value *valid = eachAxisOnce(b, counts);
   if (rank == 0) { // every output dim is 1; only a repeated axis is wrong
     std::vector<Dim> ones(static_cast<size_t>(outRank), Dim(1));
     ones[0] = checkedDataDim(ctx, b.scalar(DType::I64, 1), valid, n.output(0) + "_0");
-    return b.value(OpKind::Reshape, {x},
-                   {{"shape", Attribute::dims(ones)}, {"allowzero", Attribute(int64_t{1})}});
+    return reshapeExactly(b, x, ones);
   }
   Value *inserted = minimum(b, counts, b.scalar(DType::I64, 1));
   std::vector<int64_t> all(static_cast<size_t>(outRank));
@@ -261,11 +255,10 @@ Value *unsqueezeData(ImportContext &ctx, const Node &n, Value *x, Value *axes) {
   std::vector<Dim> out;
   for (int64_t k = 0; k < outRank; ++k) {
     const std::string name = n.output(0) + "_" + std::to_string(k);
-    Value *size = elementOf(b, sizes, k);
+    Value *size = scalarElement(b, sizes, k);
     out.push_back(k == 0 ? checkedDataDim(ctx, size, valid, name) : dataDim(ctx, size, name));
   }
-  return b.value(OpKind::Reshape, {x},
-                 {{"shape", Attribute::dims(out)}, {"allowzero", Attribute(int64_t{1})}});
+  return reshapeExactly(b, x, out);
 }
 
 Values convertSqueeze(ImportContext &ctx, const Node &n) {
@@ -622,13 +615,11 @@ Value *dataSlice(ImportContext &ctx, const Node &n) {
     return y;
   }
   Value *named = runtimeAxes(b, axesData, rank);
-  Value *valid = b.value(OpKind::Le, {reduce(b, axisCounts(b, named, rank), ReduceKind::Max,
-                                             {0}, false),
-                                      i64(1)});
+  Value *valid = eachAxisOnce(b, axisCounts(b, named, rank));
   for (int64_t axis = 0; axis < rank; ++axis) {
     Value *start = i64(0), *end = i64(int64_t(1) << 62), *step = i64(1);
     for (int64_t i = 0; i < *count; ++i) {
-      Value *here = b.value(OpKind::Eq, {elementOf(b, named, i), i64(axis)});
+      Value *here = b.value(OpKind::Eq, {scalarElement(b, named, i), i64(axis)});
       start = select(b, here, scalarElement(b, starts, i), start);
       end = select(b, here, scalarElement(b, ends, i), end);
       step = select(b, here, stepValue(i), step);
@@ -683,14 +674,12 @@ std::vector<Dim> padsForDataAxes(ImportContext &ctx, const Node &n, Value *x, Va
     throw ConvertError("pads must be a 1-D integer tensor of " + std::to_string(2 * m) +
                        " entries for " + std::to_string(m) + " axes, got " + given->type().str());
   Value *named = runtimeAxes(b, reshapeTo(b, axes, {Dim(m)}), rank);
-  Value *once = b.value(OpKind::Le, {reduce(b, axisCounts(b, named, rank), ReduceKind::Max, {0},
-                                            false),
-                                     b.scalar(DType::I64, 1)});
+  Value *once = eachAxisOnce(b, axisCounts(b, named, rank));
   std::vector<Value *> full(static_cast<size_t>(2 * rank));
   for (int64_t d = 0; d < rank; ++d) {
     Value *begin = b.scalar(DType::I64, 0), *end = begin;
     for (int64_t i = 0; i < m; ++i) {
-      Value *here = b.value(OpKind::Eq, {elementOf(b, named, i), b.scalar(DType::I64, double(d))});
+      Value *here = b.value(OpKind::Eq, {scalarElement(b, named, i), b.scalar(DType::I64, double(d))});
       begin = select(b, here, scalarElement(b, given, i), begin);
       end = select(b, here, scalarElement(b, given, i + m), end);
     }
@@ -780,8 +769,7 @@ Values convertTile(ImportContext &ctx, const Node &n) {
       }
       Value *v = b.value(OpKind::Expand, {reshapeTo(b, x, interleaved)},
                          {{"shape", Attribute::dims(expanded)}});
-      return {b.value(OpKind::Reshape, {v},
-                      {{"shape", Attribute::dims(result)}, {"allowzero", Attribute(int64_t{1})}})};
+      return {reshapeExactly(b, v, result)};
     }
   std::vector<int64_t> repeats = ints(ctx.requireConstantInput(n, 1, "repeats"));
   if (static_cast<int64_t>(repeats.size()) != x->type().rank())

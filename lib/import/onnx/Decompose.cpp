@@ -99,7 +99,7 @@ std::vector<Dim> unnamedDims(ImportContext &ctx, Value *x, Value *counts, int64_
   Value *kept = sub(b, one, minimum(b, counts, one));
   Value *position = cumulativeSum(b, kept); // of each kept dim: 1, 2, ...
   Value *keptDims = mul(b, kept, dimsOf(b, x));
-  Value *valid = b.value(OpKind::Le, {reduce(b, counts, ReduceKind::Max, {0}, false), one});
+  Value *valid = eachAxisOnce(b, counts);
   if (alsoValid)
     valid = b.value(OpKind::And, {valid, alsoValid});
   std::vector<Dim> out;
@@ -113,9 +113,14 @@ std::vector<Dim> unnamedDims(ImportContext &ctx, Value *x, Value *counts, int64_
   return out;
 }
 
-Value *elementOf(Builder &b, Value *vec, int64_t i) {
-  return b.value(OpKind::Gather, {vec, b.scalar(DType::I64, static_cast<double>(i))},
-                 {{"axis", Attribute(int64_t{0})}});
+Value *eachAxisOnce(Builder &b, Value *counts) {
+  return b.value(OpKind::Le, {reduce(b, counts, ReduceKind::Max, {0}, false),
+                              b.scalar(DType::I64, 1)});
+}
+
+Value *reshapeExactly(Builder &b, Value *x, const std::vector<Dim> &dims) {
+  return b.value(OpKind::Reshape, {x},
+                 {{"shape", Attribute::dims(dims)}, {"allowzero", Attribute(int64_t{1})}});
 }
 
 Dim checkedDataDim(ImportContext &ctx, Value *size, Value *valid, const std::string &name) {
@@ -129,8 +134,7 @@ Value *requireAtRun(ImportContext &ctx, Value *x, Value *ok, const std::string &
   Value *idx = dataArange(ctx, select(b, ok, count, b.scalar(DType::I64, -1)), name);
   Value *flat = b.value(OpKind::Reshape, {x}, {{"shape", Attribute(std::vector<int64_t>{-1})}});
   Value *picked = b.value(OpKind::Gather, {flat, idx}, {{"axis", Attribute(int64_t{0})}});
-  return b.value(OpKind::Reshape, {picked},
-                 {{"shape", Attribute::dims(x->type().dims)}, {"allowzero", Attribute(int64_t{1})}});
+  return reshapeExactly(b, picked, x->type().dims);
 }
 
 Value *perChannel(Builder &b, Value *vec, int64_t rank) {

@@ -50,8 +50,11 @@ Value *cumulativeSum(Builder &b, Value *v);
 // `alsoValid` false) makes the first negative, failing the run.
 std::vector<Dim> unnamedDims(ImportContext &ctx, Value *x, Value *counts, int64_t outRank,
                              const std::string &name, Value *alsoValid = nullptr);
-// Element i of a 1-D i64 vector as a rank-0 value.
-Value *elementOf(Builder &b, Value *vec, int64_t i);
+// Whether no axis is named twice (bool []), from axisCounts.
+Value *eachAxisOnce(Builder &b, Value *counts);
+// x reshaped to exactly `dims` (a dims attribute, allowzero): each symbol stays in the result's
+// type (a size read from data keeps its arange alive), where reshapeTo may spell one as -1.
+Value *reshapeExactly(Builder &b, Value *x, const std::vector<Dim> &dims);
 // A size read from data that is `size` when `valid`, else -1: the run fails at its arange
 // ("a negative size"), naming the symbol, where ONNX would reject the node.
 Dim checkedDataDim(ImportContext &ctx, Value *size, Value *valid, const std::string &name);

@@ -485,19 +485,22 @@ Values convertNonMaxSuppression(ImportContext &ctx, const Node &n) {
   Value *scores = requiredInput(ctx, n, 1, "scores");
   auto given = [&](int i) { return n.input_size() > i && !n.input(i).empty(); };
   auto fromData = [&](int i) { return given(i) && !ctx.constantInput(n, i); };
+  int64_t maxOutput = 0;
+  double iou = 0.0, score = 0.0;
+  Value *limits = nullptr;
   if (fromData(2) || fromData(3) || fromData(4)) {
     // Limits read from data: one f64 [3] operand (max_output clamped to [0, 2^40] here, each
     // threshold widened exactly), the attributes unused.
-    auto scalar = [&](int i, const char *what, double absent) -> Value * {
+    auto scalar = [&](int i, const char *what) -> Value * {
       if (!given(i))
-        return b.scalar(DType::F64, absent);
+        return b.scalar(DType::F64, 0);
       Value *v = ctx.input(n, i);
       auto count = v->type().staticNumElements();
       if (!count || *count != 1 || v->type().dtype == DType::Bool)
         throw ConvertError(std::string(what) + " must hold one number, got " + v->type().str());
       return castTo(b, reshapeTo(b, v, {}), DType::F64);
     };
-    Value *maxOut = scalar(2, "max_output_boxes_per_class", 0);
+    Value *maxOut = scalar(2, "max_output_boxes_per_class");
     if (given(2) && !isFloat(ctx.input(n, 2)->type().dtype)) {
       Value *m = castTo(b, reshapeTo(b, ctx.input(n, 2), {}), DType::I64);
       m = minimum(b, maximum(b, m, b.scalar(DType::I64, 0)),
@@ -505,33 +508,29 @@ Values convertNonMaxSuppression(ImportContext &ctx, const Node &n) {
       maxOut = castTo(b, m, DType::F64);
     }
     std::vector<Value *> parts;
-    for (Value *v : {maxOut, scalar(3, "iou_threshold", 0), scalar(4, "score_threshold", 0)})
+    for (Value *v : {maxOut, scalar(3, "iou_threshold"), scalar(4, "score_threshold")})
       parts.push_back(reshapeTo(b, v, {Dim(1)}));
-    Value *limits = b.value(OpKind::Concat, parts, {{"axis", Attribute(int64_t{0})}});
-    AttrMap attrs{{"center_point_box", Attribute(attrInt(n, "center_point_box", 0))},
-                  {"max_output", Attribute(int64_t{0})},
-                  {"iou_threshold", Attribute(0.0)},
-                  {"score_threshold", Attribute(0.0)},
-                  {"has_score_threshold", Attribute(int64_t{given(4) ? 1 : 0})}};
-    Value *count = b.value(OpKind::NmsCount, {boxes, scores, limits}, attrs);
-    Value *selected = b.value(OpKind::Nms, {boxes, scores, count, limits}, attrs);
-    setDim(selected, 0, Dim::sym(sanitizeSymbol("nms_" + n.output(0))));
-    return {selected};
+    limits = b.value(OpKind::Concat, parts, {{"axis", Attribute(int64_t{0})}});
+  } else {
+    if (given(2))
+      maxOutput = std::max<int64_t>(
+          requireScalarInput(ctx, n, 2, "max_output_boxes_per_class").getInt(0), 0);
+    if (given(3))
+      iou = requireScalarInput(ctx, n, 3, "iou_threshold").getDouble(0);
+    if (given(4))
+      score = requireScalarInput(ctx, n, 4, "score_threshold").getDouble(0);
   }
-  int64_t maxOutput = 0;
-  if (given(2))
-    maxOutput = std::max<int64_t>(
-        requireScalarInput(ctx, n, 2, "max_output_boxes_per_class").getInt(0), 0);
-  double iou = given(3) ? requireScalarInput(ctx, n, 3, "iou_threshold").getDouble(0) : 0.0;
-  const bool hasScore = given(4);
-  double score = hasScore ? requireScalarInput(ctx, n, 4, "score_threshold").getDouble(0) : 0.0;
   AttrMap attrs{{"center_point_box", Attribute(attrInt(n, "center_point_box", 0))},
                 {"max_output", Attribute(maxOutput)},
                 {"iou_threshold", Attribute(iou)},
                 {"score_threshold", Attribute(score)},
-                {"has_score_threshold", Attribute(int64_t{hasScore ? 1 : 0})}};
-  Value *count = b.value(OpKind::NmsCount, {boxes, scores}, attrs);
-  Value *selected = b.value(OpKind::Nms, {boxes, scores, count}, attrs);
+                {"has_score_threshold", Attribute(int64_t{given(4) ? 1 : 0})}};
+  Values operands = {boxes, scores};
+  if (limits)
+    operands.push_back(limits);
+  Value *count = b.value(OpKind::NmsCount, operands, attrs);
+  operands.insert(operands.begin() + 2, count);
+  Value *selected = b.value(OpKind::Nms, operands, attrs);
   setDim(selected, 0, Dim::sym(sanitizeSymbol("nms_" + n.output(0))));
   return {selected};
 }

@@ -25,7 +25,7 @@ struct ReduceSpec {
   Value *counts = nullptr;
   int64_t named = 0;
   std::string name;
-  std::vector<Value *> pick;
+  std::vector<Value *> isNamed, pick; // per axis of x: whether an entry names it (bool [])
 };
 
 ReduceSpec readReduceSpec(ImportContext &ctx, const onnx::NodeProto &node, Value *x,
@@ -46,7 +46,8 @@ ReduceSpec readReduceSpec(ImportContext &ctx, const onnx::NodeProto &node, Value
       spec.named = *m;
       spec.name = node.output_size() > 0 ? node.output(0) : "reduce";
       for (int64_t d = 0; d < rank; ++d) {
-        Value *named = lessThan(b, b.scalar(DType::I64, 0), elementOf(b, spec.counts, d));
+        Value *named = lessThan(b, b.scalar(DType::I64, 0), scalarElement(b, spec.counts, d));
+        spec.isNamed.push_back(named);
         Value *length = dimValue(b, x, d);
         Value *count = select(b, named, b.scalar(DType::I64, 1), length);
         Value *first = select(b, named, length, b.scalar(DType::I64, 0));
@@ -81,9 +82,8 @@ Value *reducedInPlace(Builder &b, Value *x, ReduceKind kind, const ReduceSpec &s
   Value *y = x;
   const Attribute dims = Attribute::dims(x->type().dims);
   for (int64_t d = 0; d < x->type().rank(); ++d) {
-    Value *named = lessThan(b, b.scalar(DType::I64, 0), elementOf(b, spec.counts, d));
     Value *along = b.value(OpKind::Expand, {reduce(b, y, kind, {d}, true)}, {{"shape", dims}});
-    y = select(b, named, along, y);
+    y = select(b, spec.isNamed[static_cast<size_t>(d)], along, y);
   }
   return y;
 }
@@ -106,10 +106,9 @@ Value *reduceAlongData(ImportContext &ctx, Value *x, ReduceKind kind, const Redu
 Value *dropNamed(ImportContext &ctx, Value *x, Value *reduced, const ReduceSpec &spec) {
   if (spec.keepdims)
     return reduced;
-  std::vector<Dim> out =
-      unnamedDims(ctx, x, spec.counts, x->type().rank() - spec.named, spec.name + "_kept");
-  return ctx.builder().value(OpKind::Reshape, {reduced},
-                             {{"shape", Attribute::dims(out)}, {"allowzero", Attribute(int64_t{1})}});
+  return reshapeExactly(ctx.builder(), reduced,
+                        unnamedDims(ctx, x, spec.counts, x->type().rank() - spec.named,
+                                    spec.name + "_kept"));
 }
 
 Value *applyReduce(ImportContext &ctx, Value *x, ReduceKind kind, const ReduceSpec &spec) {
