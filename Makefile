@@ -81,7 +81,11 @@ fuzz-smoke: asan
 # use_sigaltstack=0: should anything make LLVM install its own alternate signal stack on a
 # thread, ASan's thread teardown would try to unmap it as its own ("unable to unmap").
 # allocator_may_return_null=1: tests of absurd sizes expect a refusal, not an abort.
-ASAN_ENV = ASAN_OPTIONS=use_sigaltstack=0:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
+# quarantine_size_mb=64 (default 256): freed memory is still held back from reuse long enough to
+# catch a use after free of anything freed in the last 64 MB of frees; a compile (LLVM allocates
+# and frees a lot) runs a fifth faster than with the default's page-fault churn.
+ASAN_ENV = ASAN_OPTIONS=use_sigaltstack=0:allocator_may_return_null=1:quarantine_size_mb=64 \
+  UBSAN_OPTIONS=print_stacktrace=1
 ASAN_CONFORMANCE = $(ASAN_ENV) $(BUILD)-asan/bin/strata conformance $(BUILD)/onnx-node-tests
 CONFORMANCE_FAILURES = grep -E "^(FAIL|REGRESSION)|Sanitizer|runtime error"
 test: build test-data browser-deps asan tsan fuzz-smoke
