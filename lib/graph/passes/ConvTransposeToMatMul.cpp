@@ -13,7 +13,6 @@
 // order, as any conv kernel's does.
 #include "strata/graph/Builder.h"
 #include "strata/graph/Ops.h"
-#include "strata/graph/Walk.h"
 #include "strata/graph/passes/Passes.h"
 #include "strata/graph/passes/Rewrite.h"
 
@@ -39,7 +38,7 @@ Value *reshapeTo(Builder &b, Value *v, const std::vector<Dim> &dims) {
 // floor(a / b) for b > 0.
 int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-bool rewrite(Graph &g, Op &op) {
+bool rewriteToMatMul(Graph &g, Op &op) {
   if (op.kind() != OpKind::ConvTranspose)
     return false;
   const ops::ConvTransposeOp c(op);
@@ -173,17 +172,7 @@ public:
   std::string_view name() const override { return "conv-transpose-to-matmul"; }
 
   llvm::Expected<bool> run(Graph &g, PassContext &ctx) override {
-    int64_t rewritten = 0;
-    forEachGraph(g, [&](Graph &graph) {
-      for (Op *op : graph.opList()) {
-        try {
-          rewritten += rewrite(graph, *op);
-        } catch (const BuildError &) {
-          // A form whose types do not come out as the op's (left as it is; what was built
-          // before is dead and dce removes it).
-        }
-      }
-    });
+    const int64_t rewritten = rewriteEachOp(g, rewriteToMatMul);
     if (rewritten)
       ctx.stats.add("conv-transpose-to-matmul.rewritten", rewritten);
     return rewritten > 0;

@@ -135,7 +135,8 @@ double secondsSince(Clock::time_point t) {
 
 std::string_view PassManager::defaultPipeline() {
   return "resolve-broadcast-dims,fixpoint(canonicalize,constant-fold,cse,dce),"
-         "hoist-loop-invariants,raise-layer-norm,fuse-attention,fold-batchnorm,fuse-bias,"
+         "hoist-loop-invariants,raise-layer-norm,fuse-attention,conv-transpose-to-conv,"
+         "fold-batchnorm,fuse-bias,"
          "fixpoint(canonicalize,constant-fold,cse,dce),layout-nchwc,winograd,conv1x1-to-matmul,conv-transpose-to-matmul,"
          "pack-matmul-weights,"
          "fixpoint(canonicalize,cse,dce),fuse,dce";

@@ -264,6 +264,20 @@ llvm::Expected<bool> applyPatternsGreedily(Graph &g, const PatternSet &patterns,
   return driver.run(g);
 }
 
+int64_t rewriteEachOp(Graph &g, const std::function<bool(Graph &, Op &)> &rewrite) {
+  int64_t rewritten = 0;
+  forEachGraph(g, [&](Graph &graph) {
+    for (Op *op : graph.opList()) {
+      try {
+        rewritten += rewrite(graph, *op);
+      } catch (const BuildError &) {
+        // (left as it is)
+      }
+    }
+  });
+  return rewritten;
+}
+
 const Tensor *constantValue(const Value *v) {
   if (!v)
     return nullptr;

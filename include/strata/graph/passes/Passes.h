@@ -18,6 +18,7 @@ std::unique_ptr<Pass> createLayoutNCHWcPass();    // LayoutNCHWc.cpp
 std::unique_ptr<Pass> createWinogradPass();      // Winograd.cpp: 3x3 convs -> F(m x m, 3 x 3)
 std::unique_ptr<Pass> createConv1x1ToMatMulPass(); // Conv1x1ToMatMul.cpp: plain 1x1 conv -> matmul
 std::unique_ptr<Pass> createConvTransposeToMatMulPass(); // ConvTransposeToMatMul.cpp
+std::unique_ptr<Pass> createConvTransposeToConvPass();   // ConvTransposeToConv.cpp
 std::unique_ptr<Pass> createPackMatMulWeightsPass(); // PackMatMulWeights.cpp
 std::unique_ptr<Pass> createFusePass();           // Fuse.cpp: fusion planning into kernels
 

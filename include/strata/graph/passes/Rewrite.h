@@ -5,6 +5,7 @@
 #include "strata/graph/Builder.h"
 #include "strata/graph/passes/Pass.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,12 @@ struct GreedyRewriteConfig {
 llvm::Expected<bool> applyPatternsGreedily(Graph &g, const PatternSet &patterns, PassContext &ctx,
                                            const std::string &statsPrefix,
                                            const GreedyRewriteConfig &config = {});
+
+// Calls `rewrite` on every op of `g` and of its regions (each op list taken before, so a rewrite
+// may erase its op). A BuildError thrown by one (a form whose types do not come out as the op's)
+// leaves that op as it is; what it built before is dead and dce removes it. Returns how many
+// rewrites returned true. For one-shot rewrites of one op kind (conv-transpose-to-matmul).
+int64_t rewriteEachOp(Graph &g, const std::function<bool(Graph &, Op &)> &rewrite);
 
 // Helpers for patterns.
 // The constant tensor defining `v`, or nullptr.
