@@ -244,8 +244,9 @@ private:
       return makeError(diagnose(op, "the result's data-dependent dim '" + *sym +
                                         "' is also another tensor's symbol"));
     // A control step's results are written by its regions into space placed before it runs,
-    // except a loop's scan results, allocated once the first entry's size is known.
-    if (!vb.bound && isControlFlow(op) && !(op.kind() == OpKind::Loop && vb.dim >= 1))
+    // except a loop's scan results, allocated once the first entry's size is known (and grown
+    // as it runs where their length has no bound: early_exit).
+    if (!vb.bound && isControlFlow(op) && op.kind() != OpKind::Loop)
       return makeError(diagnose(op, "result " + std::to_string(vb.result) + " dim " +
                                         std::to_string(vb.dim) + " ('" + *sym +
                                         "') depends on a size read from data inside a region, "
@@ -274,6 +275,10 @@ private:
     plan().formulas.push_back("");
     plan().bounds.resize(plan().symbols.size());
     plan().bounds.back() = vb.bound ? vb.bound->str() : kUnboundedSize;
+    if (op.kind() == OpKind::Arange && !ops::ArangeOp(op).invalid().empty()) {
+      plan().invalid.resize(plan().symbols.size());
+      plan().invalid.back() = ops::ArangeOp(op).invalid();
+    }
     return llvm::Error::success();
   }
 

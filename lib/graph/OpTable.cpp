@@ -34,6 +34,7 @@ struct Registry {
 #define A_INT(n) spec(#n, AttrKind::Int),
 #define A_FLOAT(n) spec(#n, AttrKind::Float),
 #define A_STRING(n) spec(#n, AttrKind::String),
+#define A_STRING_OR(n) spec(#n, AttrKind::String, AttrForm::Plain, true),
 #define A_INTS(n) spec(#n, AttrKind::Ints),
 #define A_INTS_OR(n) spec(#n, AttrKind::Ints, AttrForm::Plain, true),
 #define A_DIMS(n) spec(#n, AttrKind::Dims),

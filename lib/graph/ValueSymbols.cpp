@@ -201,10 +201,12 @@ std::vector<unsigned> sizeDecidingInputs(const Graph &g) {
 std::vector<ValueBoundDim> controlFlowResultDims(const Op &op) {
   std::vector<ValueBoundDim> dims;
   if (op.kind() == OpKind::Loop) {
-    // With max_trips, each scan result's dim 0 (a symbol) counts the iterations run; a scan
-    // entry's dim that reads a size the body decides is a symbol of the result's own, set from
-    // the first entry (every entry must agree), with no bound before the loop runs.
+    // With max_trips or early_exit, each scan result's dim 0 (a symbol) counts the iterations
+    // run (bound: max_trips, none without it); a scan entry's dim that reads a size the body
+    // decides is a symbol of the result's own, set from the first entry (every entry must
+    // agree), with no bound before the loop runs.
     const std::optional<Dim> maxTrips = ops::LoopOp(op).max_trips();
+    const bool counted = maxTrips || ops::LoopOp(op).early_exit();
     auto layout = loopLayout(op);
     if (!layout || op.numRegions() != 1)
       return dims;
@@ -216,8 +218,9 @@ std::vector<ValueBoundDim> controlFlowResultDims(const Op &op) {
       if (r >= op.numResults() || op.result(r)->type().rank() == 0)
         continue;
       const TensorType &t = op.result(r)->type();
-      if (maxTrips && t.dims[0].symbolName())
-        dims.push_back(ValueBoundDim{r, 0, 0, maxTrips->asExpr()});
+      if (counted && t.dims[0].symbolName())
+        dims.push_back(ValueBoundDim{
+            r, 0, 0, maxTrips ? std::optional<SymExpr>(maxTrips->asExpr()) : std::nullopt});
       const Value *entry = 1 + r < body.numOutputs() ? body.output(1 + r) : nullptr;
       if (!entry || entry->type().rank() + 1 != t.rank())
         continue;

@@ -351,8 +351,11 @@ static Tensors arangeKernel(const Op &op, const Tensors &operands) {
   if (operands[0].dtype() != DType::I64 || operands[0].numElements() != 1)
     structured::fail(op, "expected a rank-0 i64 count");
   const int64_t n = operands[0].getInt(0);
-  if (n < 0)
-    structured::fail(op, "the count is " + std::to_string(n) + ", a negative size");
+  if (n < 0) {
+    const std::string &invalid = ops::ArangeOp(op).invalid();
+    structured::fail(op, invalid.empty() ? "the count is " + std::to_string(n) + ", a negative size"
+                                         : invalid);
+  }
   Tensor out(DType::I64, {n}); // (refused past the max-tensor-elements limit)
   for (int64_t i = 0; i < n; ++i)
     out.setInt(i, i);

@@ -421,8 +421,8 @@ std::optional<int64_t> Executor::boundNow(const RunContext &ctx, size_t sym) con
   return bounds_[sym] ? bounds_[sym]->evaluate(now) : std::nullopt;
 }
 
-Status Executor::allocateDynamic(RunContext &ctx, const PlanArg &arg,
-                                 const std::string &before) const {
+Status Executor::allocateDynamic(RunContext &ctx, const PlanArg &arg, const std::string &before,
+                                 int64_t keepBytes) const {
   const bool output = arg.kind == PlanArg::Output;
   const size_t i = static_cast<size_t>(arg.index);
   std::vector<int> symbols;
@@ -471,6 +471,8 @@ Status Executor::allocateDynamic(RunContext &ctx, const PlanArg &arg,
   if (!mem)
     return Status::error("before " + before + ": cannot allocate " + std::to_string(bytes) +
                          " bytes for a tensor sized by data");
+  if (st.data && keepBytes > 0)
+    std::memcpy(mem, st.data.get(), static_cast<size_t>(std::min(keepBytes, st.capacity)));
   st.data.reset(mem);
   st.capacity = rounded;
   return Status();
@@ -596,6 +598,10 @@ Status Executor::run(RunContext &ctx, const void *const *inputs, void *const *ou
       std::memcpy(&v, pointer(b.value), sizeof v);
       const size_t sym = static_cast<size_t>(b.symbol);
       if (plan_.isUnbounded(sym)) {
+        if (v < 0 && sym < plan_.invalid.size() && !plan_.invalid[sym].empty())
+          return Status::error("before " + plan_.steps[step].name + ": " + plan_.invalid[sym] +
+                               " (the size '" + plan_.symbols[sym] + "' read from data is " +
+                               std::to_string(v) + ")");
         if (v < 0)
           return Status::error("before " + plan_.steps[step].name + ": the size '" +
                                plan_.symbols[sym] + "' read from data is " + std::to_string(v) +
@@ -825,6 +831,33 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
   for (size_t a : stepAllocatedArgs_[s])
     if (a >= numIn + nc && a < numIn + numResults)
       deferred[a - numIn - nc] = true;
+  // Scan results whose length has no bound before the loop runs (early_exit without
+  // max_trips): allocated for a few entries, then doubled as the loop runs (at most `trips`).
+  // Their length symbol holds the capacity meanwhile, bound only while storage is allocated
+  // (checks and formulas reading it wait for the iterations run).
+  std::vector<int> grownSymbol(numScans, -1);
+  std::vector<int64_t> grownEntries(numScans, 0); // the entries a grown result has room for
+  for (const PlanResultBind &b : plan_.resultBinds)
+    if (b.step == static_cast<int64_t>(s) && b.dim == 0 && b.result >= static_cast<int64_t>(nc) &&
+        b.result < static_cast<int64_t>(numResults) &&
+        plan_.isUnbounded(static_cast<size_t>(b.symbol))) {
+      const size_t k = static_cast<size_t>(b.result) - nc;
+      const PlanArg &result = step.args[numIn + nc + k];
+      // (The symbol must be the result's length: what its storage is allocated by.)
+      const bool sizesIt =
+          result.kind == PlanArg::Output
+              ? !plan_.outputs[static_cast<size_t>(result.index)].dims.empty() &&
+                    plan_.outputs[static_cast<size_t>(result.index)].dims[0].symbol == b.symbol
+              : result.kind == PlanArg::Buffer &&
+                    std::count(plan_.buffers[static_cast<size_t>(result.index)].size.symbols.begin(),
+                               plan_.buffers[static_cast<size_t>(result.index)].size.symbols.end(),
+                               b.symbol) == 1;
+      if (!deferred[k] || grownSymbol[k] >= 0 || !sizesIt)
+        return fail("scan output " + std::to_string(k) + "'s length has no bound but its result "
+                    "is not allocated by the loop at that length");
+      grownSymbol[k] = static_cast<int>(b.symbol);
+    }
+  constexpr int64_t kFirstEntries = 16;
   std::vector<std::unique_ptr<uint8_t[]>> entryScratch(numScans);
   std::vector<std::vector<int64_t>> firstEntry(numScans);
   std::vector<uint8_t *> scanBase(numScans, nullptr);
@@ -849,8 +882,41 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     scanCapacity[k] = bytes(step.args[numIn + nc + k]);
     scanBase[k] = static_cast<uint8_t *>(args[numIn + nc + k]);
   }
-  // Sets result k's entry dims from `shape` and allocates it (its dim 0 already known).
-  auto allocateScan = [&](size_t k, const std::vector<int64_t> &shape) -> Status {
+  // Grown result k's storage for `entries` entries, keeping the first `kept`; where that is
+  // past a limit, for exactly `kept + 1` (the limits hold the entries written, not the room).
+  auto growScan = [&](size_t k, int64_t entries, int64_t kept) -> Status {
+    const size_t sym = static_cast<size_t>(grownSymbol[k]);
+    const PlanArg &result = step.args[numIn + nc + k];
+    Status st;
+    for (int64_t want : {entries, std::min(entries, kept + 1)}) {
+      ctx.symbolValues_[sym] = want;
+      ctx.valueBound_[sym] = true;
+      st = allocateDynamic(ctx, result, step.name, checkedMul(kept, scanBytes[k]));
+      if (!st) {
+        grownEntries[k] = want;
+        // (What the storage holds at this length, never more than the entries' bytes.)
+        scanCapacity[k] = std::min(checkedMul(want, scanBytes[k]), bytes(result));
+      }
+      ctx.valueBound_[sym] = false;
+      if (!st || want == std::min(entries, kept + 1))
+        break;
+    }
+    if (st)
+      return st;
+    auto &storage = result.kind == PlanArg::Output
+                        ? ctx.dynamicOutputs_[static_cast<size_t>(result.index)]
+                        : ctx.dynamicBuffers_[static_cast<size_t>(result.index)];
+    scanBase[k] = storage.data.get();
+    return Status();
+  };
+  // Sets result k's entry dims from `shape` and allocates it (its dim 0 already known, or a
+  // grown one's first entries).
+  auto allocateScan = [&](size_t k, const std::vector<int64_t> &shape,
+                          int64_t firstEntries) -> Status {
+    if (grownSymbol[k] >= 0) {
+      ctx.symbolValues_[static_cast<size_t>(grownSymbol[k])] = firstEntries;
+      ctx.valueBound_[static_cast<size_t>(grownSymbol[k])] = false;
+    }
     for (const PlanResultBind &b : plan_.resultBinds)
       if (b.step == static_cast<int64_t>(s) && b.result == static_cast<int64_t>(nc + k) &&
           b.dim >= 1) {
@@ -861,6 +927,10 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
       }
     if (Status st = shapeProgram(ctx.symbolValues_, &ctx.valueBound_))
       return fail(st.message());
+    if (grownSymbol[k] >= 0) {
+      scanBytes[k] = tensorBytesAt(body.plan().outputs[1 + nc + k], rc.symbolValues_);
+      return growScan(k, ctx.symbolValues_[static_cast<size_t>(grownSymbol[k])], 0);
+    }
     const PlanArg &result = step.args[numIn + nc + k];
     if (Status st = allocateDynamic(ctx, result, step.name))
       return st;
@@ -909,7 +979,8 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
       const std::vector<int64_t> &shape = rc.outputShapes_[out];
       if (iteration == 0) {
         firstEntry[k] = shape;
-        if (Status st = allocateScan(k, shape))
+        if (Status st = allocateScan(
+                k, shape, std::min<int64_t>(std::max<int64_t>(trips, 0), kFirstEntries)))
           return st;
         scanBytes[k] = tensorBytesAt(body.plan().outputs[out], rc.symbolValues_);
       } else if (shape != firstEntry[k]) {
@@ -918,6 +989,12 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
                     "iteration 0 one of shape " + shapeText(firstEntry[k]));
       }
       int64_t at = checkedMul(iteration + 1, scanBytes[k]);
+      if (grownSymbol[k] >= 0 && iteration + 1 > grownEntries[k]) {
+        const int64_t entries = std::min(std::max<int64_t>(trips, 0),
+                                         std::max(checkedMul(iteration, 2), iteration + 1));
+        if (Status st = growScan(k, entries, iteration))
+          return st;
+      }
       if (scanBytes[k] < 0 || at < 0 || at > scanCapacity[k])
         return fail("iteration " + std::to_string(iteration) + " runs past the length of scan "
                     "output " + std::to_string(k));
@@ -945,8 +1022,8 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
       std::memcpy(args[numIn + k], current[k], static_cast<size_t>(carriedBytes[k]));
   for (size_t k = 0; k < numScans; ++k) // no entry: entry dims of 0
     if (deferred[k] && iteration == 0)
-      if (Status st = allocateScan(k, std::vector<int64_t>(
-                                          body.plan().outputs[1 + nc + k].dims.size(), 0)))
+      if (Status st = allocateScan(
+              k, std::vector<int64_t>(body.plan().outputs[1 + nc + k].dims.size(), 0), 0))
         return st;
   // Scan results whose length is a data-dependent size (max_trips) take the iterations run;
   // the others must be filled exactly.
@@ -955,9 +1032,12 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     if (b.step == static_cast<int64_t>(s) && b.result >= static_cast<int64_t>(nc) &&
         b.result < static_cast<int64_t>(numResults) && b.dim == 0) {
       counted[static_cast<size_t>(b.result) - nc] = true;
-      // (A bound reading sizes read from data: set at it when the step started.)
+      // (A bound reading sizes read from data: set at it when the step started; a grown
+      // result's: the entries it has room for.)
       const size_t sym = static_cast<size_t>(b.symbol);
-      const int64_t bound = dynamicSymbol_[sym] ? ctx.symbolValues_[sym] : ctx.boundValues_[sym];
+      const int64_t bound = plan_.isUnbounded(sym) ? grownEntries[static_cast<size_t>(b.result) - nc]
+                            : dynamicSymbol_[sym] ? ctx.symbolValues_[sym]
+                                                  : ctx.boundValues_[sym];
       if (iteration > bound)
         return fail("the loop ran " + std::to_string(iteration) + " iterations, more than its "
                     "bound " + std::to_string(bound));

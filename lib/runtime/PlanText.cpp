@@ -5,6 +5,8 @@
 //   symbol <name> [<formula>]                      a formula: a derived symbol
 //   value <name> <bound>                            a value-bound symbol and its bound formula
 //                                                   (* when none: Plan::isUnbounded)
+//   invalid <name> <text>                           after an unbounded value line: what a
+//                                                   negative value of it means (Plan::invalid)
 //   input|output <name> <dtype> <rank> <dim>...     dim: a size, or ?<symbol index>
 //   sizesfrom <input>                               an input whose values sizes are read from
 //   source <kind> <index>                           one per output, in order
@@ -19,7 +21,8 @@
 //   atleast <lhs> <rhs> <where>                      lhs >= rhs when bound
 //   bind <step> <symbol> <kind> <index>              before the step: symbol = the int64 there
 //   resultbind <step> <symbol> <result> <dim>        after the if step: symbol = that result dim;
-//                                                    after a loop: the iterations (a scan's dim 0)
+//                                                    after a loop: the iterations (a scan's dim 0,
+//                                                    bounded, or unbounded: grown as it runs)
 #include "strata/runtime/Plan.h"
 
 #include "strata/support/SymExpr.h"
@@ -172,6 +175,8 @@ std::string printPlan(const Plan &p) {
   for (size_t i = 0; i < p.symbols.size(); ++i) {
     if (p.isValueBound(i)) {
       os << "value " << escape(p.symbols[i]) << ' ' << escape(p.bounds[i]) << '\n';
+      if (i < p.invalid.size() && !p.invalid[i].empty())
+        os << "invalid " << escape(p.symbols[i]) << ' ' << escape(p.invalid[i]) << '\n';
       continue;
     }
     os << "symbol " << escape(p.symbols[i]);
@@ -361,6 +366,15 @@ Status parsePlanAt(const std::string &text, Plan &p, int depth) {
       p.formulas.push_back("");
       p.bounds.resize(p.symbols.size());
       p.bounds.back() = bound;
+    } else if (tag == "invalid") {
+      // (What the last value symbol's negative value means: it follows that symbol's line.)
+      std::string raw, name, text;
+      if (!(ls >> raw) || !unescape(raw, name) || !(ls >> raw) || !unescape(raw, text) ||
+          text.empty() || p.symbols.empty() || p.symbols.back() != name ||
+          !p.isUnbounded(p.symbols.size() - 1) || p.invalid.size() >= p.symbols.size())
+        return fail("bad invalid-size text");
+      p.invalid.resize(p.symbols.size());
+      p.invalid.back() = text;
     } else if (tag == "bind") {
       PlanBind b;
       std::string k;
@@ -586,14 +600,15 @@ Status parsePlanAt(const std::string &text, Plan &p, int depth) {
                   " does not match the plan's inputs and outputs");
   }
   // A result bind names a dim of a result of an if step (bounded), or a dim of a loop's scan
-  // result: dim 0, the iteration count (bounded), or an entry dim (set from the first entry).
+  // result: dim 0, the iteration count (bounded, or unbounded: the result grown as the loop
+  // runs), or an entry dim (set from the first entry, unbounded).
   for (const PlanResultBind &b : p.resultBinds) {
     const bool ok = b.step < static_cast<int64_t>(p.steps.size()) &&
                     p.steps[static_cast<size_t>(b.step)].kind != PlanStep::Kernel;
     const PlanStep *s = ok ? &p.steps[static_cast<size_t>(b.step)] : nullptr;
     const bool unbounded = p.isUnbounded(static_cast<size_t>(b.symbol));
     if (!ok || b.result >= static_cast<int64_t>(s->args.size()) - s->numInputs ||
-        (s->kind == PlanStep::Loop && (b.result < s->numCarried || (b.dim == 0) == unbounded)) ||
+        (s->kind == PlanStep::Loop && (b.result < s->numCarried || (b.dim > 0 && !unbounded))) ||
         (s->kind == PlanStep::If && unbounded))
       return fail("result bind after step " + std::to_string(b.step) + " out of range");
     if (s->kind == PlanStep::Loop) {

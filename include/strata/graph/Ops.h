@@ -37,6 +37,11 @@ protected:
   }
   double floatOf(const char *n) const { return get(n, AttrKind::Float).getFloat(); }
   const std::string &stringOf(const char *n) const { return get(n, AttrKind::String).getString(); }
+  const std::string &stringOr(const char *n) const {
+    static const std::string empty;
+    const Attribute *a = find(n, AttrKind::String);
+    return a ? a->getString() : empty;
+  }
   const std::vector<int64_t> &intsOf(const char *n) const {
     return get(n, AttrKind::Ints).getInts();
   }
@@ -80,6 +85,8 @@ private:
   double n() const { return floatOf(#n); }
 #define A_STRING(n)                                                                                \
   const std::string &n() const { return stringOf(#n); }
+#define A_STRING_OR(n)                                                                             \
+  const std::string &n() const { return stringOr(#n); }
 #define A_INTS(n)                                                                                  \
   const std::vector<int64_t> &n() const { return intsOf(#n); }
 #define A_INTS_OR(n)                                                                               \

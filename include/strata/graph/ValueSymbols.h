@@ -34,7 +34,8 @@ std::optional<ValueBoundDim> valueBoundDim(const Op &op);
 // the branch taken binds (bound: the larger of the branches' dims, each data-dependent size
 // inside a branch replaced by its own bound, so a formula over the if's operands' dims; none
 // when a branch's dim depends on an unbounded size); a
-// `loop`'s scan results' dim 0 when it has `max_trips` (the iterations run; bound: max_trips).
+// `loop`'s scan results' dim 0 when it has `max_trips` or `early_exit` (the iterations run;
+// bound: max_trips, none without it).
 std::vector<ValueBoundDim> controlFlowResultDims(const Op &op);
 
 // Every data-dependent dim `op` defines (valueBoundDim's and controlFlowResultDims'), and the

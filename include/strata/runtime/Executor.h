@@ -151,7 +151,9 @@ private:
   void sharePool(ThreadPool *pool); // this executor's and its regions'
   Status placeBuffers(RunContext &ctx) const;
   // Makes the storage of dynamic buffer or output `arg` hold its size at the current values.
-  Status allocateDynamic(RunContext &ctx, const PlanArg &arg, const std::string &before) const;
+  // (Storage that must grow keeps its first `keepBytes`: a scan result as its loop runs.)
+  Status allocateDynamic(RunContext &ctx, const PlanArg &arg, const std::string &before,
+                         int64_t keepBytes = 0) const;
   // Where output i's data is after a run of `ctx` into `outputs`.
   const void *outputData(const RunContext &ctx, size_t i, void *const *outputs) const;
   // bind() once the input symbols are in `values` (the others -1): bounds, the shape program,

@@ -117,6 +117,10 @@ struct Plan {
   std::vector<std::string> symbols;
   std::vector<std::string> formulas; // one per symbol
   std::vector<std::string> bounds;   // one per symbol, or shorter: missing entries are ""
+  // What a negative value of an unbounded size means, where the compiler computes it as -1 for
+  // an input that breaks a rule ("an axis is named twice"): the run's error says it (plan line
+  // `invalid SYMBOL TEXT`). One per symbol, or shorter.
+  std::vector<std::string> invalid;
   std::vector<PlanBind> binds;       // in step order
   std::vector<PlanResultBind> resultBinds; // in step order
   bool isDerived(size_t symbol) const {

@@ -463,14 +463,19 @@ std::vector<Dim> dataDims(ImportContext &ctx, Value *t, const std::string &name)
   return dims;
 }
 
-Value *dataArange(ImportContext &ctx, Value *count, const std::string &name) {
-  Value *a = ctx.builder().value(OpKind::Arange, {count});
+Value *dataArange(ImportContext &ctx, Value *count, const std::string &name,
+                  const std::string &invalid) {
+  AttrMap attrs;
+  if (!invalid.empty())
+    attrs["invalid"] = Attribute(invalid);
+  Value *a = ctx.builder().value(OpKind::Arange, {count}, std::move(attrs));
   a->setType(TensorType(DType::I64, {Dim::sym(ctx.uniqueSymbol(sanitizeSymbol("val_" + name)))}));
   return a;
 }
 
-Dim dataDim(ImportContext &ctx, Value *count, const std::string &name) {
-  return dataArange(ctx, count, name)->type().dims[0];
+Dim dataDim(ImportContext &ctx, Value *count, const std::string &name,
+            const std::string &invalid) {
+  return dataArange(ctx, count, name, invalid)->type().dims[0];
 }
 
 std::vector<Dim> dimsInputOrData(ImportContext &ctx, const onnx::NodeProto &node, int i,

@@ -229,6 +229,7 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
     bool bodyKeepsGoing = (again && truthOf(*again, "the body's condition output")) ||
                           out[0] == formals[1];
     condAlwaysTrue &= bodyKeepsGoing;
+    std::optional<std::set<std::string>> decidedInBody;
     for (int k = 0; k < numCarried; ++k) {
       if (out[1 + k]->type() == carried[k]->type())
         continue;
@@ -244,17 +245,44 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
             return false;
         return true;
       };
-      if (!cat || cat->kind() != OpKind::Concat || cat->numOperands() != 2 ||
-          cat->operand(0) != formal || formal->uses().size() != 1 ||
-          cat->result(0)->hasUses() || !onlyAt(formal, SIZE_MAX) ||
-          !onlyAt(cat->result(0), static_cast<size_t>(1 + k)) ||
-          cat->operand(1)->type().rank() != formal->type().rank())
+      const bool appendOnly =
+          cat && cat->kind() == OpKind::Concat && cat->numOperands() == 2 &&
+          cat->operand(0) == formal && formal->uses().size() == 1 && !cat->result(0)->hasUses() &&
+          onlyAt(formal, SIZE_MAX) && onlyAt(cat->result(0), static_cast<size_t>(1 + k)) &&
+          cat->operand(1)->type().rank() == formal->type().rank();
+      // Else a value whose dims the body decides each iteration (a slice at the iteration
+      // number) but that must come back with its shape: checked each iteration, then given the
+      // carried type (a shape that really changes fails the run naming the loop).
+      const TensorType &want = carried[k]->type(), &got = out[1 + k]->type();
+      if (!decidedInBody)
+        decidedInBody = sizesDecidedIn(*g);
+      bool decidedDims = !appendOnly && got.dtype == want.dtype && got.rank() == want.rank();
+      for (size_t d = 0; decidedDims && d < got.dims.size(); ++d)
+        decidedDims = got.dims[d] == want.dims[d] || readsAnyOf(got.dims[d], *decidedInBody);
+      if (decidedDims) {
+        Builder::Into into(b, *g); // (ctx's builder: requireAtRun builds with it)
+        Builder &ib = ctx.builder();
+        Value *differ = castTo(
+            ib, ib.value(OpKind::Not, {ib.value(OpKind::Eq, {dimsOf(ib, out[1 + k]),
+                                                              dimsOf(ib, formal)})}),
+            DType::I64);
+        Value *same = ib.value(OpKind::Eq, {reduce(ib, differ, ReduceKind::Sum, {0}, false),
+                                            ib.scalar(DType::I64, 0)});
+        out[1 + k] = requireAtRun(ctx, out[1 + k], same,
+                                  body.output(1 + k).name() + "_keeps_shape",
+                                  "loop-carried value " + std::to_string(k) + " ('" +
+                                      body.input(2 + k).name() + "') comes back from the body "
+                                      "with a shape other than " + want.str(),
+                                  formal);
+        continue;
+      }
+      if (!appendOnly)
         throw ConvertError("loop-carried value " + std::to_string(k) + " enters the body as " +
                            carried[k]->type().str() + " but leaves it as " +
                            out[1 + k]->type().str() +
                            ": values that change type or shape across iterations (other than "
-                           "one the body only appends to) are not supported in a loop run at "
-                           "run time yet");
+                           "one the body only appends to or gives back at its shape) are not "
+                           "supported in a loop run at run time yet");
       appended.push_back({k, ops::ConcatOp(*cat).axis(), out.size()});
       out.push_back(cat->operand(1));
       out[1 + k] = formal;
@@ -270,14 +298,23 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
   // Scan outputs stack one entry per iteration: a known count (the trip count, a constant or a
   // formula of symbolic dims, with a condition that stays true) is their length; a condition
   // that can end the loop early (a greedy decode stopping at its end token) makes the length a
-  // data-dependent size of its own, `loop_<output>`, at most the trip count (max_trips).
+  // data-dependent size of its own, `loop_<output>`, at most the trip count (max_trips where
+  // that is a formula of the input sizes, else none: early_exit).
   AttrMap attrs{{"num_carried", Attribute(static_cast<int64_t>(numCarried))}};
   const int onnxScans = numScan;
   numScan += static_cast<int>(appended.size());
-  if (numScan > 0) {
+  // A condition that can end the loop early with a trip count that is not a formula of the
+  // input sizes (read from data, a constant -- torch's `while` gives 2^63 - 1 -- or none): the
+  // scan lengths are the iterations run with no bound before the loop runs, their storage grown
+  // as it runs (early_exit).
+  const bool unboundedScans =
+      numScan > 0 && !condAlwaysTrue && (!tripLength || tripLength->constant());
+  if (unboundedScans) {
+    attrs["early_exit"] = Attribute(int64_t{1});
+  } else if (numScan > 0) {
     // A trip count read from data: the scan length is that count (clamped at 0), a size read
-    // from data before the loop runs, or (a condition that can end it early) its bound.
-    // (The loop counts its trips from that arange's length: it runs before the loop.)
+    // from data before the loop runs. (The loop counts its trips from that arange's length: it
+    // runs before the loop.)
     if (!tripLength && ctx.input(n, 0)) {
       Value *count = dataArange(
           ctx, maximum(b, reshapeTo(b, trips, {}), b.scalar(DType::I64, 0.0)),
@@ -286,14 +323,12 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
       trips = dimValue(b, count, 0);
     }
     if (!tripLength)
-      throw ConvertError("the Loop has scan outputs, a trip count from tensor data and a "
-                         "condition that may end it early: scan outputs need a trip count known "
-                         "at import (a constant or a formula of the input sizes) as their bound");
+      throw ConvertError("the Loop has scan outputs, no trip count and a condition that stays "
+                         "true: it never ends");
     if (auto m = tripLength->constant(); m && (*m < 0 || *m > processLimits().maxTensorElements))
       throw ConvertError("the Loop's trip count " + std::to_string(*m) + " is out of range");
-    if (!condAlwaysTrue)
-      attrs["max_trips"] = tripLength->constant() ? Attribute(*tripLength->constant())
-                                                  : Attribute::dims({Dim::of(*tripLength)});
+    if (!condAlwaysTrue) // (a formula of the input sizes)
+      attrs["max_trips"] = Attribute::dims({Dim::of(*tripLength)});
   }
   const std::set<std::string> decided = sizesDecidedIn(*g);
   for (int k = 0; k < numScan; ++k) {

@@ -152,10 +152,13 @@ std::vector<Dim> requireDimsInput(ImportContext &ctx, const onnx::NodeProto &nod
 // (`val_<name>_<i>`, a data-dependent size with no bound before the run; a negative value fails
 // the run). How a shape a model computes from tensor values, not from dims, compiles once.
 std::vector<Dim> dataDims(ImportContext &ctx, Value *t, const std::string &name);
-// The value of `count` (a rank-0 i64) as a size read when the model runs (as dataDims).
-Dim dataDim(ImportContext &ctx, Value *count, const std::string &name);
+// The value of `count` (a rank-0 i64) as a size read when the model runs (as dataDims);
+// `invalid`, where given, says what a negative count means (the run's error says it).
+Dim dataDim(ImportContext &ctx, Value *count, const std::string &name,
+            const std::string &invalid = "");
 // The same size's arange: 0, 1, ..., count - 1 (its one dim that size).
-Value *dataArange(ImportContext &ctx, Value *count, const std::string &name);
+Value *dataArange(ImportContext &ctx, Value *count, const std::string &name,
+                  const std::string &invalid = "");
 // Element i of `t` (as dataDims takes it) as a rank-0 i64 value.
 Value *scalarElement(Builder &b, Value *t, int64_t i);
 // Input i as dims: requireDimsInput's constants or formulas, else dataDims of its data.

@@ -219,9 +219,12 @@ Value *squeezeData(ImportContext &ctx, const Node &n, Value *x, Value *axes) {
   if (rank == m) // to a scalar: when every axis is named once and is 1
     return reshapeTo(b, requireAtRun(ctx, x,
                                      b.value(OpKind::And, {eachAxisOnce(b, counts), squeezable}),
-                                     n.output(0) + "_0"),
+                                     n.output(0) + "_0",
+                                     "the axes name an axis twice or one whose size is not 1"),
                      {});
-  return reshapeExactly(b, x, unnamedDims(ctx, x, counts, rank - m, n.output(0), squeezable));
+  return reshapeExactly(b, x, unnamedDims(ctx, x, counts, rank - m, n.output(0),
+                                          "the axes name an axis twice or one whose size is not 1",
+                                          squeezable));
 }
 
 // Unsqueeze with axes read from data: output dim j is 1 where an axis names it, else x's next
@@ -238,7 +241,8 @@ Value *unsqueezeData(ImportContext &ctx, const Node &n, Value *x, Value *axes) {
   Value *valid = eachAxisOnce(b, counts);
   if (rank == 0) { // every output dim is 1; only a repeated axis is wrong
     std::vector<Dim> ones(static_cast<size_t>(outRank), Dim(1));
-    ones[0] = checkedDataDim(ctx, b.scalar(DType::I64, 1), valid, n.output(0) + "_0");
+    ones[0] = checkedDataDim(ctx, b.scalar(DType::I64, 1), valid, n.output(0) + "_0",
+                             "the axes name an axis twice");
     return reshapeExactly(b, x, ones);
   }
   Value *inserted = minimum(b, counts, b.scalar(DType::I64, 1));
@@ -256,7 +260,8 @@ Value *unsqueezeData(ImportContext &ctx, const Node &n, Value *x, Value *axes) {
   for (int64_t k = 0; k < outRank; ++k) {
     const std::string name = n.output(0) + "_" + std::to_string(k);
     Value *size = scalarElement(b, sizes, k);
-    out.push_back(k == 0 ? checkedDataDim(ctx, size, valid, name) : dataDim(ctx, size, name));
+    out.push_back(k == 0 ? checkedDataDim(ctx, size, valid, name, "the axes name an axis twice")
+                         : dataDim(ctx, size, name));
   }
   return reshapeExactly(b, x, out);
 }
@@ -370,7 +375,9 @@ Values splitData(ImportContext &ctx, const Node &n, Value *x, int64_t axis, Valu
                                  ? n.output(0) + "_part" + std::to_string(i)
                                  : n.output(static_cast<int>(i));
     Value *size = select(b, whole, sizes[i], b.scalar(DType::I64, -1));
-    Value *idx = add(b, start, dataArange(ctx, size, name));
+    Value *idx = add(b, start, dataArange(ctx, size, name,
+                                          "the split sizes are negative or do not add up to "
+                                          "the axis' length"));
     results.push_back(b.value(OpKind::Gather, {x, idx}, {{"axis", Attribute(axis)}}));
     start = add(b, start, sizes[i]);
   }
@@ -596,7 +603,8 @@ Value *dataSlice(ImportContext &ctx, const Node &n) {
       ok = b.value(OpKind::And, {ok, valid});
     if (ok)
       taken = select(b, ok, taken, i64(-1));
-    Value *idx = dataArange(ctx, taken, n.output(0) + "_" + std::to_string(axis));
+    Value *idx = dataArange(ctx, taken, n.output(0) + "_" + std::to_string(axis),
+                            ok ? "the axes name an axis twice or a step is 0" : "");
     if (!knownStep || *knownStep != 1)
       idx = mul(b, idx, stride);
     idx = knownStep ? (*knownStep > 0 ? add(b, from, idx) : sub(b, from, idx))
@@ -689,7 +697,7 @@ std::vector<Dim> padsForDataAxes(ImportContext &ctx, const Node &n, Value *x, Va
   std::vector<Dim> pads;
   for (int64_t j = 0; j < 2 * rank; ++j) {
     const std::string name = n.output(0) + "_pad" + std::to_string(j);
-    pads.push_back(j == 0 ? checkedDataDim(ctx, full[0], once, name)
+    pads.push_back(j == 0 ? checkedDataDim(ctx, full[0], once, name, "the axes name an axis twice")
                           : dataDim(ctx, full[static_cast<size_t>(j)], name));
   }
   return pads;
@@ -1025,8 +1033,9 @@ Values convertDropout(ImportContext &ctx, const Node &n) {
                                                                          b.scalar(DType::I64, 0)})}),
                               b.value(OpKind::Not, {b.value(OpKind::Eq, {rate,
                                                                          b.scalar(DType::F64, 0)})})});
-      x = requireAtRun(ctx, x, b.value(OpKind::Not, {drops}),
-                       n.output(0) + "_training_dropout_unsupported");
+      x = requireAtRun(ctx, x, b.value(OpKind::Not, {drops}), n.output(0) + "_training",
+                       "training mode with a nonzero ratio drops elements at random, which "
+                       "strata does not support");
     }
   }
   if (ctx.opset() < 7 && attrInt(n, "is_test", 0) == 0)

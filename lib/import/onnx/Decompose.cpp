@@ -93,7 +93,8 @@ Value *cumulativeSum(Builder &b, Value *v) {
 }
 
 std::vector<Dim> unnamedDims(ImportContext &ctx, Value *x, Value *counts, int64_t outRank,
-                             const std::string &name, Value *alsoValid) {
+                             const std::string &name, const std::string &invalid,
+                             Value *alsoValid) {
   Builder &b = ctx.builder();
   Value *one = b.scalar(DType::I64, 1);
   Value *kept = sub(b, one, minimum(b, counts, one));
@@ -108,7 +109,8 @@ std::vector<Dim> unnamedDims(ImportContext &ctx, Value *x, Value *counts, int64_
                         DType::I64);
     Value *size = reduce(b, mul(b, isK, keptDims), ReduceKind::Sum, {0}, false);
     const std::string symbol = name + "_" + std::to_string(k);
-    out.push_back(k == 0 ? checkedDataDim(ctx, size, valid, symbol) : dataDim(ctx, size, symbol));
+    out.push_back(k == 0 ? checkedDataDim(ctx, size, valid, symbol, invalid)
+                         : dataDim(ctx, size, symbol));
   }
   return out;
 }
@@ -123,18 +125,22 @@ Value *reshapeExactly(Builder &b, Value *x, const std::vector<Dim> &dims) {
                  {{"shape", Attribute::dims(dims)}, {"allowzero", Attribute(int64_t{1})}});
 }
 
-Dim checkedDataDim(ImportContext &ctx, Value *size, Value *valid, const std::string &name) {
+Dim checkedDataDim(ImportContext &ctx, Value *size, Value *valid, const std::string &name,
+                   const std::string &invalid) {
   Builder &b = ctx.builder();
-  return dataDim(ctx, select(b, valid, size, b.scalar(DType::I64, -1)), name);
+  return dataDim(ctx, select(b, valid, size, b.scalar(DType::I64, -1)), name, invalid);
 }
 
-Value *requireAtRun(ImportContext &ctx, Value *x, Value *ok, const std::string &name) {
+Value *requireAtRun(ImportContext &ctx, Value *x, Value *ok, const std::string &name,
+                    const std::string &invalid, Value *like) {
   Builder &b = ctx.builder();
-  Value *count = reduce(b, dimsOf(b, x), ReduceKind::Prod, {0}, false);
-  Value *idx = dataArange(ctx, select(b, ok, count, b.scalar(DType::I64, -1)), name);
+  if (!like)
+    like = x;
+  Value *count = reduce(b, dimsOf(b, like), ReduceKind::Prod, {0}, false);
+  Value *idx = dataArange(ctx, select(b, ok, count, b.scalar(DType::I64, -1)), name, invalid);
   Value *flat = b.value(OpKind::Reshape, {x}, {{"shape", Attribute(std::vector<int64_t>{-1})}});
   Value *picked = b.value(OpKind::Gather, {flat, idx}, {{"axis", Attribute(int64_t{0})}});
-  return reshapeExactly(b, picked, x->type().dims);
+  return reshapeExactly(b, picked, like->type().dims);
 }
 
 Value *perChannel(Builder &b, Value *vec, int64_t rank) {

@@ -47,22 +47,26 @@ Value *axisCounts(Builder &b, Value *normalizedAxes, int64_t rank);
 Value *cumulativeSum(Builder &b, Value *v);
 // The dims of `x` that `counts` (axisCounts: i64 [rank of x]) does not name, in order, as sizes
 // read from data: `outRank` of them (rank minus the axes named). An axis named twice (or
-// `alsoValid` false) makes the first negative, failing the run.
+// `alsoValid` false) makes the first negative, failing the run (`invalid` says what that means).
 std::vector<Dim> unnamedDims(ImportContext &ctx, Value *x, Value *counts, int64_t outRank,
-                             const std::string &name, Value *alsoValid = nullptr);
+                             const std::string &name, const std::string &invalid,
+                             Value *alsoValid = nullptr);
 // Whether no axis is named twice (bool []), from axisCounts.
 Value *eachAxisOnce(Builder &b, Value *counts);
 // x reshaped to exactly `dims` (a dims attribute, allowzero): each symbol stays in the result's
 // type (a size read from data keeps its arange alive), where reshapeTo may spell one as -1.
 Value *reshapeExactly(Builder &b, Value *x, const std::vector<Dim> &dims);
 // A size read from data that is `size` when `valid`, else -1: the run fails at its arange
-// ("a negative size"), naming the symbol, where ONNX would reject the node.
-Dim checkedDataDim(ImportContext &ctx, Value *size, Value *valid, const std::string &name);
+// saying `invalid` (the rule broken), naming the node, where ONNX would reject it.
+Dim checkedDataDim(ImportContext &ctx, Value *size, Value *valid, const std::string &name,
+                   const std::string &invalid);
 
 // `x` unchanged, but only when `ok` (a bool []) holds when the model runs: otherwise the run
-// fails (a size named `name` goes negative). A gather of x's elements at an arange of that size
-// (a copy), so no rewrite of reshapes can drop the check.
-Value *requireAtRun(ImportContext &ctx, Value *x, Value *ok, const std::string &name);
+// fails saying `invalid` (a size named `name` goes negative). A gather of x's elements at an
+// arange of that size (a copy), so no rewrite of reshapes can drop the check. With `like`, the
+// result has its type (x's elements as like's dims: `ok` must say they are x's).
+Value *requireAtRun(ImportContext &ctx, Value *x, Value *ok, const std::string &name,
+                    const std::string &invalid, Value *like = nullptr);
 
 // Reshapes a per-channel vector [C] to [C, 1, ..., 1] so that it broadcasts against a tensor of
 // `rank` laid out as [N, C, spatial...] (channel at axis 1).

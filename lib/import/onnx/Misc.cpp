@@ -276,7 +276,7 @@ Values convertOneHot(ImportContext &ctx, const Node &n) {
     // (A depth of 0 or less is no depth: a negative size, failing the run.)
     Value *positive = lessThan(b, b.scalar(DType::I64, 0), depthValue);
     Value *range = dataArange(ctx, select(b, positive, depthValue, b.scalar(DType::I64, -1)),
-                              n.output(0) + "_depth");
+                              n.output(0) + "_depth", "the depth is less than 1");
     std::vector<Dim> along(static_cast<size_t>(outRank), Dim(1));
     along[static_cast<size_t>(axis)] = range->type().dims[0];
     classes = reshapeTo(b, range, along);
@@ -426,7 +426,7 @@ Values convertCumSum(ImportContext &ctx, const Node &n) {
                     result);
   if (rank == 1) // the axis must still be 0 or -1 (its normalizing gather checks it)
     result = requireAtRun(ctx, result, b.value(OpKind::Eq, {axis, b.scalar(DType::I64, 0)}),
-                          n.output(0) + "_0");
+                          n.output(0) + "_0", "the axis is out of range");
   return {result};
 }
 
@@ -836,7 +836,8 @@ Value *resizeByDataScales(ImportContext &ctx, const Node &n, Value *x, const Res
                          b.value(OpKind::Le, {product, b.scalar(DType::F64, double(int64_t(1) << 31))})});
     Value *size = castTo(b, unary(b, OpKind::Floor, select(b, ok, product, zero)), DType::I64);
     out.push_back(dataDim(ctx, select(b, ok, size, b.scalar(DType::I64, -1)),
-                          n.output(0) + "_" + std::to_string(d)));
+                          n.output(0) + "_" + std::to_string(d),
+                          "a scale is not positive or makes a size past 2^31"));
   }
   return b.value(OpKind::Resize, {x, scales}, resizeAttrs(p, Attribute::dims(out), {}));
 }

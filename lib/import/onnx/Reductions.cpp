@@ -108,7 +108,7 @@ Value *dropNamed(ImportContext &ctx, Value *x, Value *reduced, const ReduceSpec 
     return reduced;
   return reshapeExactly(ctx.builder(), reduced,
                         unnamedDims(ctx, x, spec.counts, x->type().rank() - spec.named,
-                                    spec.name + "_kept"));
+                                    spec.name + "_kept", "the axes name an axis twice"));
 }
 
 Value *applyReduce(ImportContext &ctx, Value *x, ReduceKind kind, const ReduceSpec &spec) {
