@@ -6,9 +6,9 @@ run under --verify-semantics), the JIT engine
 and an AOT library (`strata compile -o model.so`, run through its C API; a dynamic-batch model's
 one library at batch 1 and 8). The arena `strata compile --stats` reports must be the one the
 library's executor allocates (`strata run` prints it).
-Unfolded exports must optimize to the same op and kernel counts as their folded twins; they are
-checked through the optimizer (--verify-semantics) and the JIT only, since everything after the
-optimizer is their twin's. --shard I/N checks the I-th of N groups of models (a model and its
+Unfolded exports must optimize to the same op and kernel counts as their folded twins; past the
+text round trip they are checked through the optimizer (--verify-semantics) and the JIT only
+(what runs after the optimizer is, by those counts, their twin's). --shard I/N checks the I-th of N groups of models (a model and its
 twins stay together), so ctest can run the zoo on several cores."""
 import argparse
 import glob
@@ -41,17 +41,16 @@ def check_model(args, onnx_path):
     unfolded = name.endswith("_unfolded")
     ref = name[: -len("_unfolded")] if unfolded else name
 
-    if not unfolded:
-        # The weights' text too where the model is small (printing and parsing 100 MB of
-        # weights as text takes ten seconds and checks nothing the small ones do not).
-        blobs = ["--emit-blobs"] if os.path.getsize(onnx_path) <= BLOB_ROUND_TRIP_BYTES else []
-        first = os.path.join(work, "model.sg")
-        second = os.path.join(work, "reparsed.sg")
-        run([strata, "import", onnx_path, "-o", first, *blobs])
-        run([opt, first, "-o", second, *blobs])
-        with open(first) as a, open(second) as b:
-            if a.read() != b.read():
-                raise RuntimeError(f"{name}: print(parse(print(g))) differs from print(g)")
+    # The weights' text too where the model is small (printing and parsing 100 MB of weights as
+    # text takes ten seconds and checks nothing the small ones do not).
+    blobs = ["--emit-blobs"] if os.path.getsize(onnx_path) <= BLOB_ROUND_TRIP_BYTES else []
+    first = os.path.join(work, "model.sg")
+    second = os.path.join(work, "reparsed.sg")
+    run([strata, "import", onnx_path, "-o", first, *blobs])
+    run([opt, first, "-o", second, *blobs])
+    with open(first) as a, open(second) as b:
+        if a.read() != b.read():
+            raise RuntimeError(f"{name}: print(parse(print(g))) differs from print(g)")
     # The default pipeline, checked pass by pass against the interpreter.
     optimized = os.path.join(work, "optimized.sg")
     stats_text = run([strata, "compile", onnx_path, "--emit=graph", "--emit-blobs",
@@ -121,15 +120,21 @@ def main():
     if not models:
         print(f"no models in {args.zoo}: run `make test-data` first", file=sys.stderr)
         return 1
-    index, count = (int(x) for x in args.shard.split("/"))
+    try:
+        index, count = (int(x) for x in args.shard.split("/"))
+    except ValueError:
+        index, count = -1, 0
     if not 0 <= index < count:
-        print(f"--shard {args.shard}: I must be in [0, N)", file=sys.stderr)
+        print(f"--shard {args.shard}: expected I/N with 0 <= I < N", file=sys.stderr)
         return 1
     groups = sorted({os.path.basename(m)[: -len(".onnx")].removesuffix("_unfolded")
                      for m in models})
     mine = set(groups[index::count])
     models = [m for m in models
               if os.path.basename(m)[: -len(".onnx")].removesuffix("_unfolded") in mine]
+    if not models:
+        print(f"shard {args.shard} of {len(groups)} model groups holds none", file=sys.stderr)
+        return 1
     failed = 0
     results = {}
     for m in models:

@@ -4,6 +4,7 @@
 #include "strata/interp/Interpreter.h"
 #include "strata/graph/ControlFlow.h"
 #include "strata/support/Error.h"
+#include "strata/support/Limits.h"
 
 #include "Kernels.h"
 
@@ -126,6 +127,9 @@ Tensors runControlFlow(const Op &op, const Tensors &operands) {
   Tensors carried(operands.begin() + 2, operands.begin() + 2 + nc);
   Tensors captures(operands.begin() + 2 + nc, operands.end());
   std::vector<Tensors> scans(layout->numScans);
+  // Each scan result's elements so far: a loop its condition never ends stops at the tensor
+  // limit, as the compiled engines' growing storage does (unless its entries are empty).
+  std::vector<int64_t> scanElements(layout->numScans, 0);
   int64_t iter = 0;
   for (; running && iter < trips; ++iter) {
     Tensors in{Tensor::scalar(DType::I64, static_cast<double>(iter)),
@@ -139,8 +143,14 @@ Tensors runControlFlow(const Op &op, const Tensors &operands) {
         throw InterpError("loop-carried value " + std::to_string(k) + " changed shape");
       carried[k] = out[1 + k];
     }
-    for (unsigned k = 0; k < layout->numScans; ++k)
+    for (unsigned k = 0; k < layout->numScans; ++k) {
+      scanElements[k] += out[1 + nc + k].numElements();
+      if (scanElements[k] > processLimits().maxTensorElements)
+        throw InterpError("after " + std::to_string(iter + 1) + " iterations scan output " +
+                          std::to_string(k) + " " +
+                          tooManyElements(scanElements[k], processLimits().maxTensorElements));
       scans[k].push_back(out[1 + nc + k]);
+    }
   }
   Tensors results = carried;
   for (unsigned k = 0; k < layout->numScans; ++k) {

@@ -882,11 +882,24 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     scanCapacity[k] = bytes(step.args[numIn + nc + k]);
     scanBase[k] = static_cast<uint8_t *>(args[numIn + nc + k]);
   }
-  // Grown result k's storage for `entries` entries, keeping the first `kept`; where that is
-  // past a limit, for exactly `kept + 1` (the limits hold the entries written, not the room).
+  // Grown result k's storage for `entries` entries, keeping the first `kept`: at most what the
+  // tensor or arena limit allows (the limits hold the entries written, not the room; capped, so
+  // growth near a limit does not reallocate entry by entry), and where even that fails, for
+  // exactly `kept + 1`.
   auto growScan = [&](size_t k, int64_t entries, int64_t kept) -> Status {
     const size_t sym = static_cast<size_t>(grownSymbol[k]);
     const PlanArg &result = step.args[numIn + nc + k];
+    if (scanBytes[k] > 0) {
+      const int64_t elementBytes =
+          result.kind == PlanArg::Output
+              ? static_cast<int64_t>(dtypeSize(plan_.outputs[static_cast<size_t>(result.index)].dtype))
+              : 1;
+      const int64_t fit =
+          result.kind == PlanArg::Output
+              ? maxTensorElements() / std::max<int64_t>(1, scanBytes[k] / std::max<int64_t>(1, elementBytes))
+              : maxArenaBytes() / scanBytes[k];
+      entries = std::max(std::min(entries, fit), std::min(entries, kept + 1));
+    }
     Status st;
     for (int64_t want : {entries, std::min(entries, kept + 1)}) {
       ctx.symbolValues_[sym] = want;

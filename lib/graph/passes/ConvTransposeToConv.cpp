@@ -7,7 +7,8 @@
 // d*(K-1) - pb, d*(K-1) - pe + output_padding. The transposed conv's nest gathers over its taps
 // per output element; the conv takes the blocked layout, Winograd and the register-tiled
 // kernels. Any number of spatial dims, groups and dilations; a constant f32 weight; pads that
-// leave the conv's padding >= 0 (larger ones would crop: left alone).
+// leave the conv's padding >= 0 (larger ones would crop: left alone), and for a symbolic size
+// an output no smaller than the input.
 #include "strata/graph/Builder.h"
 #include "strata/graph/Ops.h"
 #include "strata/graph/passes/Passes.h"
@@ -53,16 +54,18 @@ bool rewriteStride1(Graph &g, Op &op) {
     const int64_t end = span - pads[static_cast<size_t>(spatial + s)] + extra[static_cast<size_t>(s)];
     if (begin < 0 || end < 0)
       return false; // (a crop, which a conv's padding cannot say)
+    // A symbolic size grows by begin + end - d*(k-1) >= 0: the conv's output is never smaller
+    // than its input (the conv requires an output >= 1, so only an empty input, whose transposed
+    // conv is empty too, becomes an error). A shrinking one stays.
+    if (!x.dims[static_cast<size_t>(2 + s)].isStatic() && begin + end - span < 0)
+      return false;
     convPads[static_cast<size_t>(s)] = begin;
     convPads[static_cast<size_t>(spatial + s)] = end;
     taps *= k;
   }
-  const Tensor *bias = nullptr;
-  if (op.numOperands() > 2) {
-    bias = constantValue(op.operand(2));
-    if (!bias || !bias->valid() || bias->dtype() != DType::F32 || bias->numElements() != cout)
-      return false;
-  }
+  const bool bias = op.numOperands() > 2;
+  if (bias && !(op.operand(2)->type() == TensorType(DType::F32, {Dim(cout)})))
+    return false;
   // W'[g*Og + o, c, t'] = W[g*Cg + c, o, K-1-t'] (t' row-major over the spatial dims, so the
   // flip of every dim at once is the reversal of the flattened tap index).
   std::vector<int64_t> convShape = ws;

@@ -299,16 +299,18 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
   // formula of symbolic dims, with a condition that stays true) is their length; a condition
   // that can end the loop early (a greedy decode stopping at its end token) makes the length a
   // data-dependent size of its own, `loop_<output>`, at most the trip count (max_trips where
-  // that is a formula of the input sizes, else none: early_exit).
+  // that is a constant or a formula of the input sizes, else none: early_exit).
   AttrMap attrs{{"num_carried", Attribute(static_cast<int64_t>(numCarried))}};
   const int onnxScans = numScan;
   numScan += static_cast<int>(appended.size());
-  // A condition that can end the loop early with a trip count that is not a formula of the
-  // input sizes (read from data, a constant -- torch's `while` gives 2^63 - 1 -- or none): the
-  // scan lengths are the iterations run with no bound before the loop runs, their storage grown
-  // as it runs (early_exit).
+  // A condition that can end the loop early with a trip count that bounds nothing before the
+  // loop runs (read from data, a constant past the tensor limit -- torch's `while` gives
+  // 2^63 - 1 -- or none): the scan lengths are the iterations run, their storage grown as it
+  // runs (early_exit). A constant within the limit or a formula of the input sizes bounds them.
+  const std::optional<int64_t> constantTrips = tripLength ? tripLength->constant() : std::nullopt;
   const bool unboundedScans =
-      numScan > 0 && !condAlwaysTrue && (!tripLength || tripLength->constant());
+      numScan > 0 && !condAlwaysTrue &&
+      (!tripLength || (constantTrips && *constantTrips > processLimits().maxTensorElements));
   if (unboundedScans) {
     attrs["early_exit"] = Attribute(int64_t{1});
   } else if (numScan > 0) {
@@ -327,8 +329,9 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
                          "true: it never ends");
     if (auto m = tripLength->constant(); m && (*m < 0 || *m > processLimits().maxTensorElements))
       throw ConvertError("the Loop's trip count " + std::to_string(*m) + " is out of range");
-    if (!condAlwaysTrue) // (a formula of the input sizes)
-      attrs["max_trips"] = Attribute::dims({Dim::of(*tripLength)});
+    if (!condAlwaysTrue)
+      attrs["max_trips"] = tripLength->constant() ? Attribute(*tripLength->constant())
+                                                  : Attribute::dims({Dim::of(*tripLength)});
   }
   const std::set<std::string> decided = sizesDecidedIn(*g);
   for (int k = 0; k < numScan; ++k) {
