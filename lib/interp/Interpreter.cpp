@@ -130,6 +130,7 @@ Tensors runControlFlow(const Op &op, const Tensors &operands) {
   // Each scan result's elements so far: a loop its condition never ends stops at the tensor
   // limit, as the compiled engines' growing storage does (unless its entries are empty).
   std::vector<int64_t> scanElements(layout->numScans, 0);
+  const int64_t maxElements = processLimits().maxTensorElements;
   int64_t iter = 0;
   for (; running && iter < trips; ++iter) {
     Tensors in{Tensor::scalar(DType::I64, static_cast<double>(iter)),
@@ -145,10 +146,9 @@ Tensors runControlFlow(const Op &op, const Tensors &operands) {
     }
     for (unsigned k = 0; k < layout->numScans; ++k) {
       scanElements[k] += out[1 + nc + k].numElements();
-      if (scanElements[k] > processLimits().maxTensorElements)
+      if (scanElements[k] > maxElements)
         throw InterpError("after " + std::to_string(iter + 1) + " iterations scan output " +
-                          std::to_string(k) + " " +
-                          tooManyElements(scanElements[k], processLimits().maxTensorElements));
+                          std::to_string(k) + " " + tooManyElements(scanElements[k], maxElements));
       scans[k].push_back(out[1 + nc + k]);
     }
   }

@@ -890,30 +890,29 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
     const size_t sym = static_cast<size_t>(grownSymbol[k]);
     const PlanArg &result = step.args[numIn + nc + k];
     if (scanBytes[k] > 0) {
-      const int64_t elementBytes =
-          result.kind == PlanArg::Output
-              ? static_cast<int64_t>(dtypeSize(plan_.outputs[static_cast<size_t>(result.index)].dtype))
-              : 1;
       const int64_t fit =
           result.kind == PlanArg::Output
-              ? maxTensorElements() / std::max<int64_t>(1, scanBytes[k] / std::max<int64_t>(1, elementBytes))
+              ? maxTensorElements() /
+                    std::max<int64_t>(1, scanBytes[k] / static_cast<int64_t>(dtypeSize(
+                                             plan_.outputs[static_cast<size_t>(result.index)].dtype)))
               : maxArenaBytes() / scanBytes[k];
       entries = std::max(std::min(entries, fit), std::min(entries, kept + 1));
     }
-    Status st;
-    for (int64_t want : {entries, std::min(entries, kept + 1)}) {
+    auto allocateFor = [&](int64_t want) {
       ctx.symbolValues_[sym] = want;
       ctx.valueBound_[sym] = true;
-      st = allocateDynamic(ctx, result, step.name, checkedMul(kept, scanBytes[k]));
+      Status st = allocateDynamic(ctx, result, step.name, checkedMul(kept, scanBytes[k]));
       if (!st) {
         grownEntries[k] = want;
         // (What the storage holds at this length, never more than the entries' bytes.)
         scanCapacity[k] = std::min(checkedMul(want, scanBytes[k]), bytes(result));
       }
       ctx.valueBound_[sym] = false;
-      if (!st || want == std::min(entries, kept + 1))
-        break;
-    }
+      return st;
+    };
+    Status st = allocateFor(entries);
+    if (st && entries > kept + 1)
+      st = allocateFor(kept + 1);
     if (st)
       return st;
     auto &storage = result.kind == PlanArg::Output
@@ -940,10 +939,8 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
       }
     if (Status st = shapeProgram(ctx.symbolValues_, &ctx.valueBound_))
       return fail(st.message());
-    if (grownSymbol[k] >= 0) {
-      scanBytes[k] = tensorBytesAt(body.plan().outputs[1 + nc + k], rc.symbolValues_);
-      return growScan(k, ctx.symbolValues_[static_cast<size_t>(grownSymbol[k])], 0);
-    }
+    if (grownSymbol[k] >= 0)
+      return growScan(k, firstEntries, 0);
     const PlanArg &result = step.args[numIn + nc + k];
     if (Status st = allocateDynamic(ctx, result, step.name))
       return st;
@@ -992,10 +989,10 @@ Status Executor::runControl(RunContext &ctx, size_t s, const std::vector<void *>
       const std::vector<int64_t> &shape = rc.outputShapes_[out];
       if (iteration == 0) {
         firstEntry[k] = shape;
+        scanBytes[k] = tensorBytesAt(body.plan().outputs[out], rc.symbolValues_);
         if (Status st = allocateScan(
                 k, shape, std::min<int64_t>(std::max<int64_t>(trips, 0), kFirstEntries)))
           return st;
-        scanBytes[k] = tensorBytesAt(body.plan().outputs[out], rc.symbolValues_);
       } else if (shape != firstEntry[k]) {
         return fail("iteration " + std::to_string(iteration) + " gives scan output " +
                     std::to_string(k) + " an entry of shape " + shapeText(shape) + " but " +

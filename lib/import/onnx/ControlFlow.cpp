@@ -260,14 +260,12 @@ Values buildLoopOp(ImportContext &ctx, const Node &n, const Values &carried, int
       for (size_t d = 0; decidedDims && d < got.dims.size(); ++d)
         decidedDims = got.dims[d] == want.dims[d] || readsAnyOf(got.dims[d], *decidedInBody);
       if (decidedDims) {
-        Builder::Into into(b, *g); // (ctx's builder: requireAtRun builds with it)
-        Builder &ib = ctx.builder();
+        Builder::Into into(b, *g); // (b is ctx's builder: requireAtRun builds with it too)
         Value *differ = castTo(
-            ib, ib.value(OpKind::Not, {ib.value(OpKind::Eq, {dimsOf(ib, out[1 + k]),
-                                                              dimsOf(ib, formal)})}),
+            b, b.value(OpKind::Not, {b.value(OpKind::Eq, {dimsOf(b, out[1 + k]), dimsOf(b, formal)})}),
             DType::I64);
-        Value *same = ib.value(OpKind::Eq, {reduce(ib, differ, ReduceKind::Sum, {0}, false),
-                                            ib.scalar(DType::I64, 0)});
+        Value *same = b.value(OpKind::Eq, {reduce(b, differ, ReduceKind::Sum, {0}, false),
+                                           b.scalar(DType::I64, 0)});
         out[1 + k] = requireAtRun(ctx, out[1 + k], same,
                                   body.output(1 + k).name() + "_keeps_shape",
                                   "loop-carried value " + std::to_string(k) + " ('" +
