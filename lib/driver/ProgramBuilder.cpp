@@ -468,23 +468,28 @@ private:
         for (size_t d : {size_t{0}, size_t{2}, size_t{3}})
           require(op, x[d], any, names[d], true);
       } else if (op.kind() == OpKind::Pad) {
-        // A symbolic pad never crops: the kernel places the input at that offset.
+        // A symbolic entry may crop (a negative formula or size read from data): what the
+        // crops leave of each axis, in + min(begin, 0) + min(end, 0), must be >= 0, and >= 1
+        // for reflect, edge and wrap, which read it (the kernel indexes the input by it).
         const ops::PadOp pad(op);
         const std::vector<Dim> pads = pad.pads();
-        for (size_t i = 0; i < pads.size(); ++i)
-          if (!pads[i].isStatic() && !pads[i].expr.provablyNonNegative())
-            require(op, pads[i], Dim(0), "pad entry " + std::to_string(i), true);
-        // Reflect, edge and wrap read the kept elements of a symbolic axis: at least one (a
-        // symbolic pad crops nothing).
         const auto &in = op.operand(0)->type().dims;
-        auto cropOf = [](const Dim &p) { return p.isStatic() ? std::max<int64_t>(0, -p.size) : 0; };
-        if (pad.mode() != PadMode::Constant && pads.size() == 2 * in.size())
+        const bool reads = pad.mode() != PadMode::Constant;
+        if (pads.size() == 2 * in.size())
           for (size_t d = 0; d < in.size(); ++d) {
-            if (in[d].isStatic())
+            const Dim &begin = pads[d], &end = pads[d + in.size()];
+            if (in[d].isStatic() && begin.isStatic() && end.isStatic())
+              continue; // type inference checked it
+            SymExpr kept = in[d].asExpr();
+            for (const Dim *p : {&begin, &end})
+              if (p->isStatic() ? p->size < 0 : !p->expr.provablyNonNegative())
+                kept = kept + SymExpr::min(p->asExpr(), SymExpr(0));
+            const Dim left = Dim::of(kept);
+            if (left.isStatic() ? left.size >= (reads ? 1 : 0)
+                                : !reads && left.expr.provablyNonNegative())
               continue;
-            const int64_t crop = cropOf(pads[d]) + cropOf(pads[d + in.size()]);
-            require(op, Dim::of(in[d].expr - crop), Dim(1),
-                    "the length of axis " + std::to_string(d) + " it reads from", true);
+            require(op, left, Dim(reads ? 1 : 0),
+                    "the length of axis " + std::to_string(d) + " the pads' crops leave", true);
           }
       } else if (op.kind() == OpKind::Resize && ops::ResizeOp(op).scales().empty()) {
         // Sizes without scales (or scales read from data): the scale is out / in at run time,

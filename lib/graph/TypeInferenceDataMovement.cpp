@@ -325,29 +325,23 @@ TensorType padType(const InferContext &c) {
   for (int64_t d = 0; d < r; ++d) {
     int64_t begin = pads[d], end = pads[d + r];
     const Dim &pb = padDims[d], &pe = padDims[d + r];
-    if (!pb.isStatic() || !pe.isStatic()) {
-      // Formulas never crop: a symbolic entry is >= 0 (a remainder such as mod(-w, 7) is, though
-      // no sign rule proves it: the plan and the interpreter check it when bound).
-      for (const Dim *p : {&pb, &pe})
-        if (p->isStatic() && p->size < 0)
-          fail("attribute 'pads' " + dimsToString(padDims) + " has entry " + p->str() +
-               " on axis " + std::to_string(d) + ": with a symbolic pad, both must be >= 0");
+    if (!pb.isStatic() || !pe.isStatic() || !x.dims[d].isStatic()) {
+      // A symbolic entry or axis: any sign (a negative pad crops, a size read from data may be
+      // one); the plan and the interpreter check when bound that the crops leave the axis >= 0.
+      // A static crop of a static axis is checked here already.
+      if (x.dims[d].isStatic())
+        for (const Dim *p : {&pb, &pe})
+          if (p->isStatic() && p->size < -x.dims[d].size)
+            fail("attribute 'pads' " + dimsToString(padDims) + " crops axis " +
+                 std::to_string(d) + " below zero size");
       try {
         out[d] = Dim::of(x.dims[d].asExpr() + pb.asExpr() + pe.asExpr());
       } catch (const SymExprError &e) {
         fail(std::string(e.what()) + " padding axis " + std::to_string(d));
       }
-      continue;
-    }
-    if (!x.dims[d].isStatic()) {
-      if (begin < 0 || end < 0) // a crop below zero could only be caught at run time
-        fail("cannot crop symbolic dim " + x.dims[d].str() + " (axis " + std::to_string(d) +
-             ") with negative pads");
-      try {
-        out[d] = Dim::of(x.dims[d].expr + begin + end);
-      } catch (const SymExprError &e) {
-        fail(std::string(e.what()) + " padding axis " + std::to_string(d));
-      }
+      if (out[d].isStatic() && out[d].size < 0)
+        fail("attribute 'pads' " + dimsToString(padDims) + " crops axis " + std::to_string(d) +
+             " below zero size");
       continue;
     }
     // Negative pads crop first, as the interpreter and the lowering apply them; checking each crop

@@ -157,9 +157,10 @@ static Expr padSource(const Expr &u, int64_t lo, int64_t kept, PadMode mode) {
   return lo ? k + imm(lo) : k;
 }
 
-// The same with `kept` a run-time extent (>= 1 whenever the result is not empty: the plan checks
-// it): a reflect of one element reads it (the mirror's period, 0 there, is kept at least 1).
-static Expr padSourceAtRunTime(const Expr &u, int64_t lo, const Expr &kept, PadMode mode) {
+// The same with `lo` and `kept` run-time extents (kept >= 1 whenever the result is not empty: the
+// plan checks it): a reflect of one element reads it (the mirror's period, 0 there, is kept at
+// least 1).
+static Expr padSourceAtRunTime(const Expr &u, const Expr &lo, const Expr &kept, PadMode mode) {
   Expr k;
   if (mode == PadMode::Edge) {
     k = loop::min(loop::max(u, imm(0)), kept - imm(1));
@@ -171,7 +172,7 @@ static Expr padSourceAtRunTime(const Expr &u, int64_t lo, const Expr &kept, PadM
     k = loop::select(bin(ExprKind::LE, kept, imm(1)), imm(0),
                      loop::select(bin(ExprKind::GE, m, kept), period - m, m));
   }
-  return lo ? k + imm(lo) : k;
+  return lo.asInt() == 0 ? k : k + lo;
 }
 
 // Constant mode: result element = source at (index - begin) when inside, else the value. The
@@ -187,24 +188,53 @@ Stmt lowerPad(LowerCtx &c) {
   std::vector<int64_t> pads; // static entries; symbolic ones (run-time, >= 0) through padAt
   for (const Dim &p : padDims)
     pads.push_back(p.isStatic() ? p.size : 0);
-  auto padAt = [&](size_t i) { return c.dimExpr(padDims[i]); };
+  // A symbolic entry's positive part (a shift) and negative part (a crop). An entry that may be
+  // negative passes each as a size the plan computes, plus one: the plan's sizes are >= 0 and
+  // the index prover takes a kernel parameter to be an extent >= 1 (a part of 0 passed as itself
+  // would let it fold a clamp away).
+  auto provablyNonNegative = [&](size_t i) {
+    return padDims[i].isStatic() ? padDims[i].size >= 0 : padDims[i].expr.provablyNonNegative();
+  };
+  auto partPlusOne = [&](const SymExpr &e) {
+    return c.dimExpr(Dim::of(SymExpr::max(e, SymExpr(0)) + SymExpr(1))) - imm(1);
+  };
+  auto positivePart = [&](size_t i) {
+    if (padDims[i].isStatic())
+      return imm(std::max<int64_t>(0, padDims[i].size));
+    return provablyNonNegative(i) ? c.dimExpr(padDims[i]) : partPlusOne(padDims[i].expr);
+  };
+  auto cropPart = [&](size_t i) {
+    if (padDims[i].isStatic())
+      return imm(std::max<int64_t>(0, -padDims[i].size));
+    return provablyNonNegative(i) ? imm(0) : partPlusOne(-padDims[i].expr);
+  };
   if (mode != PadMode::Constant) {
-    // Reflect, edge and wrap. A symbolic pad (a run-time size, >= 0) crops nothing and shifts
-    // the source by its value; a symbolic axis's kept length is read at run time.
+    // Reflect, edge and wrap. A symbolic pad shifts the source by its positive part and crops
+    // its negative part, both read at run time (a size the model computes may be either sign);
+    // a symbolic axis's kept length is read at run time.
     return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &idx) {
       Exprs src;
       for (size_t d = 0; d < rank; ++d) {
+        const bool symbolicPad = !padDims[d].isStatic() || !padDims[rank + d].isStatic();
+        if (symbolicPad) {
+          const Expr lo = cropPart(d), crop = cropPart(rank + d), shift = positivePart(d);
+          const Expr u = shift.asInt() == 0 ? idx[d] : idx[d] - shift;
+          const Expr kept = crop.asInt() == 0 && lo.asInt() == 0 ? c.inDims[0][d]
+                                                                  : c.inDims[0][d] - lo - crop;
+          if (in[d] == 0)
+            throw LowerError("pad: cannot " + std::string(enumName(mode)) + "-pad axis " +
+                             std::to_string(d) + ", which keeps no elements");
+          src.push_back(padSourceAtRunTime(u, lo, kept, mode));
+          continue;
+        }
         const int64_t begin = pads[d], lo = std::max<int64_t>(0, -begin);
         const int64_t crop = lo + std::max<int64_t>(0, -pads[rank + d]);
-        const Expr u = !padDims[d].isStatic() ? idx[d] - padAt(d)
-                       : begin > 0            ? idx[d] - imm(begin)
-                                              : idx[d];
-        const bool symbolicPad = !padDims[d].isStatic() || !padDims[rank + d].isStatic();
-        if (in[d] >= 0 && in[d] - crop <= 0 && (symbolicPad || c.outShapes[0][d] > 0))
+        const Expr u = begin > 0 ? idx[d] - imm(begin) : idx[d];
+        if (in[d] >= 0 && in[d] - crop <= 0 && c.outShapes[0][d] > 0)
           throw LowerError("pad: cannot " + std::string(enumName(mode)) + "-pad axis " +
                            std::to_string(d) + ", which keeps no elements");
-        if (in[d] < 0 || symbolicPad) {
-          src.push_back(padSourceAtRunTime(u, lo, c.inDims[0][d] - imm(crop), mode));
+        if (in[d] < 0) {
+          src.push_back(padSourceAtRunTime(u, imm(lo), c.inDims[0][d] - imm(crop), mode));
           continue;
         }
         const int64_t kept = in[d] - crop;
@@ -217,7 +247,14 @@ Stmt lowerPad(LowerCtx &c) {
     Exprs src;
     Expr inside;
     for (size_t d = 0; d < rank; ++d) {
-      Expr s = !padDims[d].isStatic() ? idx[d] - padAt(d) : pads[d] ? idx[d] - imm(pads[d]) : idx[d];
+      // index - begin: a symbolic begin as its shift and crop (the plan's sizes are >= 0)
+      Expr s = idx[d];
+      if (!padDims[d].isStatic()) {
+        const Expr shift = positivePart(d), crop = cropPart(d);
+        s = crop.asInt() == 0 ? s - shift : s - shift + crop;
+      } else if (pads[d]) {
+        s = s - imm(pads[d]);
+      }
       src.push_back(s);
       Expr ok = bin(ExprKind::And, bin(ExprKind::GE, s, imm(0)), bin(ExprKind::LT, s, c.inDims[0][d]));
       inside = inside ? bin(ExprKind::And, inside, ok) : ok;

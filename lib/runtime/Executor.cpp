@@ -365,7 +365,7 @@ Status Executor::shapeProgram(std::vector<int64_t> &values,
       return Status::error(at + boundText() + ", dim " + plan_.formulas[s] + " is " +
                            std::to_string(*v) +
                            ": the inputs are too small for the model (a window larger than "
-                           "its padded input)");
+                           "its padded input, or a crop larger than its axis)");
     values[s] = *v;
   }
   for (size_t i = 0; i < checks_.size(); ++i) {

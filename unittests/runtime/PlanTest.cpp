@@ -148,7 +148,7 @@ TEST(Executor, ComputesDerivedSymbols) {
             "at the input sizes h = 8, operand 1 dim 0 of op 'add' is 6 but must equal 5");
   EXPECT_EQ(ex.bind({DType::F32}, {{1}}).message(),
             "at the input sizes h = 1, dim h-2 is -1: the inputs are too small for the model (a "
-            "window larger than its padded input)");
+            "window larger than its padded input, or a crop larger than its axis)");
   // A formula must read input symbols declared before it.
   std::string text = printPlan(p);
   text.replace(text.find("symbol h\n"), 9, "");

@@ -671,8 +671,53 @@ Values convertSlice(ImportContext &ctx, const Node &n) {
 
 // --- Padding and tiling ------------------------------------------------------------------------
 
+// A pad read from data (ONNX: a negative one crops) as a pad entry: a size can only be >= 0, so the
+// size read is what that side leaves of the axis, `len + pad` (< 0 where the crop takes more than
+// the axis holds, or `valid` is false: the run fails saying `invalid`), and the entry is that
+// size minus the axis' length. A pad past 2^62 is taken as 2^62 (a size over every limit).
+Dim signedDataPad(ImportContext &ctx, Value *x, int64_t axis, Value *pad, const std::string &name,
+                  Value *valid, std::string invalid) {
+  Builder &b = ctx.builder();
+  const Dim &len = x->type().dims[static_cast<size_t>(axis)];
+  Value *lenValue =
+      len.isStatic()
+          ? b.scalar(DType::I64, double(len.size))
+          : scalarElement(b, b.value(OpKind::Shape, {x}, {{"start", Attribute(axis)},
+                                                          {"end", Attribute(axis + 1)}}), 0);
+  Value *left = add(b, lenValue, minimum(b, pad, b.scalar(DType::I64, double(int64_t(1) << 62))));
+  invalid = invalid.empty() ? "a pad crops more than its axis holds"
+                            : invalid + " or a pad crops more than its axis holds";
+  const Dim size = valid ? checkedDataDim(ctx, left, valid, name, invalid)
+                         : dataDim(ctx, left, name, invalid);
+  return Dim::of(size.asExpr() - len.asExpr());
+}
+
+// Pads read from data for `axes` (normalized, known at import): begins then ends, or a formula
+// where shape arithmetic knows one (either sign: the plan checks the crops); each entry read
+// from data as signedDataPad.
+std::vector<Dim> signedDataPads(ImportContext &ctx, const Node &n, Value *x, Value *given,
+                                const std::vector<int64_t> &axes) {
+  const auto m = static_cast<int64_t>(axes.size());
+  const TensorType &type = given->type();
+  if (type.rank() != 1 || type.dims[0] != Dim(2 * m) || isFloat(type.dtype) ||
+      type.dtype == DType::Bool)
+    throw ConvertError("pads must be a 1-D integer tensor of " + std::to_string(2 * m) +
+                       " entries for " + std::to_string(m) + " axes, got " + type.str());
+  std::vector<Dim> pads;
+  for (int64_t j = 0; j < 2 * m; ++j) {
+    if (std::optional<SymExpr> f = ctx.elementFormula(given, j)) {
+      pads.push_back(Dim::of(*f));
+      continue;
+    }
+    pads.push_back(signedDataPad(ctx, x, axes[static_cast<size_t>(j % m)],
+                                 scalarElement(ctx.builder(), given, j),
+                                 n.output(0) + "_pad" + std::to_string(j), nullptr, ""));
+  }
+  return pads;
+}
+
 // Pad with axes read from data: each axis' begin and end pads taken from the entry naming it
-// (none: 0), all as sizes read from data (an axis named twice makes the first negative).
+// (none: 0), all read from data as signedDataPad (an axis named twice fails the run).
 std::vector<Dim> padsForDataAxes(ImportContext &ctx, const Node &n, Value *x, Value *axes) {
   Builder &b = ctx.builder();
   const int64_t rank = x->type().rank(), m = axesLength(axes);
@@ -695,11 +740,10 @@ std::vector<Dim> padsForDataAxes(ImportContext &ctx, const Node &n, Value *x, Va
     full[static_cast<size_t>(d + rank)] = end;
   }
   std::vector<Dim> pads;
-  for (int64_t j = 0; j < 2 * rank; ++j) {
-    const std::string name = n.output(0) + "_pad" + std::to_string(j);
-    pads.push_back(j == 0 ? checkedDataDim(ctx, full[0], once, name, "the axes name an axis twice")
-                          : dataDim(ctx, full[static_cast<size_t>(j)], name));
-  }
+  for (int64_t j = 0; j < 2 * rank; ++j)
+    pads.push_back(signedDataPad(ctx, x, j % rank, full[static_cast<size_t>(j)],
+                                 n.output(0) + "_pad" + std::to_string(j), j == 0 ? once : nullptr,
+                                 j == 0 ? "the axes name an axis twice" : ""));
   return pads;
 }
 
@@ -716,11 +760,26 @@ Values convertPad(ImportContext &ctx, const Node &n) {
       pads.emplace_back(p);
     value = b.scalar(dt, attrFloat(n, "value", 0.f));
   } else {
-    // Pads computed from symbolic dims (a window's remainder, (7 - w % 7) % 7) are formulas.
-    if (Value *axes = ctx.input(n, 3); axes && !ctx.constantInput(n, 3)) {
-      pads = padsForDataAxes(ctx, n, x, axes);
+    // The axes the pads are for: all, in order, unless given (known at import, or read from data).
+    const bool constantAxes = ctx.input(n, 3) && ctx.constantInput(n, 3);
+    std::vector<int64_t> axes;
+    if (constantAxes) {
+      axes = ints(ctx.requireConstantInput(n, 3, "axes"));
+      if (rank < 1 && !axes.empty()) // normalizeAxis lets a scalar keep axis 0 / -1
+        throw ConvertError("Pad of a scalar takes no axes");
+      for (int64_t &a : axes)
+        a = normalizeAxis(a, rank);
     } else {
-      pads = dimsInputOrData(ctx, n, 1, "pads"); // data: non-negative, checked when it runs
+      for (int64_t d = 0; d < rank; ++d)
+        axes.push_back(d);
+    }
+    if (Value *dataAxes = ctx.input(n, 3); dataAxes && !constantAxes) {
+      pads = padsForDataAxes(ctx, n, x, dataAxes);
+    } else if (ctx.constantInput(n, 1) || ctx.symbolicInput(n, 1)) {
+      // Constants, or formulas of the symbolic dims (a window's remainder, (7 - w % 7) % 7).
+      pads = requireDimsInput(ctx, n, 1, "pads");
+    } else {
+      pads = signedDataPads(ctx, n, x, requiredInput(ctx, n, 1, "pads"), axes);
     }
     if (Value *v = ctx.input(n, 2)) {
       if (v->type().dtype != dt)
@@ -733,18 +792,14 @@ Values convertPad(ImportContext &ctx, const Node &n) {
     } else {
       value = b.scalar(dt, 0);
     }
-    if (ctx.input(n, 3) && ctx.constantInput(n, 3)) {
-      std::vector<int64_t> axes = ints(ctx.requireConstantInput(n, 3, "axes"));
+    if (constantAxes) {
       if (pads.size() != 2 * axes.size())
         throw ConvertError("pads has " + std::to_string(pads.size()) + " entries for " +
                            std::to_string(axes.size()) + " axes");
-      if (rank < 1 && !axes.empty()) // normalizeAxis lets a scalar keep axis 0 / -1: full[a] below
-        throw ConvertError("Pad of a scalar takes no axes");
       std::vector<Dim> full(2 * rank, Dim(0));
       for (size_t i = 0; i < axes.size(); ++i) {
-        int64_t a = normalizeAxis(axes[i], rank);
-        full[a] = pads[i];
-        full[a + rank] = pads[i + axes.size()];
+        full[axes[i]] = pads[i];
+        full[axes[i] + rank] = pads[i + axes.size()];
       }
       pads = full;
     }
