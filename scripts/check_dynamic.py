@@ -22,6 +22,12 @@ Exports (with Debian's torch, seeded) and checks:
   lstm_dyn      a 2-layer bidirectional LSTM (batch first) and a linear head, batch and seq dynamic;
   gru_dyn       a 2-layer GRU and a linear head, batch and seq dynamic: each at (1, 7) and (3, 20),
                 per shape and from one library each (the recurrence a run-time loop);
+  restore_dyn   an image-restoration net (PixelUnshuffle in, reflection pads, InstanceNorm and
+                GroupNorm over H x W, PixelShuffle out to twice the size plus a bilinear
+                upsample of the input), at 2 sizes, per shape and from one library;
+  audio_dyn     a Whisper-style audio encoder (conv1d stem, strided; a positional table sliced
+                to the length; MultiheadAttention, whose heads merge by a -1 reshape), batch and
+                frames dynamic, at (1, 16, 100) and (2, 16, 37), per shape and from one library;
   control_flow_dyn  a scripted module: a Loop whose trip count is the input's dim 1 and an If on
                 its dim 0 (resolved at each input shape by the jit; run-time `loop` and `if` ops
                 in one library compiled once), at [3, 4, 8] and [1, 6, 8];
@@ -204,6 +210,46 @@ class WindowNet(nn.Module):
         return x[:, :h, :w, :].permute(0, 3, 1, 2)
 
 
+class RestoreNet(nn.Module):
+    """An image-restoration net of the kinds users run at any size (super-resolution, style
+    transfer, denoising): PixelUnshuffle in (SpaceToDepth: H and W must be even), reflection
+    pads, InstanceNorm and GroupNorm over the image's H x W, PixelShuffle out (DepthToSpace) to
+    twice the input's size, plus the input bilinearly upsampled, clamped."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.PixelUnshuffle(2)
+        self.a = nn.Sequential(nn.ReflectionPad2d(1), nn.Conv2d(12, 16, 3), nn.InstanceNorm2d(16, affine=True), nn.ReLU())
+        self.b = nn.Sequential(nn.ReflectionPad2d(1), nn.Conv2d(16, 16, 3), nn.GroupNorm(4, 16), nn.SiLU())
+        self.up = nn.Sequential(nn.Conv2d(16, 48, 3, 1, 1), nn.PixelShuffle(4))
+
+    def forward(self, x):
+        f = self.a(self.down(x))
+        f = f + self.b(f)
+        base = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+        return torch.clamp(self.up(f) + base, 0, 1)
+
+
+class AudioEncoder(nn.Module):
+    """A Whisper-style audio encoder over any number of frames: a conv1d stem (the second conv
+    strided), a positional table sliced to the sequence's length, nn.MultiheadAttention (its
+    export splits 4 heads as [t, 4 * b, 8] and merges them back with a reshape to [-1, 32]),
+    pre-norm blocks, a final LayerNorm."""
+
+    def __init__(self, d=32):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv1d(16, d, 3, 1, 1), nn.Conv1d(d, d, 3, 2, 1)
+        self.pos = nn.Parameter(torch.randn(256, d))
+        layer = nn.TransformerEncoderLayer(d, 4, 64, dropout=0.0, batch_first=True,
+                                           norm_first=True, activation="gelu")
+        self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, mel):
+        x = F.gelu(self.c2(F.gelu(self.c1(mel)))).permute(0, 2, 1)
+        return self.ln(self.enc(x + self.pos[: x.shape[1]]))
+
+
 def calibrate(net, example):
     """BatchNorm statistics from random data, so activations keep a sane scale."""
     net.train()
@@ -272,6 +318,29 @@ def export(work):
             x = torch.randn(*shape)
             cases.append((x.numpy(), net(x).detach().numpy()))
         models[f"{kind}_dyn"] = (path, cases)
+
+    net = RestoreNet().eval()
+    path = os.path.join(work, "restore_dyn.onnx")
+    torch.onnx.export(net, torch.rand(1, 3, 32, 48), path, input_names=["x"], output_names=["y"],
+                      opset_version=17,
+                      dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}, "y": {0: "n", 2: "h", 3: "w"}})
+    cases = []
+    for shape in [(1, 3, 32, 48), (2, 3, 18, 10)]:
+        x = torch.rand(*shape)
+        cases.append((x.numpy(), net(x).detach().numpy()))
+    models["restore_dyn"] = (path, cases)
+
+    net = AudioEncoder().eval()
+    path = os.path.join(work, "audio_dyn.onnx")
+    with torch.enable_grad():  # torch's transformer fast path (not exportable) stays off
+        torch.onnx.export(net, torch.randn(1, 16, 100), path, input_names=["mel"],
+                          output_names=["y"], opset_version=17,
+                          dynamic_axes={"mel": {0: "b", 2: "t"}, "y": {0: "b", 1: "t2"}})
+    cases = []
+    for shape in [(1, 16, 100), (2, 16, 37)]:
+        x = torch.randn(*shape)
+        cases.append((x.numpy(), net(x).detach().numpy()))
+    models["audio_dyn"] = (path, cases)
 
     net = torch.jit.script(ControlFlow().eval())
     path = os.path.join(work, "control_flow_dyn.onnx")
@@ -407,11 +476,14 @@ def main():
     # test on a dim, decided when it runs by the library's loop and if steps) and the LSTM and
     # GRU (their recurrence a loop over the sequence; torch's zero initial states sized by the
     # batch at run time).
-    # And the conv net that reads its own size (upsampled to x.shape[2:]) and the segmentation
+    # And the conv net that reads its own size (upsampled to x.shape[2:]), the segmentation
     # net (a channel shuffle, a ConvTranspose skip connection, logits resized to the input's
-    # size): the shapes they compute from their dims are formulas in one library.
+    # size), the restoration net (pixel (un)shuffles, instance and group norms over H x W) and
+    # the audio encoder (heads merged by a -1 reshape): the shapes they compute from their dims
+    # are formulas in one library.
     for name, output in [("control_flow_dyn", "y"), ("lstm_dyn", "y"), ("gru_dyn", "y"),
-                         ("convnet_dyn", "output"), ("segnet_dyn", "y"), ("window_dyn", "y")]:
+                         ("convnet_dyn", "output"), ("segnet_dyn", "y"), ("window_dyn", "y"),
+                         ("restore_dyn", "y"), ("audio_dyn", "y")]:
         path, cases = models[name]
         lib = compile_once(strata, env, failures, args.work, name, path)
         if lib:

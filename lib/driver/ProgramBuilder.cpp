@@ -543,11 +543,9 @@ private:
             // a count past what formulas keep: the kernel's index check stands alone
           }
         }
-      } else if (op.kind() == OpKind::Reshape &&
-                 (op.attr("shape").kind() == AttrKind::Dims ||
-                  std::all_of(out.begin(), out.end(), [](const Dim &d) { return d.isStatic(); }))) {
-        // A target of formulas, or a static target for symbolic input dims: the element counts
-        // must agree when bound.
+      } else if (op.kind() == OpKind::Reshape) {
+        // A target of formulas, a static target for symbolic input dims, or a -1 whose quotient
+        // is whole only at some sizes: the element counts must agree when bound.
         try {
           SymExpr in(1), result(1);
           for (const Dim &d : op.operand(0)->type().dims)

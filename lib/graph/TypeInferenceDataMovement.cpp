@@ -48,16 +48,9 @@ TensorType symbolicReshapeType(const InferContext &c, const std::vector<Dim> &ta
       SymExpr total(1);
       for (const Dim &d : x.dims)
         total = total * d.asExpr();
-      SymExpr q = SymExpr::floorDiv(total, known);
-      if (q * known == total) {
-        out[inferredAt] = Dim::of(q);
-      } else {
-        std::vector<std::string> from;
-        for (const Dim &d : x.dims)
-          if (!d.isStatic())
-            from.push_back(d.str());
-        out[inferredAt] = freshSymbol(c, from, "r", total.str() + "/" + known.str());
-      }
+      // Whole only at some sizes where it does not divide as formulas: the plan and the
+      // interpreter check the element counts agree when bound.
+      out[inferredAt] = Dim::of(SymExpr::floorDiv(total, known));
     }
   } catch (const SymExprError &e) {
     fail("attribute 'shape' " + text + ": " + e.what());
@@ -66,8 +59,7 @@ TensorType symbolicReshapeType(const InferContext &c, const std::vector<Dim> &ta
 }
 
 // ONNX Reshape with a static target shape. Symbolic input dims survive when copied by a 0 or
-// absorbed whole by -1; when -1 absorbs a symbolic dim scaled by a static ratio (or several
-// symbolic dims), the result is a fresh symbol named after the absorbed symbols plus "_r".
+// absorbed by -1 (a formula: the absorbed dims' product over the target's static sizes).
 TensorType reshapeType(const InferContext &c) {
   const TensorType &x = c.operand(0);
   const auto attrs = c.view<ops::ReshapeOp>();
@@ -158,11 +150,15 @@ TensorType reshapeType(const InferContext &c) {
     out[inferredAt] = Dim::of(symbolicIn * (staticIn / knownOut));
     return x.withDims(std::move(out));
   }
-  // The quotient is whole only for some sizes (e.g. [?n, 3] -> [6, -1]): a fresh symbol, bound
-  // when the result is computed.
-  out[inferredAt] = freshSymbol(c, symbolsIn, "r",
-                                symbolicIn.str() + "*" + std::to_string(staticIn) + "/" +
-                                    std::to_string(knownOut));
+  // Whole only for some sizes (e.g. [?n, 3] -> [6, -1], or a symbolic dim's own factor completing
+  // the division: attention heads merged back, [?t, ?(4*b), 8] -> [-1, 32] is t*b): the quotient
+  // as a formula; the plan and the interpreter check the element counts agree when bound.
+  try {
+    out[inferredAt] =
+        Dim::of(SymExpr::floorDiv(symbolicIn * SymExpr(staticIn), SymExpr(knownOut)));
+  } catch (const SymExprError &e) {
+    fail("attribute 'shape' " + intsToString(shape) + ": " + e.what());
+  }
   return x.withDims(std::move(out));
 }
 

@@ -1,5 +1,7 @@
 // Vectorized f32 row normalizations: softmax, log_softmax and layer_norm along the last axis
-// (layer_norm: over trailing dims whose only dim above 1 is the last one).
+// (layer_norm: over its trailing dims, the last one vectorized and the ones between its axis and
+// the last walked by serial loops, e.g. an instance norm's H x W; scale and bias broadcast
+// along those).
 //
 // One row per iteration of a single outer loop (the nest's root, parallel when the schedule says
 // so). Every pass over the row runs whole vectors of the target's f32 width (8 lanes when the row
@@ -24,20 +26,23 @@ using loop::ExprKind;
 
 Expr f32(double v) { return loop::floatImm(v, DType::F32); }
 
-// The row geometry: `rows` rows of `length` contiguous f32 elements, `lanes` per vector, `vectors`
-// whole vectors covering `whole` elements (the rest is the scalar tail). The length is static, or
-// a run-time extent for softmax rows along a symbolic last dim.
+// The row geometry: `rows` rows, each `inner` lines of `length` contiguous f32 elements, `lanes`
+// per vector, `vectors` whole vectors covering `whole` elements of a line (the rest is the scalar
+// tail). The length is static, or a run-time extent.
 struct Rows {
-  Exprs outer; // the dims above the row (the input's shape without its last dim): may be symbolic
+  Exprs outer; // the dims above the row: may be symbolic
   Expr rows;   // their product
+  Exprs inner; // the row's dims above its last (layer_norm over several axes): may be symbolic
   int64_t lanes = 8;
   Expr length, vectors, whole, tail;
 };
 
-Rows rowsOf(const LowerCtx &c) {
+// `axis`: the row's first dim (the last one but for layer_norm).
+Rows rowsOf(const LowerCtx &c, size_t axis) {
   const Exprs &in = c.inDims[0];
   Rows r;
-  r.outer.assign(in.begin(), in.end() - 1);
+  r.outer.assign(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(axis));
+  r.inner.assign(in.begin() + static_cast<std::ptrdiff_t>(axis), in.end() - 1);
   r.rows = product(r.outer);
   r.length = in.back();
   const int64_t w = c.opts.vectorLanesF32;
@@ -59,28 +64,51 @@ Rows rowsOf(const LowerCtx &c) {
 struct RowBuilder {
   LowerCtx &c;
   const Rows &g;
-  Exprs rowIdx; // the outer index of this row
+  Exprs rowIdx;   // the outer index of this row
+  Exprs innerIdx; // the line's index within the row (set while a pass over the lines is built)
 
-  // The index of row elements [base, base + lanes) (lanes 1: the element at base).
+  // The index of line elements [base, base + lanes) (lanes 1: the element at base).
   Exprs at(const Expr &base, int lanes) const {
     Exprs idx = rowIdx;
+    idx.insert(idx.end(), innerIdx.begin(), innerIdx.end());
     idx.push_back(lanes > 1 ? loop::ramp(base, imm(1), lanes) : base);
     return idx;
   }
+  // `perLine()` inside serial loops over the row's lines (none for a one-line row; a static dim
+  // of 1 indexed at 0), innerIdx naming the line while it is built.
+  Stmt overLines(LoopRole role, const std::function<Stmt()> &perLine) {
+    std::vector<std::pair<loop::Var, Expr>> loops;
+    innerIdx.clear();
+    for (const Expr &d : g.inner) {
+      if (d.asInt() == 1) {
+        innerIdx.push_back(imm(0));
+        continue;
+      }
+      loops.push_back({c.newVar("line"), d});
+      innerIdx.push_back(loop::var(loops.back().first));
+    }
+    Stmt body = perLine();
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it)
+      body = c.loopOver(it->first, it->second, role, std::move(body));
+    return body;
+  }
   // A pass over the row: `body(base, lanes)` for each whole vector, then for each tail element.
   Stmt pass(const std::function<Stmt(const Expr &base, int lanes)> &body, LoopRole role) {
-    std::vector<Stmt> s;
-    if (g.vectors.asInt() != 0) {
-      loop::Var v = c.newVar("v");
-      s.push_back(c.loopOver(v, g.vectors, role,
-                             body(loop::var(v) * imm(g.lanes), static_cast<int>(g.lanes))));
-    }
-    if (g.tail.asInt() != 0) {
-      loop::Var t = c.newVar("t");
-      c.role(t, role);
-      s.push_back(loop::forLoop(t, g.whole, g.tail, loop::ForKind::Serial, body(loop::var(t), 1)));
-    }
-    return loop::seq(s);
+    return overLines(role, [&] {
+      std::vector<Stmt> s;
+      if (g.vectors.asInt() != 0) {
+        loop::Var v = c.newVar("v");
+        s.push_back(c.loopOver(v, g.vectors, role,
+                               body(loop::var(v) * imm(g.lanes), static_cast<int>(g.lanes))));
+      }
+      if (g.tail.asInt() != 0) {
+        loop::Var t = c.newVar("t");
+        c.role(t, role);
+        s.push_back(
+            loop::forLoop(t, g.whole, g.tail, loop::ForKind::Serial, body(loop::var(t), 1)));
+      }
+      return loop::seq(s);
+    });
   }
 
   // The fold of `value(base, lanes)` over the row with `combine`, from `identity`, into the
@@ -100,23 +128,25 @@ struct RowBuilder {
     };
     std::vector<Stmt> s;
     s.push_back(loop::store(acc, {accLanes(0, w)}, loop::broadcast(f32(identity), w)));
-    if (g.vectors.asInt() != 0) {
-      loop::Var v = c.newVar("v");
-      Expr cur = loop::load(acc, {accLanes(0, w)}), base = loop::var(v) * imm(g.lanes);
-      s.push_back(c.loopOver(
-          v, g.vectors, LoopRole::Reduction,
-          step(loop::store(acc, {accLanes(0, w)}, combine(cur, value(base, w))), base, w)));
-    }
+    if (g.vectors.asInt() != 0)
+      s.push_back(overLines(LoopRole::Reduction, [&] {
+        loop::Var v = c.newVar("v");
+        Expr cur = loop::load(acc, {accLanes(0, w)}), base = loop::var(v) * imm(g.lanes);
+        return c.loopOver(
+            v, g.vectors, LoopRole::Reduction,
+            step(loop::store(acc, {accLanes(0, w)}, combine(cur, value(base, w))), base, w));
+      }));
     s.push_back(foldLanes(c, acc, w, combine, result));
-    if (g.tail.asInt() != 0) {
-      loop::Var t = c.newVar("t");
-      c.role(t, LoopRole::Reduction);
-      Expr cur = loop::load(result, {imm(0)});
-      s.push_back(
-          loop::forLoop(t, g.whole, g.tail, loop::ForKind::Serial,
-                        step(loop::store(result, {imm(0)}, combine(cur, value(loop::var(t), 1))),
-                             loop::var(t), 1)));
-    }
+    if (g.tail.asInt() != 0)
+      s.push_back(overLines(LoopRole::Reduction, [&] {
+        loop::Var t = c.newVar("t");
+        c.role(t, LoopRole::Reduction);
+        Expr cur = loop::load(result, {imm(0)});
+        return loop::forLoop(
+            t, g.whole, g.tail, loop::ForKind::Serial,
+            step(loop::store(result, {imm(0)}, combine(cur, value(loop::var(t), 1))), loop::var(t),
+                 1));
+      }));
     return loop::allocate(acc, loop::seq(s));
   }
 };
@@ -135,11 +165,13 @@ Expr splat(const Expr &scalar, int lanes) {
 Stmt overRows(LowerCtx &c, const Rows &g, int64_t workPerElement,
               const std::function<Stmt(RowBuilder &)> &perRow) {
   loop::Var p = c.newVar("row");
-  RowBuilder rb{c, g, delinearize(loop::var(p), g.outer)};
+  RowBuilder rb{c, g, delinearize(loop::var(p), g.outer), {}};
   Stmt body = perRow(rb);
   // (Run-time extents counted as 64 for the schedule's parallel decision.)
-  c.nest(p, {std::string(c.op.opName()),
-             g.rows.asInt().value_or(64) * g.length.asInt().value_or(64) * workPerElement, true});
+  int64_t work = g.length.asInt().value_or(64) * workPerElement;
+  for (const Expr &d : g.inner)
+    work *= d.asInt().value_or(64);
+  c.nest(p, {std::string(c.op.opName()), g.rows.asInt().value_or(64) * work, true});
   return c.loopOver(p, g.rows, LoopRole::Parallel, body);
 }
 
@@ -163,17 +195,18 @@ bool canLowerVectorRows(const LowerCtx &c) {
     int64_t axis = ops::LayerNormOp(c.op).axis();
     if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
       return false;
-    for (size_t d = static_cast<size_t>(axis); d + 1 < in.size(); ++d)
-      if (in[d] != 1)
-        return false;
     // Scale and bias index the row by its last dim (or broadcast one value along it); static
-    // but for a last dim that is the run-time row's own.
+    // but for a last dim that is the run-time row's own; 1 (broadcast) along the row's dims
+    // above its last (a line loop's index does not reach them).
     for (size_t i = 1; i < c.inShapes.size(); ++i) {
       const Shape &s = c.inShapes[i];
       if (s.size() > in.size())
         return false;
       for (size_t d = 0; d < s.size(); ++d) {
         const bool last = d + 1 == s.size();
+        const size_t inDim = in.size() - s.size() + d;
+        if (!last && inDim >= static_cast<size_t>(axis) && s[d] != 1)
+          return false;
         if (last && s[d] < 0 ? !loop::equal(c.inDims[i].back(), c.inDims[0].back())
                              : s[d] < 0 || (last && s[d] != in.back() && s[d] != 1))
           return false;
@@ -187,7 +220,7 @@ bool canLowerVectorRows(const LowerCtx &c) {
 }
 
 Stmt lowerVectorSoftmax(LowerCtx &c, bool logarithm) {
-  const Rows g = rowsOf(c);
+  const Rows g = rowsOf(c, c.inDims[0].size() - 1);
   // exp dominates: about a dozen operations per element in the vector math.
   return overRows(c, g, 16, [&](RowBuilder &rb) {
     loop::Buffer mx = localArray(c, "max", DType::F32), sum = localArray(c, "sum", DType::F32);
@@ -235,7 +268,7 @@ Stmt lowerVectorSoftmax(LowerCtx &c, bool logarithm) {
 
 Stmt lowerVectorLayerNorm(LowerCtx &c) {
   const Exprs &in = c.inDims[0];
-  const Rows g = rowsOf(c);
+  const Rows g = rowsOf(c, static_cast<size_t>(ops::LayerNormOp(c.op).axis()));
   const double eps = ops::LayerNormOp(c.op).epsilon();
   return overRows(c, g, 6, [&](RowBuilder &rb) {
     loop::Buffer mean = localArray(c, "mean", DType::F32), rstd = localArray(c, "rstd", DType::F32);
@@ -249,8 +282,12 @@ Stmt lowerVectorLayerNorm(LowerCtx &c) {
       return along ? loop::load(c.ins[i], idx) : splat(loop::load(c.ins[i], idx), lanes);
     };
     // The element count in f32 (a run-time row's converted once per row).
-    const Expr count = g.length.asInt() ? f32(static_cast<double>(*g.length.asInt()))
-                                        : loop::cast(DType::F32, g.length);
+    std::optional<int64_t> n = g.length.asInt();
+    for (const Expr &d : g.inner)
+      n = n && d.asInt() ? std::optional<int64_t>(*n * *d.asInt()) : std::nullopt;
+    const Expr count = n ? f32(static_cast<double>(*n))
+                         : loop::cast(DType::F32, g.inner.empty() ? g.length
+                                                                  : product(g.inner) * g.length);
     std::vector<Stmt> s;
     s.push_back(rb.reduce(mean, 0, addF, x));
     s.push_back(loop::store(mean, {imm(0)}, bin(ExprKind::Div, loop::load(mean, {imm(0)}), count)));

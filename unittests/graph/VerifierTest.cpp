@@ -160,17 +160,17 @@ TEST_F(VerifierTest, SymbolicResultsCompareExactly) {
 
 TEST_F(VerifierTest, FreshSymbolsAcceptAnySymbolButNoSize) {
   Value *s = g.addInput(TensorType(DType::F32, {Dim::sym("b"), 2}), "s");
-  AttrMap attrs = {{"shape", Ints{-1, 4}}};
-  // Inference invents ?b_r (= 2 * b / 4, whole only for some b); a renamed symbol is accepted,
+  Value *count = g.addInput(TensorType(DType::I64, {}), "count");
+  // Inference invents nonzero's count (known only when it runs); a renamed symbol is accepted,
   // a static size is not.
-  Op *renamed = g.createOp(OpKind::Reshape, {s}, {TensorType(DType::F32, {Dim::sym("n"), 4})},
-                           attrs);
+  Op *renamed = g.createOp(OpKind::NonZero, {s, count},
+                           {TensorType(DType::I64, {2, Dim::sym("n")})});
   EXPECT_EQ(verify(g), "ok");
   g.eraseOp(renamed);
-  g.createOp(OpKind::Reshape, {s}, {TensorType(DType::F32, {8, 4})}, attrs);
+  g.createOp(OpKind::NonZero, {s, count}, {TensorType(DType::I64, {2, 8})});
   const std::string got = verify(g);
-  EXPECT_TRUE(llvm::StringRef(got).starts_with("verifier: op 'reshape': result 0 has type "
-                                               "tensor<8x4xf32> but inference gives tensor<?b_r_"))
+  EXPECT_TRUE(llvm::StringRef(got).starts_with("verifier: op 'nonzero': result 0 has type "
+                                               "tensor<2x8xi64> but inference gives tensor<2x?nonzero"))
       << got;
 }
 

@@ -1002,15 +1002,24 @@ Values convertReverseSequence(ImportContext &ctx, const Node &n) {
 
 struct NCHW {
   Dim n;
-  int64_t c, h, w;
+  int64_t c;
+  Dim h, w; // symbolic in a model run at any image size
 };
 
 NCHW nchw(Value *x, const char *op) {
   const auto &d = x->type().dims;
-  if (d.size() != 4 || !d[1].isStatic() || !d[2].isStatic() || !d[3].isStatic())
-    throw ConvertError(std::string(op) + " needs a 4-D input with static C, H, W, got " +
+  if (d.size() != 4 || !d[1].isStatic())
+    throw ConvertError(std::string(op) + " needs a 4-D input with static channels, got " +
                        x->type().str());
-  return {d[0], d[1].size, d[2].size, d[3].size};
+  return {d[0], d[1].size, d[2], d[3]};
+}
+
+// dim * factor (factor >= 1), or nullopt where a static product overflows int64.
+std::optional<Dim> scaledDim(const Dim &d, int64_t factor) {
+  if (!d.isStatic())
+    return Dim::of(d.expr * SymExpr(factor)); // symbolic sizes stay far below 2^62
+  std::optional<int64_t> v = shape::checkedMul(d.size, factor);
+  return v ? std::optional<Dim>(Dim(*v)) : std::nullopt;
 }
 
 Values convertDepthToSpace(ImportContext &ctx, const Node &n) {
@@ -1022,7 +1031,7 @@ Values convertDepthToSpace(ImportContext &ctx, const Node &n) {
   if (!square || s.c % *square != 0)
     throw ConvertError("blocksize " + std::to_string(bs) + " does not divide channels " +
                        std::to_string(s.c));
-  std::optional<int64_t> h = shape::checkedMul(s.h, bs), w = shape::checkedMul(s.w, bs);
+  std::optional<Dim> h = scaledDim(s.h, bs), w = scaledDim(s.w, bs);
   if (!h || !w) // static H and W need not be small (e.g. after Expand)
     throw ConvertError("blocksize " + std::to_string(bs) + " makes H or W overflow int64");
   std::string mode = attrString(n, "mode", "DCR");
@@ -1045,16 +1054,22 @@ Values convertSpaceToDepth(ImportContext &ctx, const Node &n) {
   Value *x = requiredInput(ctx, n, 0, "input");
   NCHW s = nchw(x, "SpaceToDepth");
   int64_t bs = attrInt(n, "blocksize", 0);
-  if (bs <= 0 || s.h % bs != 0 || s.w % bs != 0)
+  if (bs <= 0 || (s.h.isStatic() && s.h.size % bs != 0) || (s.w.isStatic() && s.w.size % bs != 0))
     throw ConvertError("blocksize " + std::to_string(bs) + " does not divide H and W");
   std::optional<int64_t> c = shape::checkedMul(s.c, bs); // bs divides H = W = 0 whatever it is
   if (c)
     c = shape::checkedMul(*c, bs);
   if (!c)
     throw ConvertError("blocksize " + std::to_string(bs) + " makes the channels overflow int64");
-  Value *v = reshapeTo(b, x, {s.n, s.c, s.h / bs, bs, s.w / bs, bs});
+  // A symbolic H or W is split as H / bs blocks of bs: the reshape's element count, checked when
+  // bound, fails an H that bs does not divide.
+  auto blocks = [&](const Dim &d) {
+    return d.isStatic() ? Dim(d.size / bs) : Dim::of(SymExpr::floorDiv(d.expr, SymExpr(bs)));
+  };
+  const Dim hb = blocks(s.h), wb = blocks(s.w);
+  Value *v = reshapeTo(b, x, {s.n, s.c, hb, bs, wb, bs});
   v = b.value(OpKind::Transpose, {v}, {{"perm", Attribute(std::vector<int64_t>{0, 3, 5, 1, 2, 4})}});
-  return {reshapeTo(b, v, {s.n, *c, s.h / bs, s.w / bs})};
+  return {reshapeTo(b, v, {s.n, *c, hb, wb})};
 }
 
 // --- Identity-like ---------------------------------------------------------------------------
