@@ -65,38 +65,24 @@ Values convertConstant(ImportContext &ctx, const Node &n) {
   throw ConvertError("Constant has unknown attribute '" + key + "'");
 }
 
-// A shape computed from symbolic dims (torch's zero initial state [layers, batch, hidden]): for
-// each symbolic dim, a zero vector as long as an input's dim (iota * 0) broadcast into the fill,
-// then expanded to the static dims.
+// A shape computed from symbolic dims (torch's zero initial state [layers, batch, hidden], a
+// detector's strides [h * w, 1]): the fill expanded to those dims as formulas (a negative one
+// fails when bound).
 Value *constantOfSymbolicShape(ImportContext &ctx, const Node &n, const Tensor &fill) {
   auto dims = ctx.symbolicInput(n, 0);
   if (!dims)
     return nullptr;
-  Builder &b = ctx.builder();
   if (!isFloat(fill.dtype()) && !isInteger(fill.dtype()))
     throw ConvertError("a ConstantOfShape over symbolic dims must fill numbers, not " +
                        std::string(dtypeName(fill.dtype())));
-  Value *acc = b.constant(fill);
-  std::vector<int64_t> shape;
-  for (size_t i = 0; i < dims->size(); ++i) {
-    const SymExpr &e = (*dims)[i];
-    if (std::optional<int64_t> c = e.constant()) {
-      if (*c < 0)
-        throw ConvertError("negative dim " + std::to_string(*c) + " in shape");
-      shape.push_back(*c);
-      continue;
-    }
-    Value *count = countTo(ctx, e);
-    if (!count)
-      throw ConvertError("shape (input 0 '" + n.input(0) + "') has symbolic dim " + e.str() +
-                         ", which no graph input has");
-    Value *zero = mul(b, castTo(b, count, fill.dtype()), b.constant(Tensor::scalar(fill.dtype(), 0)));
-    std::vector<Dim> at(dims->size(), Dim(1));
-    at[i] = count->type().dims[0];
-    acc = add(b, acc, reshapeTo(b, zero, at));
-    shape.push_back(1); // kept from the broadcast
+  std::vector<Dim> shape;
+  for (const SymExpr &e : *dims) {
+    if (std::optional<int64_t> c = e.constant(); c && *c < 0)
+      throw ConvertError("negative dim " + std::to_string(*c) + " in shape");
+    shape.push_back(Dim::of(e));
   }
-  return b.value(OpKind::Expand, {acc}, {{"shape", Attribute(shape)}});
+  return ctx.builder().value(OpKind::Expand, {ctx.builder().constant(fill)},
+                             {{"shape", Attribute::dims(shape)}});
 }
 
 Values convertConstantOfShape(ImportContext &ctx, const Node &n) {

@@ -1,6 +1,7 @@
 """Writes a model (opset 13) whose input [?n, 8, ?h, ?w] goes through DepthToSpace (DCR and CRD),
-SpaceToDepth, InstanceNormalization and a Reshape merging a dim into a -1 (whole only for some
-sizes), and checks its outputs against numpy.
+SpaceToDepth, InstanceNormalization, a Reshape merging a dim into a -1 (whole only for some
+sizes) and a ConstantOfShape of [h * w, 1] (a size no input has: a YOLO head's strides), and
+checks its outputs against numpy.
 
   make_rearrange.py MODEL.onnx              write the model
   make_rearrange.py --inputs DIR N H W      write x [N, 8, H, W]
@@ -11,7 +12,7 @@ import sys
 
 import numpy as np
 
-OUTPUTS = ["dcr", "crd", "s2d", "inorm", "pairs"]
+OUTPUTS = ["dcr", "crd", "s2d", "inorm", "pairs", "strides"]
 
 
 def write_model(path):
@@ -27,10 +28,20 @@ def write_model(path):
         h.make_node("SpaceToDepth", ["x"], ["s2d"], blocksize=2),
         h.make_node("InstanceNormalization", ["x", "scale", "bias"], ["inorm"], epsilon=1e-5),
         h.make_node("Reshape", ["x", "shape"], ["pairs"]),
+        h.make_node("Shape", ["x"], ["xshape"]),
+        h.make_node("Gather", ["xshape", "two"], ["hh"]),
+        h.make_node("Gather", ["xshape", "three"], ["ww"]),
+        h.make_node("Mul", ["hh", "ww"], ["hw"]),
+        h.make_node("Concat", ["hw", "one"], ["sshape"], axis=0),
+        h.make_node("ConstantOfShape", ["sshape"], ["strides"],
+                    value=h.make_tensor("v", TensorProto.FLOAT, [1], [4.0])),
     ]
+    consts = [h.make_tensor("two", TensorProto.INT64, [1], [2]),
+              h.make_tensor("three", TensorProto.INT64, [1], [3]),
+              h.make_tensor("one", TensorProto.INT64, [1], [1])]
     x = h.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 8, "h", "w"])
     outs = [h.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in OUTPUTS]
-    m = h.make_model(h.make_graph(nodes, "rearrange", [x], outs, [scale, bias, shape]),
+    m = h.make_model(h.make_graph(nodes, "rearrange", [x], outs, [scale, bias, shape] + consts),
                      opset_imports=[h.make_opsetid("", 13)])
     onnx.save(m, path)
 
@@ -48,7 +59,8 @@ def expected(x, model_path):
     mean = x.mean(axis=(2, 3), keepdims=True)
     var = x.var(axis=(2, 3), keepdims=True)
     inorm = (x - mean) / np.sqrt(var + 1e-5) * init["scale"].reshape(1, -1, 1, 1) + init["bias"].reshape(1, -1, 1, 1)
-    return dict(dcr=dcr, crd=crd, s2d=s2d, inorm=inorm, pairs=x.reshape(-1, 16))
+    return dict(dcr=dcr, crd=crd, s2d=s2d, inorm=inorm, pairs=x.reshape(-1, 16),
+                strides=np.full((hh * ww, 1), 4.0, np.float32))
 
 
 def main():
