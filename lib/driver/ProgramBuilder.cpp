@@ -488,6 +488,14 @@ private:
             if (left.isStatic() ? left.size >= (reads ? 1 : 0)
                                 : !reads && left.expr.provablyNonNegative())
               continue;
+            if (left.isStatic()) { // too short whatever the run: no check could pass
+              if (!err)
+                err = makeError(diagnose(
+                    op, "the pads' crops leave " + std::to_string(left.size) +
+                            " elements of axis " + std::to_string(d) +
+                            (reads ? ", which reflect, edge and wrap need at least 1 of" : "")));
+              continue;
+            }
             require(op, left, Dim(reads ? 1 : 0),
                     "the length of axis " + std::to_string(d) + " the pads' crops leave", true);
           }

@@ -324,7 +324,12 @@ TensorType padType(const InferContext &c) {
     if (!pb.isStatic() || !pe.isStatic() || !x.dims[d].isStatic()) {
       // A symbolic entry or axis: any sign (a negative pad crops, a size read from data may be
       // one); the plan and the interpreter check when bound that the crops leave the axis >= 0.
-      // A static crop of a static axis is checked here already.
+      // A static crop of a static axis is checked here already; a static entry beside symbols
+      // stays within 2^62 (sizes do: its negation and sums stay in int64).
+      for (const Dim *p : {&pb, &pe})
+        if (p->isStatic() && (p->size < -(int64_t(1) << 62) || p->size > (int64_t(1) << 62)))
+          fail("attribute 'pads' " + dimsToString(padDims) + " has entry " + p->str() +
+               " on axis " + std::to_string(d) + ", beyond 2^62 beside symbolic sizes");
       if (x.dims[d].isStatic())
         for (const Dim *p : {&pb, &pe})
           if (p->isStatic() && p->size < -x.dims[d].size)

@@ -221,7 +221,11 @@ Stmt lowerPad(LowerCtx &c) {
           const Expr u = shift.asInt() == 0 ? idx[d] : idx[d] - shift;
           const Expr kept = crop.asInt() == 0 && lo.asInt() == 0 ? c.inDims[0][d]
                                                                   : c.inDims[0][d] - lo - crop;
-          if (in[d] == 0)
+          const std::optional<int64_t> staticKept =
+              in[d] >= 0 && lo.asInt() && crop.asInt()
+                  ? std::optional<int64_t>(in[d] - *lo.asInt() - *crop.asInt())
+                  : std::nullopt;
+          if (in[d] == 0 || (staticKept && *staticKept <= 0))
             throw LowerError("pad: cannot " + std::string(enumName(mode)) + "-pad axis " +
                              std::to_string(d) + ", which keeps no elements");
           src.push_back(padSourceAtRunTime(u, lo, kept, mode));

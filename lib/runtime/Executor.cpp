@@ -360,7 +360,7 @@ Status Executor::shapeProgram(std::vector<int64_t> &values,
     std::optional<int64_t> v = formulas_[s]->evaluate(base);
     if (!v)
       return Status::error(at + boundText() + ", dim " + plan_.formulas[s] +
-                           " cannot be computed (it overflows int64)");
+                           " cannot be computed (it overflows int64 or divides by 0)");
     if (*v < 0)
       return Status::error(at + boundText() + ", dim " + plan_.formulas[s] + " is " +
                            std::to_string(*v) +
