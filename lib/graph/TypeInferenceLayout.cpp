@@ -172,11 +172,11 @@ const winograd::Transform &winogradTransform(const InferContext &c, int64_t m) {
   return *tr;
 }
 
-// A static spatial size, or an error naming it.
-int64_t staticSpatial(const TensorType &t, size_t d, const char *op) {
-  if (!t.dims[d].isStatic())
-    fail(std::string(op) + " needs a static height and width, got " + dimsToString(t.dims));
-  return t.dims[d].size;
+// ceil(size / m) tiles along a dim, as a dim (a formula for a symbolic size).
+Dim tilesAlong(const Dim &size, int64_t m) {
+  if (size.isStatic())
+    return Dim(winograd::tilesAlong(size.size, m));
+  return Dim::of(SymExpr::ceilDiv(size.expr, SymExpr(m)));
 }
 
 } // namespace
@@ -192,39 +192,55 @@ std::vector<TensorType> inferWinogradInput(const InferContext &c) {
   const std::vector<int64_t> &pads = attrs.pads();
   if (pads.size() != 4)
     fail("pads must be [top, left, bottom, right], got " + intsToString(pads));
-  int64_t tiles = 1;
+  SymExpr tiles(1);
   for (size_t d = 0; d < 2; ++d) {
-    int64_t size = staticSpatial(x, d + 2, "winograd_input");
-    // Pads beyond the input's own size only add zero tiles; bounding them keeps sums in range.
-    if (pads[d] < 0 || pads[d + 2] < 0 || pads[d] > size + 2 || pads[d + 2] > size + 2)
-      fail("pads " + intsToString(pads) + " must be in [0, size + 2] for sizes " +
+    const Dim &size = x.dims[d + 2];
+    // Pads beyond the input's own size only add zero tiles; bounding them keeps sums in range
+    // (a symbolic size: pads of at most 2, the 3x3 window's reach).
+    const int64_t limit = size.isStatic() ? size.size + 2 : 2;
+    if (pads[d] < 0 || pads[d + 2] < 0 || pads[d] > limit || pads[d + 2] > limit)
+      fail("pads " + intsToString(pads) + " must be in [0, " +
+           (size.isStatic() ? std::string("size + 2") : std::string("2")) + "] for sizes " +
            dimsToString(x.dims));
-    int64_t out = size + pads[d] + pads[d + 2] - 2;
-    if (out < 1)
+    if (size.isStatic() && size.size + pads[d] + pads[d + 2] - 2 < 1)
       fail("the padded input " + dimsToString(x.dims) + " is smaller than the 3x3 window");
-    tiles *= winograd::tilesAlong(out, tr.m);
+    // A symbolic output size below 1 is an empty conv result: no tiles (the plan checks sizes
+    // are >= 0 when bound).
+    try {
+      tiles = tiles *
+              tilesAlong(Dim::of(size.asExpr() + SymExpr(pads[d] + pads[d + 2] - 2)), tr.m).asExpr();
+    } catch (const SymExprError &e) {
+      fail(std::string(e.what()) + " counting tiles");
+    }
   }
   if (!x.dims[1].isStatic())
     fail("operand 0 needs a static channel count, got " + dimsToString(x.dims));
-  return {x.withDims({x.dims[0], Dim(tr.t * tr.t), Dim(tiles), x.dims[1]})};
+  return {x.withDims({x.dims[0], Dim(tr.t * tr.t), Dim::of(tiles), x.dims[1]})};
 }
 
 std::vector<TensorType> inferWinogradOutput(const InferContext &c) {
   const auto attrs = c.view<ops::WinogradOutputOp>();
   const winograd::Transform &tr = winogradTransform(c, attrs.tile());
   const TensorType &p = c.operand(0);
-  if (p.rank() != 4 || !p.dims[1].isStatic() || !p.dims[2].isStatic() || !p.dims[3].isStatic())
-    fail("operand 0 must be [N, t^2, tiles, K] with static t^2, tiles and K, got " +
+  if (p.rank() != 4 || !p.dims[1].isStatic() || !p.dims[3].isStatic())
+    fail("operand 0 must be [N, t^2, tiles, K] with static t^2 and K, got " +
          dimsToString(p.dims));
-  const std::vector<int64_t> &size = attrs.output_size();
-  if (size.size() != 2 || size[0] < 1 || size[1] < 1 || size[0] > (int64_t(1) << 31) ||
-      size[1] > (int64_t(1) << 31))
-    fail("output_size must be two sizes in [1, 2^31], got " + intsToString(size));
-  const int64_t tiles = winograd::tilesAlong(size[0], tr.m) * winograd::tilesAlong(size[1], tr.m);
-  if (p.dims[1].size != tr.t * tr.t || p.dims[2].size != tiles)
+  const std::vector<Dim> size = attrs.output_size();
+  if (size.size() != 2)
+    fail("output_size must be two sizes, got " + dimsToString(size));
+  for (const Dim &s : size)
+    if (s.isStatic() && (s.size < 1 || s.size > (int64_t(1) << 31)))
+      fail("output_size must be two sizes in [1, 2^31], got " + dimsToString(size));
+  Dim tiles;
+  try {
+    tiles = Dim::of(tilesAlong(size[0], tr.m).asExpr() * tilesAlong(size[1], tr.m).asExpr());
+  } catch (const SymExprError &e) {
+    fail(std::string(e.what()) + " counting tiles");
+  }
+  if (p.dims[1].size != tr.t * tr.t || p.dims[2] != tiles)
     fail("operand 0 " + dimsToString(p.dims) + " is not [N, " + std::to_string(tr.t * tr.t) +
-         ", " + std::to_string(tiles) + ", K] for tile " + std::to_string(tr.m) +
-         " and output_size " + intsToString(size));
+         ", " + tiles.str() + ", K] for tile " + std::to_string(tr.m) + " and output_size " +
+         dimsToString(size));
   const int64_t k = p.dims[3].size;
   if (c.numOperands() > 1) {
     requireSameDType(c, 0, 1);
@@ -232,7 +248,7 @@ std::vector<TensorType> inferWinogradOutput(const InferContext &c) {
       fail("operand 1 (bias) must be [" + std::to_string(k) + "], got " +
            dimsToString(c.operand(1).dims));
   }
-  TensorType y = p.withDims({p.dims[0], Dim(k), Dim(size[0]), Dim(size[1])});
+  TensorType y = p.withDims({p.dims[0], Dim(k), size[0], size[1]});
   const int64_t block = attrs.layout();
   if (!block)
     return {y};

@@ -76,7 +76,7 @@ Tensors winogradOutputKernel(const Op &op, const Tensors &operands) {
   const ops::WinogradOutputOp attrs(op);
   const Tensor &p = operands[0];
   const winograd::Transform &tr = transformOf(op, attrs.tile(), p);
-  const std::vector<int64_t> &size = attrs.output_size();
+  const std::vector<int64_t> size = boundSizes(attrs.output_size());
   const int64_t t = tr.t, m = tr.m;
   if (size.size() != 2 || size[0] < 1 || size[1] < 1 || p.rank() != 4)
     fail(op, "expected [N, t^2, tiles, K] and two output sizes, got " + shapeText(p.shape()));

@@ -61,15 +61,16 @@ Expr combination(int64_t count, const std::function<double(int64_t)> &coef,
 // t^2 planes of [N, t^2, tiles, C] contiguously, C channels of one tile after another.
 struct TileLoop {
   LowerCtx &c;
-  int64_t block, blocks, tilesH, tilesW;
+  int64_t block, blocks;
+  Expr tilesH, tilesW; // run-time extents for a symbolic image size
   int lanes;
   loop::Var p;
   Expr n, th, tw, cb;
 
-  TileLoop(LowerCtx &ctx, int64_t block, int64_t blocks, int64_t tilesH, int64_t tilesW)
-      : c(ctx), block(block), blocks(blocks), tilesH(tilesH), tilesW(tilesW),
+  TileLoop(LowerCtx &ctx, int64_t block, int64_t blocks, Expr tilesH, Expr tilesW)
+      : c(ctx), block(block), blocks(blocks), tilesH(std::move(tilesH)), tilesW(std::move(tilesW)),
         lanes(block ? static_cast<int>(block) : 1), p(ctx.newVar("p")) {
-    Exprs idx = delinearize(loop::var(p), {c.inDims[0][0], imm(tilesH), imm(tilesW), imm(blocks)});
+    Exprs idx = delinearize(loop::var(p), {c.inDims[0][0], this->tilesH, this->tilesW, imm(blocks)});
     n = idx[0];
     th = idx[1];
     tw = idx[2];
@@ -77,7 +78,7 @@ struct TileLoop {
   }
   // The tile's index in the tiles dim, and the block's channels there (one vector; the one
   // channel of a plain layout).
-  Expr tile() const { return th * imm(tilesW) + tw; }
+  Expr tile() const { return th * tilesW + tw; }
   Expr channels() const {
     Expr first = block ? cb * imm(block) : cb;
     return lanes > 1 ? loop::ramp(first, imm(1), lanes) : first;
@@ -91,9 +92,12 @@ struct TileLoop {
   }
   // The loop around `body`, which does `work` operations per lane and iteration.
   Stmt wrap(Stmt body, int64_t work) const {
-    const Expr iterations = mulExtents(c.inDims[0][0], imm(blocks * tilesH * tilesW));
+    const Expr tiles = mulExtents(tilesH, tilesW);
+    const Expr iterations = mulExtents(c.inDims[0][0], mulExtents(imm(blocks), tiles));
+    // (Run-time extents counted as 64 tiles for the schedule's parallel decision.)
     c.nest(p, {std::string(c.op.opName()),
-               iterations.asInt().value_or(blocks * tilesH * tilesW) * lanes * work, true});
+               iterations.asInt().value_or(blocks * tiles.asInt().value_or(64)) * lanes * work,
+               true});
     return c.loopOver(p, iterations, LoopRole::Parallel, std::move(body));
   }
 };
@@ -103,6 +107,13 @@ const winograd::Transform &transformOf(const LowerCtx &c, int64_t m) {
   if (!tr || c.inTypes[0] != DType::F32)
     notLowered(c.op, "tile " + std::to_string(m) + " on " + std::string(dtypeName(c.inTypes[0])));
   return *tr;
+}
+
+// ceil(size / m): static, or computed at run time from a symbolic size's extent.
+Expr tilesAlong(const Expr &size, int64_t m) {
+  if (std::optional<int64_t> s = size.asInt())
+    return imm(winograd::tilesAlong(*s, m));
+  return bin(ExprKind::FloorDiv, size + imm(m - 1), imm(m));
 }
 
 } // namespace
@@ -115,16 +126,20 @@ Stmt lowerWinogradInput(LowerCtx &c) {
   const std::vector<int64_t> &pads = attrs.pads();
   if (x.size() != (block ? 5u : 4u) || pads.size() != 4 || out.size() != 4)
     throw LowerError("winograd_input: operand " + shapeToString(x) + " and pads do not match");
-  const int64_t h = x[2], w = x[3];
-  const TileLoop l(c, block, x[1], winograd::tilesAlong(h + pads[0] + pads[2] - 2, m),
-                   winograd::tilesAlong(w + pads[1] + pads[3] - 2, m));
+  // The image's height and width: static, or run-time extents (then the tile counts too).
+  const Expr h = c.inDims[0][2], w = c.inDims[0][3];
+  auto padded = [](const Expr &size, int64_t extra) {
+    return size.asInt() ? imm(*size.asInt() + extra) : size + imm(extra);
+  };
+  const TileLoop l(c, block, x[1], tilesAlong(padded(h, pads[0] + pads[2] - 2), m),
+                   tilesAlong(padded(w, pads[1] + pads[3] - 2), m));
   loop::Buffer d = l.local(t * t), r = l.local(t * t);
   const Expr y0 = l.th * imm(m) - imm(pads[0]), x0 = l.tw * imm(m) - imm(pads[1]);
   auto source = [&](const Expr &yy, const Expr &xx) {
     return block ? Exprs{l.n, l.cb, yy, xx, l.at(0)} : Exprs{l.n, l.cb, yy, xx};
   };
-  auto clamp = [](const Expr &v, int64_t size) {
-    return bin(ExprKind::Max, bin(ExprKind::Min, v, imm(size - 1)), imm(0));
+  auto clamp = [&](const Expr &v, const Expr &size) {
+    return bin(ExprKind::Max, bin(ExprKind::Min, v, padded(size, -1)), imm(0));
   };
   // The tile: loaded directly inside the input, else a clamped address selected against zero.
   std::vector<Stmt> direct, guarded;
@@ -132,15 +147,15 @@ Stmt lowerWinogradInput(LowerCtx &c) {
     for (int64_t j = 0; j < t; ++j) {
       Expr yy = y0 + imm(i), xx = x0 + imm(j);
       direct.push_back(loop::store(d, {l.at(i * t + j)}, loop::load(c.ins[0], source(yy, xx))));
-      Expr inside = bin(ExprKind::And, within(yy, imm(0), imm(h)), within(xx, imm(0), imm(w)));
+      Expr inside = bin(ExprKind::And, within(yy, imm(0), h), within(xx, imm(0), w));
       guarded.push_back(loop::store(d, {l.at(i * t + j)},
                                     loop::load(c.ins[0], source(clamp(yy, h), clamp(xx, w)))));
       guarded.push_back(
           loop::store(d, {l.at(i * t + j)},
                       loop::select(inside, loop::load(d, {l.at(i * t + j)}), splat(0, l.lanes))));
     }
-  Expr interior =
-      bin(ExprKind::And, within(y0, imm(0), imm(h - t + 1)), within(x0, imm(0), imm(w - t + 1)));
+  Expr interior = bin(ExprKind::And, within(y0, imm(0), padded(h, 1 - t)),
+                      within(x0, imm(0), padded(w, 1 - t)));
   std::vector<Stmt> body = {loop::ifThenElse(interior, loop::seq(direct), loop::seq(guarded))};
   // r = B^T d, then the result's row a: r[a] B, one vector per (a, b).
   for (int64_t a = 0; a < t; ++a)
@@ -165,12 +180,13 @@ Stmt lowerWinogradOutput(LowerCtx &c) {
   const winograd::Transform &tr = transformOf(c, attrs.tile());
   const int64_t block = attrs.layout(), t = tr.t, m = tr.m;
   const Shape &p = c.inShapes[0];
-  const std::vector<int64_t> &size = attrs.output_size();
+  const std::vector<Dim> size = attrs.output_size();
   if (p.size() != 4 || size.size() != 2)
     throw LowerError("winograd_output: operand " + shapeToString(p) + " and sizes do not match");
-  const int64_t outH = size[0], outW = size[1], k = p[3];
-  const TileLoop l(c, block, block ? k / block : k, winograd::tilesAlong(outH, m),
-                   winograd::tilesAlong(outW, m));
+  // The output's height and width: static, or run-time extents (then the tile counts too).
+  const Expr outH = c.dimExpr(size[0]), outW = c.dimExpr(size[1]);
+  const int64_t k = p[3];
+  const TileLoop l(c, block, block ? k / block : k, tilesAlong(outH, m), tilesAlong(outW, m));
   loop::Buffer r = l.local(m * t);
   const Expr ch = l.channels();
   std::vector<Stmt> body;
@@ -198,12 +214,17 @@ Stmt lowerWinogradOutput(LowerCtx &c) {
       const Expr oy = l.th * imm(m) + imm(i), ox = l.tw * imm(m) + imm(j);
       Stmt st =
           c.storeOut(block ? Exprs{l.n, l.cb, oy, ox, l.at(0)} : Exprs{l.n, l.cb, oy, ox}, value);
-      // A partial last tile row or column: its outputs past the edge are dropped.
+      // A partial last tile row or column: its outputs past the edge are dropped (a run-time
+      // size: every row and column but a tile's first may be past it).
+      auto past = [&](const Expr &size, int64_t at) {
+        std::optional<int64_t> s = size.asInt();
+        return s ? *s % m != 0 && at >= *s % m : at > 0;
+      };
       Expr keep;
-      if (outH % m != 0 && i >= outH % m)
-        keep = bin(ExprKind::LT, oy, imm(outH));
-      if (outW % m != 0 && j >= outW % m) {
-        Expr kx = bin(ExprKind::LT, ox, imm(outW));
+      if (past(outH, i))
+        keep = bin(ExprKind::LT, oy, outH);
+      if (past(outW, j)) {
+        Expr kx = bin(ExprKind::LT, ox, outW);
         keep = keep ? bin(ExprKind::And, keep, kx) : kx;
       }
       body.push_back(keep ? loop::ifThenElse(keep, st) : st);

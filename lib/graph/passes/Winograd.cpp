@@ -13,8 +13,10 @@
 // the direct conv's work per conv, in multiply-adds at the FMA peak.
 //
 // Only blocked convs (layout-nchwc's; the pass runs after it): f32, group 1, 3x3 kernel, stride
-// and dilation 1, a constant weight, static channels, height and width (a symbolic batch is
-// fine). The result is not bit-identical to the direct conv: m = 2's transforms are exact in
+// and dilation 1, a constant weight, static channels. A symbolic batch, height or width is fine:
+// the transforms' tile counts are then run-time extents, and the cost model weighs a symbolic
+// size at its value for every input symbol at kNominalSize (a 224-pixel image: a conv deep in a
+// net sees its own fraction of it, 7 x 7 after five halvings). The result is not bit-identical to the direct conv: m = 2's transforms are exact in
 // f32 but the sums run in another order; m = 4's coefficients (up to 8, and thirds and fifteenths
 // in the filter transform) cost a few ulps more. docs/passes.md records the error measured.
 #include "strata/graph/Winograd.h"
@@ -45,6 +47,7 @@ struct ConvSize {
 // ~7 (they ran at 25-30 GB/s). Per byte, a target with narrower vectors does fewer
 // multiply-adds in the same time: the byte costs scale with lanes / 16.
 constexpr double kDirectEfficiency = 0.85;
+constexpr int64_t kNominalSize = 224;
 constexpr double kMacsPerWeightByte = 5;
 constexpr double kMacsPerTransformByte = 7;
 
@@ -90,18 +93,31 @@ int64_t chooseTile(const Op &conv, const PassOptions &opts, std::string &why) {
       w->shape()[3] != 3 || w->shape()[4] != block || !ones(attrs.strides()) ||
       !ones(attrs.dilations()))
     return 0;
-  for (size_t d = 1; d < 5; ++d)
+  for (size_t d : {size_t{1}, size_t{4}})
     if (!x.dims[d].isStatic() || !y.dims[d].isStatic())
+      return 0;
+  // A symbolic height or width: pads within the 3x3 window's reach (winograd_input's rule).
+  for (size_t d = 0; d < 4; ++d)
+    if (!x.dims[2 + d % 2].isStatic() && (attrs.pads()[d] < 0 || attrs.pads()[d] > 2))
       return 0;
   if (conv.numOperands() > 2 && !constantValue(conv.operand(2)))
     return 0;
+  // A spatial size as the cost model weighs it (a symbolic one at the nominal image size; one
+  // that cannot be evaluated, or is not positive there, leaves the conv direct).
+  auto nominal = [](const Dim &d) -> double {
+    if (d.isStatic())
+      return static_cast<double>(d.size);
+    std::optional<int64_t> v =
+        d.expr.evaluate([](const std::string &) { return std::optional<int64_t>(kNominalSize); });
+    return v ? static_cast<double>(*v) : 0.0;
+  };
   const ConvSize s{x.dims[0].isStatic() ? static_cast<double>(x.dims[0].size) : 1.0,
                    static_cast<double>(x.dims[1].size * block),
                    static_cast<double>(y.dims[1].size * block),
-                   static_cast<double>(x.dims[2].size),
-                   static_cast<double>(x.dims[3].size),
-                   static_cast<double>(y.dims[2].size),
-                   static_cast<double>(y.dims[3].size)};
+                   nominal(x.dims[2]),
+                   nominal(x.dims[3]),
+                   nominal(y.dims[2]),
+                   nominal(y.dims[3])};
   if (s.n == 0 || s.c == 0 || s.k == 0 || s.outH < 1 || s.outW < 1)
     return 0;
   if (forced == 2 || forced == 4)
@@ -136,11 +152,10 @@ void rewriteConv(Graph &g, Op &conv, int64_t m) {
   std::vector<Value *> operands = {products};
   if (conv.numOperands() > 2)
     operands.push_back(conv.operand(2));
-  Value *result =
-      b.value(OpKind::WinogradOutput, operands,
-              AttrMap{{"tile", m},
-                      {"output_size", std::vector<int64_t>{y.dims[2].size, y.dims[3].size}},
-                      {"layout", layout}});
+  Value *result = b.value(OpKind::WinogradOutput, operands,
+                          AttrMap{{"tile", m},
+                                  {"output_size", Attribute::dims({y.dims[2], y.dims[3]})},
+                                  {"layout", layout}});
   if (!conv.result(0)->name().empty())
     result->setName(conv.result(0)->name());
   Op *weightDef = conv.operand(1)->definingOp();

@@ -4,7 +4,8 @@ input x [n, 5, h, w] (batch dynamic; h and w given as `--size HxW`, default 11x1
 4 leave partial last tiles): a 5-channel conv (too few channels to block: it reads its input
 plain), a 40-channel conv + bias + relu (padded to 48 in 16-lane blocks), one with a residual add and
 relu in its epilogue, a conv without padding or bias, one with asymmetric pads, and a 5x5 conv
-and a stride-2 conv the pass leaves alone."""
+and a stride-2 conv the pass leaves alone. `--symbolic`: h and w symbolic too (one library for
+every image size: the transforms' tile counts run-time extents)."""
 import sys
 
 import numpy as np
@@ -45,9 +46,10 @@ conv("skew", "wide", 16, 16, k=5, pads=(2, 2, 2, 2))
 conv("wide", "strided", 16, 16, stride=2)
 g = helper.make_graph(
     nodes, "winograd",
-    [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 5, h, w])],
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                   ["n", 5, "h", "w"] if "--symbolic" in sys.argv else ["n", 5, h, w])],
     [helper.make_tensor_value_info(v, TensorProto.FLOAT, None) for v in ("c", "skew", "strided")],
     initializer=inits)
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 m.ir_version = 8
-onnx.save(m, sys.argv[1])
+onnx.save(m, sys.argv[-1])
