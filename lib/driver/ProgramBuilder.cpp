@@ -409,6 +409,18 @@ private:
         for (size_t d = 2; d + (blocked ? 1 : 0) < out.size(); ++d)
           require(op, out[d], Dim(1), "the output size in spatial dim " + std::to_string(d - 2),
                   true, ", whose window must fit its padded input,");
+      } else if (op.kind() == OpKind::WinogradOutput) {
+        // The conv it replaced: its window must fit its padded input (each size >= 1).
+        const std::vector<Dim> size = ops::WinogradOutputOp(op).output_size();
+        for (size_t d = 0; d < size.size(); ++d)
+          require(op, size[d], Dim(1), "the output size in spatial dim " + std::to_string(d),
+                  true, ", whose window must fit its padded input,");
+      } else if (op.kind() == OpKind::WinogradInput && op.operand(0)->type().rank() >= 4) {
+        // Border tiles read the input at a clamped address: at least one row and column.
+        const auto &x = op.operand(0)->type().dims;
+        for (size_t d = 2; d < 4; ++d)
+          require(op, x[d], Dim(1), "the input size in spatial dim " + std::to_string(d - 2),
+                  true, ", which its tiles read,");
       } else if (op.kind() == OpKind::ArgReduce && op.numOperands() == 1) {
         // An arg along an empty axis has no answer: a symbolic axis length must be >= 1.
         const auto &dims = op.operand(0)->type().dims;

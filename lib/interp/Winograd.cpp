@@ -35,7 +35,8 @@ Tensors winogradInputKernel(const Op &op, const Tensors &operands) {
   const int64_t n = x.shape()[0], channels = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
   const int64_t t = tr.t, m = tr.m;
   int64_t outH = h + pads[0] + pads[2] - 2, outW = w + pads[1] + pads[3] - 2;
-  if (outH < 1 || outW < 1 || pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0)
+  // An output size of 0 (the conv's window wider than its padded input) has no tiles.
+  if (outH < 0 || outW < 0 || pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0)
     fail(op, "pads " + shapeText(pads) + " do not fit the input " + shapeText(x.shape()));
   const int64_t tilesH = winograd::tilesAlong(outH, m), tilesW = winograd::tilesAlong(outW, m);
   Tensor v(DType::F32, {n, t * t, tilesH * tilesW, channels});
@@ -78,7 +79,7 @@ Tensors winogradOutputKernel(const Op &op, const Tensors &operands) {
   const winograd::Transform &tr = transformOf(op, attrs.tile(), p);
   const std::vector<int64_t> size = boundSizes(attrs.output_size());
   const int64_t t = tr.t, m = tr.m;
-  if (size.size() != 2 || size[0] < 1 || size[1] < 1 || p.rank() != 4)
+  if (size.size() != 2 || size[0] < 0 || size[1] < 0 || p.rank() != 4)
     fail(op, "expected [N, t^2, tiles, K] and two output sizes, got " + shapeText(p.shape()));
   const int64_t outH = size[0], outW = size[1];
   const int64_t tilesH = winograd::tilesAlong(outH, m), tilesW = winograd::tilesAlong(outW, m);

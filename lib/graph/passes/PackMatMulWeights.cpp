@@ -45,10 +45,11 @@ int64_t panelFor(const Op &mm, const PassOptions &opts) {
     if (bias.rank() != 1 || !(bias.dims[0] == Dim(n)))
       return 0;
   }
+  // The kernel's row tile: up to 4 rows; a symbolic dim (a run-time count of rows) takes all 4,
+  // as the kernel does (a panel sized for 1 row would leave 4 x 8 accumulators spilling).
   int64_t rows = 1;
   for (int64_t d = 0; d + 1 < a.rank(); ++d)
-    if (a.dims[d].isStatic())
-      rows = std::min<int64_t>(rows * a.dims[d].size, 4);
+    rows = std::min<int64_t>(rows * (a.dims[d].isStatic() ? a.dims[d].size : 4), 4);
   if (rows == 0)
     return 0;
   const int64_t lanes = n % opts.vectorWidth == 0 ? opts.vectorWidth : 8;
