@@ -185,64 +185,50 @@ Stmt lowerPad(LowerCtx &c) {
   size_t rank = in.size();
   if (padDims.size() != 2 * rank)
     throw LowerError("pad: pads must have 2 * rank entries");
-  std::vector<int64_t> pads; // static entries; symbolic ones (run-time, >= 0) through padAt
-  for (const Dim &p : padDims)
-    pads.push_back(p.isStatic() ? p.size : 0);
-  // A symbolic entry's positive part (a shift) and negative part (a crop). An entry that may be
-  // negative passes each as a size the plan computes, plus one: the plan's sizes are >= 0 and
-  // the index prover takes a kernel parameter to be an extent >= 1 (a part of 0 passed as itself
-  // would let it fold a clamp away).
-  auto provablyNonNegative = [&](size_t i) {
-    return padDims[i].isStatic() ? padDims[i].size >= 0 : padDims[i].expr.provablyNonNegative();
-  };
+  // Each entry's positive part (a shift) and negative part (a crop): static, or for a symbolic
+  // entry that may be negative, each a size the plan computes passed plus one (the plan's sizes
+  // are >= 0, and the index prover takes a kernel parameter to be an extent >= 1: a part of 0
+  // passed as itself would let it fold a clamp away).
   auto partPlusOne = [&](const SymExpr &e) {
     return c.dimExpr(Dim::of(SymExpr::max(e, SymExpr(0)) + SymExpr(1))) - imm(1);
   };
   auto positivePart = [&](size_t i) {
-    if (padDims[i].isStatic())
-      return imm(std::max<int64_t>(0, padDims[i].size));
-    return provablyNonNegative(i) ? c.dimExpr(padDims[i]) : partPlusOne(padDims[i].expr);
+    const Dim &p = padDims[i];
+    if (p.isStatic())
+      return imm(std::max<int64_t>(0, p.size));
+    return p.expr.provablyNonNegative() ? c.dimExpr(p) : partPlusOne(p.expr);
   };
   auto cropPart = [&](size_t i) {
-    if (padDims[i].isStatic())
-      return imm(std::max<int64_t>(0, -padDims[i].size));
-    return provablyNonNegative(i) ? imm(0) : partPlusOne(-padDims[i].expr);
+    const Dim &p = padDims[i];
+    if (p.isStatic())
+      return imm(std::max<int64_t>(0, -p.size));
+    return p.expr.provablyNonNegative() ? imm(0) : partPlusOne(-p.expr);
   };
   if (mode != PadMode::Constant) {
-    // Reflect, edge and wrap. A symbolic pad shifts the source by its positive part and crops
-    // its negative part, both read at run time (a size the model computes may be either sign);
-    // a symbolic axis's kept length is read at run time.
+    // Reflect, edge and wrap read the source at u = index - shift, mirrored, clamped or wrapped
+    // within the kept elements [lo, in - crop): static, or read at run time (a symbolic pad or
+    // axis).
     return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &idx) {
       Exprs src;
       for (size_t d = 0; d < rank; ++d) {
         const bool symbolicPad = !padDims[d].isStatic() || !padDims[rank + d].isStatic();
-        if (symbolicPad) {
-          const Expr lo = cropPart(d), crop = cropPart(rank + d), shift = positivePart(d);
-          const Expr u = shift.asInt() == 0 ? idx[d] : idx[d] - shift;
-          const Expr kept = crop.asInt() == 0 && lo.asInt() == 0 ? c.inDims[0][d]
-                                                                  : c.inDims[0][d] - lo - crop;
-          const std::optional<int64_t> staticKept =
-              in[d] >= 0 && lo.asInt() && crop.asInt()
-                  ? std::optional<int64_t>(in[d] - *lo.asInt() - *crop.asInt())
-                  : std::nullopt;
-          if (in[d] == 0 || (staticKept && *staticKept <= 0))
-            throw LowerError("pad: cannot " + std::string(enumName(mode)) + "-pad axis " +
-                             std::to_string(d) + ", which keeps no elements");
-          src.push_back(padSourceAtRunTime(u, lo, kept, mode));
-          continue;
-        }
-        const int64_t begin = pads[d], lo = std::max<int64_t>(0, -begin);
-        const int64_t crop = lo + std::max<int64_t>(0, -pads[rank + d]);
-        const Expr u = begin > 0 ? idx[d] - imm(begin) : idx[d];
-        if (in[d] >= 0 && in[d] - crop <= 0 && c.outShapes[0][d] > 0)
+        const Expr lo = cropPart(d), crop = cropPart(rank + d), shift = positivePart(d);
+        const Expr u = shift.asInt() == 0 ? idx[d] : idx[d] - shift;
+        const std::optional<int64_t> staticKept =
+            in[d] >= 0 && lo.asInt() && crop.asInt()
+                ? std::optional<int64_t>(in[d] - *lo.asInt() - *crop.asInt())
+                : std::nullopt;
+        if ((symbolicPad && in[d] == 0) ||
+            (staticKept && *staticKept <= 0 && (symbolicPad || c.outShapes[0][d] > 0)))
           throw LowerError("pad: cannot " + std::string(enumName(mode)) + "-pad axis " +
                            std::to_string(d) + ", which keeps no elements");
-        if (in[d] < 0) {
-          src.push_back(padSourceAtRunTime(u, imm(lo), c.inDims[0][d] - imm(crop), mode));
+        if (staticKept) { // an empty result never reads: kept at least 1
+          src.push_back(padSource(u, *lo.asInt(), std::max<int64_t>(*staticKept, 1), mode));
           continue;
         }
-        const int64_t kept = in[d] - crop;
-        src.push_back(padSource(u, lo, std::max<int64_t>(kept, 1), mode)); // empty: never read
+        const Expr kept = crop.asInt() == 0 && lo.asInt() == 0 ? c.inDims[0][d]
+                                                                : c.inDims[0][d] - lo - crop;
+        src.push_back(padSourceAtRunTime(u, lo, kept, mode));
       }
       return loop::store(c.outs[0], idx, loop::load(c.ins[0], src));
     });
@@ -256,8 +242,8 @@ Stmt lowerPad(LowerCtx &c) {
       if (!padDims[d].isStatic()) {
         const Expr shift = positivePart(d), crop = cropPart(d);
         s = crop.asInt() == 0 ? s - shift : s - shift + crop;
-      } else if (pads[d]) {
-        s = s - imm(pads[d]);
+      } else if (padDims[d].size) {
+        s = s - imm(padDims[d].size);
       }
       src.push_back(s);
       Expr ok = bin(ExprKind::And, bin(ExprKind::GE, s, imm(0)), bin(ExprKind::LT, s, c.inDims[0][d]));
