@@ -722,11 +722,16 @@ private:
         pendingUnscheduled_ = f;
       KernelSchedule &ks = pendingSchedule_;
       ks.why.clear();
-      ks.steps = loop::defaultSchedule(f, opts_.scheduleTarget, &ks.why);
+      loop::LoopFunction scheduled;
+      ks.steps = loop::defaultSchedule(f, opts_.scheduleTarget, &ks.why, &scheduled);
+      llvm::Error err = llvm::Error::success();
       if (opts_.scheduleStepLimit >= 0 &&
-          ks.steps.size() > static_cast<size_t>(opts_.scheduleStepLimit))
+          ks.steps.size() > static_cast<size_t>(opts_.scheduleStepLimit)) {
         ks.steps.resize(opts_.scheduleStepLimit);
-      llvm::Error err = loop::applySchedule(f, ks.steps);
+        err = loop::applySchedule(f, ks.steps);
+      } else {
+        f = std::move(scheduled); // the steps were applied (and verified) while chosen
+      }
       // The split loops' bounds fold index arithmetic again: a vectorized lane of a split dim
       // (i = o * 16 + l) under floordiv/floormod by the split factor becomes o and l, so a copy
       // out of NCHW16c to channels-last loads whole vectors instead of gathering lane by lane.

@@ -57,9 +57,11 @@ struct ScheduleTarget {
   // A nest doing less work than this stays serial (kMinParallelWork); 0: no minimum.
   int64_t minParallelWork = kMinParallelWork;
 };
-// The steps for `f` (which is not modified); `why`, if given, gets one line per decision.
+// The steps for `f` (which is not modified); `why`, if given, gets one line per decision;
+// `scheduled`, if given, gets `f` with the steps applied (each was applied and verified while
+// choosing them, so a caller need not replay them).
 Schedule defaultSchedule(const LoopFunction &f, const ScheduleTarget &t = {},
-                         std::string *why = nullptr);
+                         std::string *why = nullptr, LoopFunction *scheduled = nullptr);
 // defaultSchedule + applySchedule.
 llvm::Error applyDefaultSchedule(LoopFunction &f, const ScheduleTarget &t = {});
 

@@ -184,6 +184,8 @@ public:
     return steps_;
   }
 
+  LoopFunction takeScheduled() { return std::move(w_); }
+
 private:
   LoopFunction w_;              // the function with the steps so far applied
   const LoopAnnotations notes_; // lowering's, for the loops as lowered
@@ -426,8 +428,13 @@ private:
 
 } // namespace
 
-Schedule defaultSchedule(const LoopFunction &f, const ScheduleTarget &t, std::string *why) {
-  return Scheduler(f, t, why).run();
+Schedule defaultSchedule(const LoopFunction &f, const ScheduleTarget &t, std::string *why,
+                         LoopFunction *scheduled) {
+  Scheduler s(f, t, why);
+  Schedule steps = s.run();
+  if (scheduled)
+    *scheduled = s.takeScheduled();
+  return steps;
 }
 
 llvm::Error applyDefaultSchedule(LoopFunction &f, const ScheduleTarget &t) {
