@@ -360,10 +360,73 @@ static Stmt lowerGather(LowerCtx &c, bool elements) {
   });
 }
 
+// A reshape keeps row-major order: result index -> linear -> source index. Over the whole shape
+// that divides by products of run-time extents at every element (a window partition's
+// [n, 7h, 7w, c] -> [n, h, 7, w, 7, c] with symbolic h and w: 1 GB/s). So the dims are first cut
+// into runs whose products agree (as formulas of the symbols, or as sizes): within each run the
+// result's dims are linearized and the source's delinearized. A dim kept as it is maps to
+// itself, a split multiplies, and a merge divides by its own inner dims only (7 above); a
+// reshape whose products never agree before the end is one run, the whole-shape map.
+Exprs reshapeSource(const Op &op, const Exprs &in, const Exprs &out, const Exprs &idx) {
+  const std::vector<Dim> &inT = op.operand(0)->type().dims;
+  const std::vector<Dim> &outT = op.result(0)->type().dims;
+  auto hasZero = [](const std::vector<Dim> &dims) {
+    return llvm::any_of(dims, [](const Dim &d) { return d.isStatic() && d.size == 0; });
+  };
+  if (inT.size() != in.size() || outT.size() != out.size() || hasZero(inT) || hasZero(outT))
+    return delinearize(linearIndex(idx, out), in);
+  auto isOne = [](const Dim &d) { return d.isStatic() && d.size == 1; };
+  Exprs src;
+  size_t i = 0, j = 0;
+  const size_t p = inT.size(), q = outT.size();
+  while (i < p || j < q) {
+    if (i < p && isOne(inT[i])) { // a unit source dim: index 0
+      src.push_back(imm(0));
+      ++i;
+      continue;
+    }
+    if (j < q && isOne(outT[j])) { // a unit result dim: its index is always 0
+      ++j;
+      continue;
+    }
+    // The shortest runs [i, i2) and [j, j2) with equal products (ties: fewer source dims).
+    size_t bestI = p, bestJ = q;
+    if (i < p && j < q) {
+      bool found = false;
+      SymExpr pi = 1;
+      for (size_t i2 = i + 1; i2 <= p && !found; ++i2) {
+        pi = pi * inT[i2 - 1].asExpr();
+        SymExpr po = 1;
+        for (size_t j2 = j + 1; j2 <= q; ++j2) {
+          po = po * outT[j2 - 1].asExpr();
+          if (po == pi && (!found || i2 + j2 < bestI + bestJ)) {
+            bestI = i2, bestJ = j2, found = true;
+            break;
+          }
+        }
+      }
+    }
+    const Exprs outIdx(idx.begin() + static_cast<std::ptrdiff_t>(j),
+                       idx.begin() + static_cast<std::ptrdiff_t>(bestJ));
+    const Exprs outExt(out.begin() + static_cast<std::ptrdiff_t>(j),
+                       out.begin() + static_cast<std::ptrdiff_t>(bestJ));
+    const Exprs inExt(in.begin() + static_cast<std::ptrdiff_t>(i),
+                      in.begin() + static_cast<std::ptrdiff_t>(bestI));
+    if (inExt.size() == 1 && outExt.size() == 1) {
+      src.push_back(outIdx[0]);
+    } else {
+      Exprs part = delinearize(linearIndex(outIdx, outExt), inExt);
+      src.insert(src.end(), part.begin(), part.end());
+    }
+    i = bestI;
+    j = bestJ;
+  }
+  return src;
+}
+
 Exprs indexMapSource(const Op &op, const Exprs &in, const Exprs &out, const Exprs &idx) {
   switch (op.kind()) {
-  case OpKind::Reshape: // row-major order is kept: result index -> linear -> source index
-    return delinearize(linearIndex(idx, out), in);
+  case OpKind::Reshape: return reshapeSource(op, in, out, idx);
   case OpKind::Expand: return broadcastIndex(idx, out, in);
   case OpKind::Transpose: return transposeSource(op, in, idx);
   case OpKind::Slice: return sliceSource(op, in, idx);
