@@ -101,6 +101,8 @@ Executor::Executor(Plan plan, std::vector<KernelFn> kernels, const uint8_t *weig
   for (size_t i = 0; i < plan_.symbols.size(); ++i) {
     std::string why;
     formulas_.push_back(plan_.isDerived(i) ? SymExpr::parse(plan_.formulas[i], why) : std::nullopt);
+    if (!plan_.isDerived(i))
+      baseSymbolIndex_.emplace(plan_.symbols[i], i); // the first of a name, as before
     bounds_.push_back(plan_.isValueBound(i) ? SymExpr::parse(plan_.bounds[i], why) : std::nullopt);
   }
   for (const PlanCheck &c : plan_.checks) {
@@ -300,8 +302,16 @@ Status Executor::bindValues(RunContext &ctx, std::vector<int64_t> values) const 
                            plan_.symbols[s] + "' cannot be computed at these input sizes");
     values[s] = *v;
   }
-  if (Status st = shapeProgram(values, nullptr))
-    return st;
+  if (ctx.shapeCached_ && ctx.shapeKey_ == values) {
+    values = ctx.shapeResult_;
+  } else {
+    std::vector<int64_t> key = values;
+    if (Status st = shapeProgram(values, nullptr))
+      return st;
+    ctx.shapeKey_ = std::move(key);
+    ctx.shapeResult_ = values;
+    ctx.shapeCached_ = true;
+  }
 
   std::vector<std::vector<int64_t>> outShapes;
   for (const PlanTensor &o : plan_.outputs) {
@@ -340,10 +350,10 @@ Status Executor::shapeProgram(std::vector<int64_t> &values,
   };
   const std::string at = afterBind ? "at the sizes " : "at the input sizes ";
   auto base = [&](const std::string &name) -> std::optional<int64_t> {
-    for (size_t s = 0; s < values.size(); ++s)
-      if (!plan_.isDerived(s) && plan_.symbols[s] == name)
-        return values[s];
-    return std::nullopt;
+    auto it = baseSymbolIndex_.find(name);
+    if (it == baseSymbolIndex_.end() || it->second >= values.size())
+      return std::nullopt;
+    return values[it->second];
   };
   for (size_t s = 0; s < values.size(); ++s) {
     if (!plan_.isDerived(s))

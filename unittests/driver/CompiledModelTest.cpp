@@ -467,6 +467,32 @@ TEST(JitEngine, ChecksTheSizesABroadcastAssumed) {
             "must equal 3");
 }
 
+TEST(JitEngine, BindsAgainAtEarlierSizes) {
+  // A bind at the sizes of an earlier one reuses that shape program's result (formulas and
+  // checks); a failed one is never reused: its sizes fail again, and other sizes still run.
+  Graph g;
+  Builder b(g);
+  Value *x = g.addInput(TensorType(DType::F32, {Dim::sym("n"), Dim(4)}), "x");
+  Value *y = g.addInput(TensorType(DType::F32, {Dim(3), Dim(4)}), "y");
+  Value *sum = b.value(OpKind::Add, {x, y});
+  g.addOutput(b.value(OpKind::Reshape, {x},
+                      {{"shape", std::vector<int64_t>{-1, 2}}}),
+              "flat");
+  g.addOutput(sum, "z");
+  CompileOptions opts;
+  opts.pipeline = "";
+  auto m = compileModel(g, opts);
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  Tensor three = randomTensor({3, 4}, 1), one = randomTensor({1, 4}, 2);
+  for (int round = 0; round < 2; ++round) {
+    auto out = (*m)->run({three, three});
+    ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+    EXPECT_EQ((*out)[0].shape(), (Shape{6, 2}));
+    EXPECT_EQ((*out)[1].getDouble(5), 2 * three.getDouble(5));
+    EXPECT_NE(runError(**m, {one, three}).find("must equal 3"), std::string::npos);
+  }
+}
+
 TEST(JitEngine, ScansWithSymbolicExtents) {
   // arg max and cumsum along a run-time axis of a [?n, ?m] input; an empty axis has no arg max.
   Graph g;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace strata {
@@ -60,6 +61,11 @@ private:
   // The values bind() computed (value-bound symbols at their bounds): what the arena and the
   // outputs are sized by. symbolValues_ starts each run from them; PlanBinds change it.
   std::vector<int64_t> boundValues_;
+  // The last successful shape program's input (base and bound values) and its result: a bind at
+  // the same sizes (every run of a model called at one shape) reuses it instead of evaluating
+  // every formula and check again (hundreds in a Swin compiled for any image size: 8 ms a run).
+  bool shapeCached_ = false;
+  std::vector<int64_t> shapeKey_, shapeResult_;
   // Per symbol: whether this run has bound it (a value-bound one), so a check reading several
   // data-dependent sizes waits for the last of them.
   std::vector<bool> valueBound_;
@@ -177,6 +183,8 @@ private:
   // Per symbol: its formula when derived (parsed once; nullopt for input symbols or a formula
   // that does not parse, which bind() then refuses).
   std::vector<std::optional<SymExpr>> formulas_;
+  // Per name, the index of the input (non-derived) symbol a formula's atom reads.
+  std::unordered_map<std::string, size_t> baseSymbolIndex_;
   std::vector<std::optional<SymExpr>> bounds_; // value-bound symbols' bound formulas
   // Per symbol: whether it reads an unbounded size (symbolsReadingUnbounded); per buffer and
   // output: whether its size does (then it is allocated during the run); per step: which of its
