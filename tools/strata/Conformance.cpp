@@ -21,6 +21,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sys/wait.h>
@@ -274,10 +275,14 @@ TestResult runTest(const fs::path &testDir, const ConfOpts &o) {
 // most PIPE_BUF bytes so that a worker dying mid-test never leaves half a record.
 constexpr size_t kTestsPerWorker = 64;
 
-// Returns the index after the last test the worker got to (ran, or died running).
-size_t runWorker(const std::vector<fs::path> &tests, size_t first, const ConfOpts &o,
-                 const std::function<void(size_t, TestResult)> &report) {
-  const size_t last = std::min(tests.size(), first + kTestsPerWorker);
+// Runs at most `count` tests from `first`. Returns the index after the last test the worker
+// got to; when it died running one after others, that test is left unreported (`blamed`) for
+// the caller to run alone, since what killed it may be an earlier test's doing.
+size_t runWorker(const std::vector<fs::path> &tests, size_t first, size_t count,
+                 const ConfOpts &o, const std::function<void(size_t, TestResult)> &report,
+                 std::optional<size_t> &blamed) {
+  blamed.reset();
+  const size_t last = std::min(tests.size(), first + count);
   int fds[2];
   if (pipe(fds) != 0) { // no isolation rather than no run
     report(first, runTest(tests[first], o));
@@ -288,6 +293,12 @@ size_t runWorker(const std::vector<fs::path> &tests, size_t first, const ConfOpt
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
+    // The timeout needs SIGALRM's default action, whatever the launching process left set.
+    std::signal(SIGALRM, SIG_DFL);
+    sigset_t alarmOnly;
+    sigemptyset(&alarmOnly);
+    sigaddset(&alarmOnly, SIGALRM);
+    sigprocmask(SIG_UNBLOCK, &alarmOnly, nullptr);
     for (size_t i = first; i < last; ++i) {
       alarm(o.timeoutSeconds); // the default action of SIGALRM ends the worker
       TestResult r = runTest(tests[i], o);
@@ -335,7 +346,12 @@ size_t runWorker(const std::vector<fs::path> &tests, size_t first, const ConfOpt
   }
   if (next == last)
     return next;
-  // The worker ended before reporting tests[next]: that test ended it.
+  // The worker ended before reporting tests[next]: that test ended it, or one before it left
+  // the process broken; then the caller runs it alone.
+  if (next != first) {
+    blamed = next;
+    return next;
+  }
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
     report(next, {Outcome::Fail, sig == SIGALRM
@@ -343,7 +359,8 @@ size_t runWorker(const std::vector<fs::path> &tests, size_t first, const ConfOpt
                                      : fmt::format("crashed with signal {} ({})", sig,
                                                    strsignal(sig))});
   } else {
-    report(next, {Outcome::Fail, "test process exited without a result"});
+    report(next, {Outcome::Fail, fmt::format("test process exited with status {} without a result",
+                                             WIFEXITED(status) ? WEXITSTATUS(status) : -1)});
   }
   return next + 1;
 }
@@ -433,8 +450,24 @@ int runConformance(const ConfOpts &o) {
     if (expected.count(name))
       regressions.push_back(name);
   };
-  for (size_t next = 0; next < tests.size();)
-    next = runWorker(tests, next, o, record);
+  for (size_t next = 0; next < tests.size();) {
+    std::optional<size_t> blamed;
+    next = runWorker(tests, next, kTestsPerWorker, o, record, blamed);
+    if (blamed) { // alone, in a fresh process: its own result, and a note if it passes there
+      bool passedAlone = false;
+      std::optional<size_t> again;
+      next = runWorker(
+          tests, *blamed, 1, o,
+          [&](size_t i, TestResult r) {
+            passedAlone = r.outcome == Outcome::Pass;
+            record(i, std::move(r));
+          },
+          again);
+      if (passedAlone)
+        fmt::print("NOTE {}: its worker died running it after other tests; alone it passed\n",
+                   tests[*blamed].filename().string());
+    }
+  }
   if (!o.writePasses.empty()) {
     std::string text = "# ONNX node tests expected to pass (engine: " + o.engine + ")\n";
     for (const std::string &p : passes)
