@@ -171,6 +171,10 @@ const StmtNode *reductionStore(const Stmt &red) {
 
 int64_t constExtent(const Stmt &loop) { return loop->extent.asInt().value_or(-1); }
 
+// A run-time-extent loop is fused with a static one inside it for parallelism only when each
+// fused iteration runs at least this many inner iterations.
+constexpr int64_t kMinFusedIterationWork = 256;
+
 class Scheduler {
 public:
   Scheduler(const LoopFunction &f, const ScheduleTarget &t, std::string *why)
@@ -394,6 +398,21 @@ private:
     note(root, "kept: no parallel axis in a " + what);
   }
 
+  // Iterations of the loops inside `loop` (not itself), at least kMinFusedIterationWork when
+  // one has a run-time extent.
+  static int64_t workInside(const Stmt &loop) {
+    std::vector<Stmt> inside;
+    collectLoops(loop->body, inside, false);
+    int64_t work = 1;
+    for (const Stmt &l : inside) {
+      int64_t e = constExtent(l);
+      if (e < 0)
+        return kMinFusedIterationWork;
+      work = std::min(work * std::max<int64_t>(e, 1), kMinFusedIterationWork);
+    }
+    return work;
+  }
+
   // The outermost loop of the root's perfect nest with independent iterations and enough of them.
   void parallelize(const std::string &root) {
     if (t_.minParallelWork > 0) {
@@ -413,12 +432,31 @@ private:
         return;
       }
     }
-    for (const Stmt &l : perfectNest(findLoopNamed(w_.body, root)).loops) {
+    const std::vector<Stmt> loops = perfectNest(findLoopNamed(w_.body, root)).loops;
+    for (size_t k = 0; k < loops.size(); ++k) {
+      const Stmt &l = loops[k];
       if (l->forKind != ForKind::Serial)
         return;
       int64_t e = constExtent(l);
       if (!independent_.count(originOf(l->var->name)) || (e >= 0 && e < t_.minParallelExtent))
         continue;
+      // A run-time extent (a batch, most often 1) may leave every core but one idle: fused with
+      // the independent loop of a static extent inside it, the parallel loop has both's
+      // iterations. Only where each of those iterations does enough work that its index
+      // arithmetic (divisions the outer loop's iterations did once) costs nothing.
+      if (e < 0 && k + 1 < loops.size()) {
+        const Stmt &inner = loops[k + 1];
+        const int64_t innerExtent = constExtent(inner);
+        const std::string fused = l->var->name + "." + inner->var->name;
+        if (inner->forKind == ForKind::Serial && independent_.count(originOf(inner->var->name)) &&
+            innerExtent >= t_.minParallelExtent && workInside(inner) >= kMinFusedIterationWork &&
+            tryStep(root, {"fuse", {l->var->name, inner->var->name, fused}},
+                    "a run-time extent with the static one inside it, for parallelism")) {
+          origin_[fused] = originOf(l->var->name);
+          tryStep(root, {"parallel", {fused}}, "outermost independent loop");
+          return;
+        }
+      }
       tryStep(root, {"parallel", {l->var->name}}, "outermost independent loop");
       return;
     }
