@@ -6,6 +6,7 @@
 #include "strata/support/ThreadPool.h"
 
 #include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
@@ -13,6 +14,10 @@
 #include <numeric>
 
 namespace strata::codegen {
+
+LoopJit::LoopJit(std::unique_ptr<llvm::orc::LLJIT> jit, TargetSpec t, int opt)
+    : jit_(std::move(jit)), target_(std::move(t)), optLevel_(opt) {}
+LoopJit::~LoopJit() = default;
 
 llvm::Expected<std::unique_ptr<LoopJit>> LoopJit::create(llvm::StringRef target, int optLevel) {
   llvm::Expected<TargetSpec> spec = resolveTarget(target);

@@ -4,10 +4,14 @@
 #include "strata/codegen/Target.h"
 #include "strata/support/Tensor.h"
 
-#include "llvm/ExecutionEngine/Orc/LLJIT.h"
-
 #include <memory>
 #include <vector>
+
+// ORC's headers take 10 s to parse: only Jit.cpp includes them.
+namespace llvm::orc {
+class LLJIT;
+class JITDylib;
+} // namespace llvm::orc
 
 namespace strata::codegen {
 
@@ -25,6 +29,7 @@ public:
   // `target`: "host", "x86-64-v3" or "x86-64-v2". optLevel 0..3.
   static llvm::Expected<std::unique_ptr<LoopJit>> create(llvm::StringRef target = "host",
                                                          int optLevel = 2);
+  ~LoopJit();
   // Emits, optimizes and compiles `f`. Each call gets its own JITDylib, so compiling two
   // functions of one name is fine.
   llvm::Expected<CompiledKernel> compile(const loop::LoopFunction &f,
@@ -43,8 +48,7 @@ public:
 
 private:
   llvm::Expected<llvm::orc::JITDylib &> newDylib(const std::string &name);
-  LoopJit(std::unique_ptr<llvm::orc::LLJIT> jit, TargetSpec t, int opt)
-      : jit_(std::move(jit)), target_(std::move(t)), optLevel_(opt) {}
+  LoopJit(std::unique_ptr<llvm::orc::LLJIT> jit, TargetSpec t, int opt);
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   TargetSpec target_;
   int optLevel_;
