@@ -389,21 +389,25 @@ Exprs reshapeSource(const Op &op, const Exprs &in, const Exprs &out, const Exprs
       ++j;
       continue;
     }
-    // The shortest runs [i, i2) and [j, j2) with equal products (ties: fewer source dims).
+    // The first runs [i, i2) and [j, j2) with equal products (the fewest source dims).
     size_t bestI = p, bestJ = q;
     if (i < p && j < q) {
-      bool found = false;
-      SymExpr pi = 1;
-      for (size_t i2 = i + 1; i2 <= p && !found; ++i2) {
-        pi = pi * inT[i2 - 1].asExpr();
-        SymExpr po = 1;
-        for (size_t j2 = j + 1; j2 <= q; ++j2) {
-          po = po * outT[j2 - 1].asExpr();
-          if (po == pi && (!found || i2 + j2 < bestI + bestJ)) {
-            bestI = i2, bestJ = j2, found = true;
-            break;
+      try {
+        bool found = false;
+        SymExpr pi = 1;
+        for (size_t i2 = i + 1; i2 <= p && !found; ++i2) {
+          pi = pi * inT[i2 - 1].asExpr();
+          SymExpr po = 1;
+          for (size_t j2 = j + 1; j2 <= q; ++j2) {
+            po = po * outT[j2 - 1].asExpr();
+            if (po == pi) {
+              bestI = i2, bestJ = j2, found = true;
+              break;
+            }
           }
         }
+      } catch (const SymExprError &) { // a product past int64: the rest is one run
+        bestI = p, bestJ = q;
       }
     }
     const Exprs outIdx(idx.begin() + static_cast<std::ptrdiff_t>(j),
