@@ -283,14 +283,17 @@ size_t runWorker(const std::vector<fs::path> &tests, size_t first, size_t count,
                  std::optional<size_t> &blamed) {
   blamed.reset();
   const size_t last = std::min(tests.size(), first + count);
-  int fds[2];
-  if (pipe(fds) != 0) { // no isolation rather than no run
+  int fds[2] = {-1, -1};
+  std::cout.flush();
+  std::fflush(stdout);
+  const pid_t pid = pipe(fds) == 0 ? fork() : -1;
+  if (pid < 0) { // no isolation rather than no run
+    for (int fd : fds)
+      if (fd >= 0)
+        close(fd);
     report(first, runTest(tests[first], o));
     return first + 1;
   }
-  std::cout.flush();
-  std::fflush(stdout);
-  pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
     // The timeout needs SIGALRM's default action, whatever the launching process left set.
@@ -315,11 +318,6 @@ size_t runWorker(const std::vector<fs::path> &tests, size_t first, size_t count,
     _exit(0);
   }
   close(fds[1]);
-  if (pid < 0) {
-    close(fds[0]);
-    report(first, runTest(tests[first], o));
-    return first + 1;
-  }
   size_t next = first; // the first test without a result
   std::string pending;
   char buf[4096];

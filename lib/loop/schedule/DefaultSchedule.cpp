@@ -398,17 +398,17 @@ private:
     note(root, "kept: no parallel axis in a " + what);
   }
 
-  // Iterations of the loops inside `loop` (not itself), at least kMinFusedIterationWork when
-  // one has a run-time extent.
-  static int64_t workInside(const Stmt &loop) {
-    std::vector<Stmt> inside;
-    collectLoops(loop->body, inside, false);
+  // The iterations of every loop under `s` (itself included), multiplied, capped at `cap`; a
+  // run-time extent counts as enough (`cap`).
+  static int64_t iterationsUnder(const Stmt &s, int64_t cap) {
+    std::vector<Stmt> all;
+    collectLoops(s, all, false);
     int64_t work = 1;
-    for (const Stmt &l : inside) {
+    for (const Stmt &l : all) {
       int64_t e = constExtent(l);
       if (e < 0)
-        return kMinFusedIterationWork;
-      work = std::min(work * std::max<int64_t>(e, 1), kMinFusedIterationWork);
+        return cap;
+      work = std::min(work * std::max<int64_t>(e, 1), cap);
     }
     return work;
   }
@@ -416,17 +416,7 @@ private:
   // The outermost loop of the root's perfect nest with independent iterations and enough of them.
   void parallelize(const std::string &root) {
     if (t_.minParallelWork > 0) {
-      std::vector<Stmt> all;
-      collectLoops(findLoopNamed(w_.body, root), all, false);
-      int64_t work = 1;
-      for (const Stmt &l : all) {
-        int64_t e = constExtent(l);
-        if (e < 0) { // symbolic: assume enough
-          work = t_.minParallelWork;
-          break;
-        }
-        work = std::min(work * std::max<int64_t>(e, 1), t_.minParallelWork);
-      }
+      const int64_t work = iterationsUnder(findLoopNamed(w_.body, root), t_.minParallelWork);
       if (work < t_.minParallelWork) {
         note(root, "not parallelized: " + std::to_string(work) + " iterations in all");
         return;
@@ -449,7 +439,8 @@ private:
         const int64_t innerExtent = constExtent(inner);
         const std::string fused = l->var->name + "." + inner->var->name;
         if (inner->forKind == ForKind::Serial && independent_.count(originOf(inner->var->name)) &&
-            innerExtent >= t_.minParallelExtent && workInside(inner) >= kMinFusedIterationWork &&
+            innerExtent >= t_.minParallelExtent &&
+            iterationsUnder(inner->body, kMinFusedIterationWork) >= kMinFusedIterationWork &&
             tryStep(root, {"fuse", {l->var->name, inner->var->name, fused}},
                     "a run-time extent with the static one inside it, for parallelism")) {
           origin_[fused] = originOf(l->var->name);
