@@ -44,18 +44,25 @@ std::string nodeName(const Op &op) {
   return "<unnamed>";
 }
 
-// Kernel temporaries (`allocate ... global` of constant size around the body, or around the body
-// of a lifted kernel's loop over its batch) become buffer parameters, so the plan places them in
-// the arena: a run allocates nothing inside kernels. Every lowering writes its temporaries fully
-// before reading them, so losing the allocation's zero fill changes nothing.
+// Kernel temporaries (`allocate ... global` around the body, or around the body of a lifted
+// kernel's loop over its batch) whose dims are constants or the function's scalar parameters (its
+// symbols and formula dims) become buffer parameters, so the plan places them in the arena: a run
+// allocates nothing inside kernels (a fused kernel's temporary over run-time sizes was a malloc
+// and a memset of megabytes per run). Every lowering writes its temporaries fully before reading
+// them, so losing the allocation's zero fill changes nothing.
 std::vector<loop::Buffer> peelScratch(loop::LoopFunction &f) {
+  std::set<std::string> scalars;
+  for (const loop::Param &p : f.params)
+    if (!p.isBuffer())
+      scalars.insert(p.scalar->name);
+  auto plannable = [&](const loop::Expr &d) {
+    return d.asInt().has_value() ||
+           (d.kind() == loop::ExprKind::Var && scalars.count(d->var->name) != 0);
+  };
   std::vector<loop::Buffer> scratch;
   std::function<loop::Stmt(const loop::Stmt &)> peel = [&](const loop::Stmt &s) -> loop::Stmt {
     if (s && s->kind == loop::StmtKind::Allocate && s->buffer->scope == loop::MemoryScope::Global) {
-      bool constant = true;
-      for (const loop::Expr &d : s->buffer->shape)
-        constant &= d.asInt().has_value();
-      if (constant) {
+      if (std::all_of(s->buffer->shape.begin(), s->buffer->shape.end(), plannable)) {
         scratch.push_back(s->buffer);
         return peel(s->body);
       }
@@ -834,37 +841,45 @@ private:
     const int64_t at = static_cast<int64_t>(plan().steps.size());
     if (auto err = addOperandsAndResults(op, step))
       return err;
+    // The plan symbol a scalar parameter carries: an input's symbol, or the derived symbol of a
+    // formula dim (added when no buffer had it yet).
+    auto paramSymbol = [&](const std::string &name) -> llvm::Expected<int> {
+      for (size_t s = 0; s < plan().symbols.size(); ++s)
+        if (!plan().isDerived(s) && lower::symbolParamName(plan().symbols[s]) == name)
+          return static_cast<int>(s);
+      if (std::optional<std::string> formula = lower::formulaOfParamName(name)) {
+        std::string why;
+        std::optional<SymExpr> e = SymExpr::parse(*formula, why);
+        if (!e)
+          return fail("scalar parameter %" + name + " names no formula: " + why);
+        return dimSymbol(Dim::of(*e), "a dim of " + where);
+      }
+      return fail("scalar parameter %" + name + " is no input's symbol");
+    };
     for (size_t i = numBuffers; i < f.params.size(); ++i) {
       if (f.params[i].isBuffer()) { // a peeled temporary: a plan buffer live for this step only
         const loop::BufferNode &b = *f.params[i].buffer;
         PlanBuffer pb;
         pb.size.bytes = static_cast<int64_t>(dtypeSize(b.dtype));
-        for (const loop::Expr &d : b.shape)
-          pb.size.bytes *= *d.asInt();
+        for (const loop::Expr &d : b.shape) {
+          if (std::optional<int64_t> n = d.asInt()) {
+            pb.size.bytes *= *n;
+            continue;
+          }
+          auto symbol = paramSymbol(d->var->name); // (peelScratch took only these)
+          if (!symbol)
+            return symbol.takeError();
+          pb.size.symbols.push_back(*symbol);
+        }
         pb.first = pb.last = at;
         plan().buffers.push_back(std::move(pb));
         step.args.push_back({PlanArg::Buffer, static_cast<int64_t>(plan().buffers.size() - 1)});
         continue;
       }
-      const std::string &name = f.params[i].scalar->name;
-      int found = -1;
-      for (size_t s = 0; s < plan().symbols.size(); ++s)
-        if (!plan().isDerived(s) && lower::symbolParamName(plan().symbols[s]) == name)
-          found = static_cast<int>(s);
-      // A formula dim: the plan's derived symbol for it (added when no buffer had it yet).
-      if (std::optional<std::string> formula = lower::formulaOfParamName(name); found < 0 && formula) {
-        std::string why;
-        std::optional<SymExpr> e = SymExpr::parse(*formula, why);
-        if (!e)
-          return fail("scalar parameter %" + name + " names no formula: " + why);
-        auto index = dimSymbol(Dim::of(*e), "a dim of " + where);
-        if (!index)
-          return index.takeError();
-        found = *index;
-      }
-      if (found < 0)
-        return fail("scalar parameter %" + name + " is no input's symbol");
-      step.args.push_back({PlanArg::Symbol, found});
+      auto symbol = paramSymbol(f.params[i].scalar->name);
+      if (!symbol)
+        return symbol.takeError();
+      step.args.push_back({PlanArg::Symbol, *symbol});
     }
     // A count binds its op's data-dependent result dim before the op's kernel runs.
     if (std::optional<ValueBoundDim> vb = valueBoundDim(op))
