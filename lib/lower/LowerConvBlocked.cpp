@@ -100,6 +100,9 @@ ConvTile convTile(int64_t ow, int64_t channelBlocks, int64_t registers, int64_t 
 constexpr int64_t kPlainLanes = 8;
 // The stem's staged weight vectors stay on the stack (see lowerBlockedConv).
 constexpr int64_t kMaxStagedBytes = 32 * 1024;
+// A border tile's staged input window stays on the stack (wider ones, from large dilations,
+// guard each tap instead).
+constexpr int64_t kMaxWindowBytes = 16 * 1024;
 
 namespace {
 // Depthwise in a blocked layout: every output channel reads its own input channel.
@@ -278,6 +281,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
   // One tile of T columns: accumulators, their reduction and the stores; `perTap`: the guards
   // decided per tap column at run time (symbolic extents, reductionPerTap).
   auto buildTile = [&](bool perTap) -> Stmt {
+    loop::Buffer tileWindow;
     acc = loop::makeBuffer(c.newName("acc"), DType::F32, {imm(O), imm(T), imm(B)}, {},
                            loop::MemoryScope::Local);
     std::vector<Stmt> init;
@@ -395,6 +399,58 @@ Stmt lowerBlockedConv(LowerCtx &c) {
                                   tapUpdates(icb, kh, ih, kw, biGuarded, true));
       return overRows(icb, kh, ih, summed(kw, KW, tap));
     };
+    // Symbolic extents, a tile's input window staged: per input row (and block), a tile whose
+    // taps all read inside the input sums them straight from it; one at a row's border first
+    // copies the span of input columns its taps read into a local window, zero where a column
+    // lies outside the input, and sums its taps from there without guards. The copies cost a
+    // branch each per row against the tap loop's T * KW * BI multiply-adds per output block (a
+    // clamped select on each multiply-add cost resnet18's 7x7 stage and convnext's depthwise 7x7
+    // convs, whose every tile is a border tile, up to 2.7x). The window is allocated once per
+    // tile (`tileWindow`), so its zero fill runs before the accumulators are live rather than as
+    // a memset call per row that spills them.
+    auto reductionStaged = [&](int64_t span) {
+      loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw"),
+                kwWindow = c.newVar("kw");
+      if (volume)
+        kd = c.newVar("kd");
+      loop::Var bi = c.newVar("bi"), biWindow = c.newVar("bi");
+      Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
+      Expr first = column(0) * imm(sw) - imm(pw);
+      Expr last = column(T - 1) * imm(sw) - imm(pw) + imm((KW - 1) * dw);
+      Expr inside =
+          bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, IW));
+      // A plain input's window holds values; a blocked one's the B lanes of each column (all of
+      // a block's input channels, or a depthwise block's own).
+      loop::Buffer window = loop::makeBuffer(c.newName("window"), DType::F32,
+                                             {imm(span), imm(plain ? 1 : B)}, {},
+                                             loop::MemoryScope::Local);
+      Expr column0 = plain ? imm(0) : lanes, zero = loop::floatImm(0, DType::F32);
+      if (!plain)
+        zero = loop::broadcast(zero, static_cast<int>(B));
+      loop::Var j = c.newVar("j");
+      Expr iw = first + loop::var(j);
+      Expr ok = bin(ExprKind::And, bin(ExprKind::GE, iw, imm(0)), bin(ExprKind::LT, iw, IW));
+      Exprs from = plain ? Exprs{n, loop::var(icb), ih, iw}
+                         : withDepth(Exprs{n, depthwise ? ocbOf(0) : inBlock(icb), ih, iw, lanes},
+                                     volume ? idAt() : Expr());
+      Stmt fill = c.loopOver(
+          j, span, LoopRole::Parallel,
+          loop::ifThenElse(ok, loop::store(window, {loop::var(j), column0}, loop::load(c.ins[0], from)),
+                           loop::store(window, {loop::var(j), column0}, zero)));
+      std::vector<Expr> wv =
+          weightVectors(loop::var(icb), loop::var(kh), loop::var(kwWindow), loop::var(biWindow));
+      std::vector<Stmt> update;
+      for (int64_t t = 0; t < T; ++t) {
+        Expr w = imm(t * sw) + loop::var(kwWindow) * imm(dw);
+        Expr x = loop::load(window, {w, depthwise ? lanes : plain ? imm(0) : loop::var(biWindow)});
+        accumulate(t, x, wv, update);
+      }
+      Stmt fromWindow = BI == 1 ? loop::seq(update) : summed(biWindow, BI, loop::seq(update));
+      tileWindow = window;
+      Stmt staged = loop::seq({fill, summed(kwWindow, KW, fromWindow)});
+      Stmt direct = summed(kw, KW, tapUpdates(icb, kh, ih, kw, bi, false));
+      return overRows(icb, kh, ih, loop::ifThenElse(inside, direct, staged));
+    };
     // The reduction of border tile `k` (known at compile time): taps are unrolled over kw and
     // those left or right of the input, or past OW, are left out instead of being clamped and
     // selected per tap. The terms that remain are summed in the same order.
@@ -433,7 +489,9 @@ Stmt lowerBlockedConv(LowerCtx &c) {
         borderTiles.push_back(k);
     Stmt reduce;
     if (perTap) {
-      reduce = reductionPerTap();
+      const int64_t span = (T - 1) * sw + (KW - 1) * dw + 1;
+      reduce = span * (plain ? 1 : B) * 4 <= kMaxWindowBytes ? reductionStaged(span)
+                                                              : reductionPerTap();
     } else if (!colGuard) {
       reduce = reduction(false);
     } else if (borderTiles.size() <= 4) {
@@ -464,7 +522,8 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       Stmt st = loop::seq(stores);
       finish.push_back(tail ? loop::ifThenElse(bin(ExprKind::LT, column(t), OW), st) : st);
     }
-    return loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
+    Stmt tile = loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
+    return tileWindow ? loop::allocate(tileWindow, tile) : tile;
   };
   Stmt columns;
   if (staticExtents) {
