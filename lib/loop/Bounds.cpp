@@ -286,9 +286,19 @@ protected:
       // Truncating division agrees with floor division on a non-negative dividend.
       if (c && *c > 0 && (n.kind == ExprKind::FloorDiv || (a.min && proveLE(k(0, x), a.min))))
         return {fold(ExprKind::FloorDiv, a.min, y), fold(ExprKind::FloorDiv, a.max, y)};
+      if (!c && n.kind == ExprKind::FloorDiv && nonNegativeOverPositive(a, b, x, y)) {
+        // A run-time divisor: a dividend below q * y (a fused loop over q * y iterations)
+        // gives a quotient below q.
+        if (Expr q = factorOf(fold(ExprKind::Add, a.max, k(1, x)), y))
+          return {k(0, x), fold(ExprKind::Sub, q, k(1, x))};
+        return {k(0, x), a.max && b.min ? fold(ExprKind::FloorDiv, a.max, b.min) : Expr()};
+      }
       return {};
     case ExprKind::Mod:
     case ExprKind::FloorMod:
+      // A run-time divisor >= 1: the remainder lies in [0, y - 1].
+      if (!c && n.kind == ExprKind::FloorMod && b.min && b.max && proveLE(k(1, y), b.min))
+        return {k(0, x), fold(ExprKind::Sub, b.max, k(1, y))};
       if (!c || *c <= 0 || (n.kind == ExprKind::Mod && !(a.min && proveLE(k(0, x), a.min))))
         return {};
       // Already within [0, c): the remainder is the dividend itself.
@@ -305,6 +315,27 @@ protected:
   }
 
 private:
+  // x in `a` non-negative, y in `b` at least 1.
+  static bool nonNegativeOverPositive(const Interval &a, const Interval &b, const Expr &x,
+                                      const Expr &y) {
+    return a.min && b.min && proveLE(k(0, x), a.min) && proveLE(k(1, y), b.min);
+  }
+  // e / y when e is a product with y as a factor (n * h / h = n), else null.
+  static Expr factorOf(const Expr &e, const Expr &y) {
+    if (!e || e.kind() != ExprKind::Mul)
+      return Expr();
+    const Expr &l = e->operands[0], &r = e->operands[1];
+    if (equal(r, y))
+      return l;
+    if (equal(l, y))
+      return r;
+    if (Expr q = factorOf(l, y))
+      return fold(ExprKind::Mul, q, r);
+    if (Expr q = factorOf(r, y))
+      return fold(ExprKind::Mul, l, q);
+    return Expr();
+  }
+
   const BoundsScope &scope_;
 };
 

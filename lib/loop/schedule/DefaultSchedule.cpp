@@ -171,8 +171,9 @@ const StmtNode *reductionStore(const Stmt &red) {
 
 int64_t constExtent(const Stmt &loop) { return loop->extent.asInt().value_or(-1); }
 
-// A run-time-extent loop is fused with a static one inside it for parallelism only when each
-// fused iteration runs at least this many inner iterations.
+// A run-time-extent loop is fused with the loop inside it for parallelism only when each fused
+// iteration runs at least this many inner iterations (a run-time extent among them counts as
+// enough).
 constexpr int64_t kMinFusedIterationWork = 256;
 
 class Scheduler {
@@ -431,18 +432,19 @@ private:
       if (!independent_.count(originOf(l->var->name)) || (e >= 0 && e < t_.minParallelExtent))
         continue;
       // A run-time extent (a batch, most often 1) may leave every core but one idle: fused with
-      // the independent loop of a static extent inside it, the parallel loop has both's
-      // iterations. Only where each of those iterations does enough work that its index
-      // arithmetic (divisions the outer loop's iterations did once) costs nothing.
+      // the independent loop inside it (of a static extent, or a run-time one: an image's rows),
+      // the parallel loop has both's iterations. Only where each of those iterations does
+      // enough work that its index arithmetic (divisions the outer loop's iterations did once)
+      // costs nothing.
       if (e < 0 && k + 1 < loops.size()) {
         const Stmt &inner = loops[k + 1];
         const int64_t innerExtent = constExtent(inner);
         const std::string fused = l->var->name + "." + inner->var->name;
         if (inner->forKind == ForKind::Serial && independent_.count(originOf(inner->var->name)) &&
-            innerExtent >= t_.minParallelExtent &&
+            (innerExtent < 0 || innerExtent >= t_.minParallelExtent) &&
             iterationsUnder(inner->body, kMinFusedIterationWork) >= kMinFusedIterationWork &&
             tryStep(root, {"fuse", {l->var->name, inner->var->name, fused}},
-                    "a run-time extent with the static one inside it, for parallelism")) {
+                    "a run-time extent with the loop inside it, for parallelism")) {
           origin_[fused] = originOf(l->var->name);
           tryStep(root, {"parallel", {fused}}, "outermost independent loop");
           return;

@@ -1,7 +1,9 @@
 // Matmul nests are tiled 4 x 16 (two 8-lane vectors). An accumulating nest (perfect) also moves
 // %k outside the tile (each C[i, j] still sums k ascending, so results are bit-identical), stages
 // the tile in a local accumulator across %k and vectorizes the tile's row; a nest with an init
-// store (imperfect) caches the tile around the i.i loop instead.
+// store (imperfect) caches the tile around the i.i loop instead. With run-time rows and columns
+// the row and column tile loops are fused before going parallel (a run-time row count, often
+// small, would leave cores idle).
 // RUN: rm -rf %t && split-file --no-leading-lines %s %t
 // RUN: strata-loop-opt %t/acc.sl --default-schedule --check-bounds | FileCheck %s --check-prefix=ACC
 // RUN: strata-loop-opt %t/init.sl --default-schedule --check-bounds | FileCheck %s --check-prefix=INIT
@@ -30,17 +32,16 @@ func @matmul(%A: f32[33, 29] in, %B: f32[29, 47] in, %C: f32[33, 47] out) {
 }
 
 //--- checks
-// ACC:      // default schedule: tile(i, j, 4, 16); reorder(k, i.i, j.i); cache_write(C, k); vectorize(C.local.in1, 8); vectorize(j.i, 8); vectorize(C.local.out1, 8); parallel(i.o)
-// ACC:        for %i.o in [0, floordiv(%m + 3, 4)) parallel {
-// ACC-NEXT:     for %j.o in [0, floordiv(%n + 15, 16)) serial {
-// ACC-NEXT:       allocate %C.local: f32[4, 16] local {
-// ACC:              for %k in [0, 29) serial {
-// ACC-NEXT:           for %i.i in [0, 4) serial {
-// ACC-NEXT:             for %j.i.o in [0, 2) serial {
-// ACC-NEXT:               for %j.i.i in [0, 8) vectorized {
-// ACC-NEXT:                 if %i.o * 4 + %i.i < %m {
-// ACC-NEXT:                   if %j.o * 16 + (%j.i.o * 8 + %j.i.i) < %n {
-// ACC-NEXT:                     %C.local[%i.i, %j.i.o * 8 + %j.i.i] = %C.local[%i.i, %j.i.o * 8 + %j.i.i] + %A[%i.o * 4 + %i.i, %k] * %B[%k, %j.o * 16 + (%j.i.o * 8 + %j.i.i)]
+// ACC:      // default schedule: tile(i, j, 4, 16); reorder(k, i.i, j.i); cache_write(C, k); vectorize(C.local.in1, 8); vectorize(j.i, 8); vectorize(C.local.out1, 8); fuse(i.o, j.o, i.o.j.o); parallel(i.o.j.o)
+// ACC:        for %i.o.j.o in [0, floordiv(%m + 3, 4) * floordiv(%n + 15, 16)) parallel {
+// ACC-NEXT:     allocate %C.local: f32[4, 16] local {
+// ACC:            for %k in [0, 29) serial {
+// ACC-NEXT:         for %i.i in [0, 4) serial {
+// ACC-NEXT:           for %j.i.o in [0, 2) serial {
+// ACC-NEXT:             for %j.i.i in [0, 8) vectorized {
+// ACC-NEXT:               if floordiv(%i.o.j.o, floordiv(%n + 15, 16)) * 4 + %i.i < %m {
+// ACC-NEXT:                 if floormod(%i.o.j.o, floordiv(%n + 15, 16)) * 16 + (%j.i.o * 8 + %j.i.i) < %n {
+// ACC-NEXT:                   %C.local[%i.i, %j.i.o * 8 + %j.i.i] = %C.local[%i.i, %j.i.o * 8 + %j.i.i] + %A[floordiv(%i.o.j.o, floordiv(%n + 15, 16)) * 4 + %i.i, %k] * %B[%k, floormod(%i.o.j.o, floordiv(%n + 15, 16)) * 16 + (%j.i.o * 8 + %j.i.i)]
 // INIT:     // default schedule: tile(i, j, 4, 16); cache_write(C, i.i); vectorize(C.local.in1, 8); vectorize(C.local.out1, 8); parallel(i.o)
 // INIT:       for %i.o in [0, 9) parallel {
 // INIT-NEXT:    for %j.o in [0, 3) serial {
