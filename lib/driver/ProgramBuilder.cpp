@@ -62,7 +62,9 @@ std::vector<loop::Buffer> peelScratch(loop::LoopFunction &f) {
   std::vector<loop::Buffer> scratch;
   std::function<loop::Stmt(const loop::Stmt &)> peel = [&](const loop::Stmt &s) -> loop::Stmt {
     if (s && s->kind == loop::StmtKind::Allocate && s->buffer->scope == loop::MemoryScope::Global) {
-      if (std::all_of(s->buffer->shape.begin(), s->buffer->shape.end(), plannable)) {
+      // (Sized as the product of its dims: a contiguous buffer.)
+      if (std::all_of(s->buffer->shape.begin(), s->buffer->shape.end(), plannable) &&
+          loop::hasContiguousStrides(*s->buffer)) {
         scratch.push_back(s->buffer);
         return peel(s->body);
       }

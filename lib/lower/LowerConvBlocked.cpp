@@ -489,9 +489,14 @@ Stmt lowerBlockedConv(LowerCtx &c) {
         borderTiles.push_back(k);
     Stmt reduce;
     if (perTap) {
-      const int64_t span = (T - 1) * sw + (KW - 1) * dw + 1;
-      reduce = span * (plain ? 1 : B) * 4 <= kMaxWindowBytes ? reductionStaged(span)
-                                                              : reductionPerTap();
+      // Without padding along the row no tile reaches past the input (its last tap reads at
+      // most column IW - 1): no window, and the per-tap guards never run. A stride or dilation
+      // too large for a window (a hostile one would overflow its span) guards each tap too.
+      const int64_t padEnd = conv.pads()[conv.pads().size() / 2 + sp + 1];
+      const bool fits = sw <= kMaxWindowBytes && dw <= kMaxWindowBytes &&
+                        ((T - 1) * sw + (KW - 1) * dw + 1) * (plain ? 1 : B) * 4 <= kMaxWindowBytes;
+      reduce = (pw > 0 || padEnd > 0) && fits ? reductionStaged((T - 1) * sw + (KW - 1) * dw + 1)
+                                              : reductionPerTap();
     } else if (!colGuard) {
       reduce = reduction(false);
     } else if (borderTiles.size() <= 4) {

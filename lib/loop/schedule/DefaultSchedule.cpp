@@ -5,6 +5,7 @@
 // bit-identical; a step the primitive itself rejects is skipped, never forced.
 #include "ScheduleInternal.h"
 
+#include "strata/loop/Bounds.h"
 #include "strata/loop/Schedule.h"
 #include "strata/loop/Visitor.h"
 
@@ -441,7 +442,10 @@ private:
         const int64_t innerExtent = constExtent(inner);
         const std::string fused = l->var->name + "." + inner->var->name;
         if (inner->forKind == ForKind::Serial && independent_.count(originOf(inner->var->name)) &&
-            (innerExtent < 0 || innerExtent >= t_.minParallelExtent) &&
+            (innerExtent >= t_.minParallelExtent ||
+             // (a run-time extent proven >= 0: two negative extents, a nest that runs nothing,
+             // would multiply into a positive one)
+             (innerExtent < 0 && !inner->extent.asInt() && proveLE(intImm(0, inner->extent.type().dtype), inner->extent))) &&
             iterationsUnder(inner->body, kMinFusedIterationWork) >= kMinFusedIterationWork &&
             tryStep(root, {"fuse", {l->var->name, inner->var->name, fused}},
                     "a run-time extent with the loop inside it, for parallelism")) {

@@ -4,7 +4,8 @@
       [n, 32, (h+1)/2, (w+1)/2]; from s: a 3x3 conv (a), a depthwise 7x7 (d), a 3x3 stride-2 (b),
       a 3x3 dilation-2 conv with asymmetric pads (e), a depthwise 1x3 conv of dilation 300
       along w whose input window is too wide to stage (f), and a depthwise 3x3x3 conv over a
-      volume [n, 32, 2, h', w'] of s stacked twice (g); every conv with a bias and seeded weights
+      volume [n, 32, 2, h', w'] of s stacked twice (g), and a 3x1 conv padded along h only (p);
+      every conv with a bias and seeded weights
 """
 import sys
 
@@ -44,8 +45,9 @@ def main(path):
         h.make_node("Unsqueeze", ["s", "axis"], ["u"]),
         h.make_node("Concat", ["u", "u"], ["v"], axis=2),
         conv("v", "g", 32, 1, [3, 3, 3], pads=[1, 1, 1, 1, 1, 1], group=32),
+        conv("s", "p", 32, 32, [3, 1], pads=[1, 0, 1, 0]),
     ]
-    outputs = [h.make_tensor_value_info(o, F, None) for o in "adbefg"]
+    outputs = [h.make_tensor_value_info(o, F, None) for o in "adbefgp"]
     g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", F, ["n", 3, "h", "w"])],
                      outputs, inits)
     onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), path)
