@@ -121,7 +121,7 @@ TEST(DefaultSchedule, AccumulatingMatmulMovesTheReductionOutsideTheTile) {
                                         {{"m", 8}, {"n", 32}}})),
             "tile(i, j, 4, 16); reorder(k, i.i, j.i); cache_write(C, k); "
             "vectorize(C.local.in1, 8); vectorize(j.i, 8); vectorize(C.local.out1, 8); "
-            "parallel(i.o)");
+            "fuse(i.o, j.o, i.o.j.o); parallel(i.o.j.o)");
 }
 
 TEST(DefaultSchedule, LoweredMatmulWithLocalAccumulatorIsTiled) {
