@@ -233,6 +233,44 @@ Stmt lowerPad(LowerCtx &c) {
       return loop::store(c.outs[0], idx, loop::load(c.ins[0], src));
     });
   }
+  // Dims past the last padded one are copied or filled whole: the test of the padded dims'
+  // indices runs once per row of them, outside the (vectorized) copy, not per element.
+  size_t padded = 0;
+  for (size_t d = 0; d < rank; ++d)
+    if (!padDims[d].isStatic() || padDims[d].size != 0 || !padDims[rank + d].isStatic() ||
+        padDims[rank + d].size != 0)
+      padded = d + 1;
+  if (padded > 0 && padded < rank) {
+    const Exprs outer(c.outDims[0].begin(), c.outDims[0].begin() + static_cast<long>(padded)),
+        inner(c.outDims[0].begin() + static_cast<long>(padded), c.outDims[0].end());
+    return loopNest(c, outer, LoopRole::Parallel, [&](const Exprs &at) {
+      Exprs src;
+      Expr inside;
+      for (size_t d = 0; d < padded; ++d) {
+        Expr s = at[d];
+        if (!padDims[d].isStatic()) {
+          const Expr shift = positivePart(d), crop = cropPart(d);
+          s = crop.asInt() == 0 ? s - shift : s - shift + crop;
+        } else if (padDims[d].size) {
+          s = s - imm(padDims[d].size);
+        }
+        src.push_back(s);
+        Expr ok = bin(ExprKind::And, bin(ExprKind::GE, s, imm(0)), bin(ExprKind::LT, s, c.inDims[0][d]));
+        inside = inside ? bin(ExprKind::And, inside, ok) : ok;
+      }
+      auto with = [](Exprs head, const Exprs &tail) {
+        head.insert(head.end(), tail.begin(), tail.end());
+        return head;
+      };
+      Stmt copy = loopNest(c, inner, LoopRole::Parallel, [&](const Exprs &rest) {
+        return loop::store(c.outs[0], with(at, rest), loop::load(c.ins[0], with(src, rest)));
+      });
+      Stmt fill = loopNest(c, inner, LoopRole::Parallel, [&](const Exprs &rest) {
+        return loop::store(c.outs[0], with(at, rest), loop::load(c.ins[1], {}));
+      });
+      return loop::ifThenElse(inside, copy, fill);
+    });
+  }
   return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &idx) {
     Exprs src;
     Expr inside;

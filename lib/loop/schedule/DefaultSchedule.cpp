@@ -9,6 +9,7 @@
 #include "strata/loop/Schedule.h"
 #include "strata/loop/Visitor.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -98,28 +99,32 @@ bool injectiveIn(const Expr &e, const VarNode *v, const BodyInfo &info) {
   return false;
 }
 
-// Distinct iterations of `loop` touch disjoint elements of every buffer it stores to: each such
-// buffer is stored and loaded at one index list, and one of its dims is injective in the loop
-// variable. Then the iterations may run in any order, or at once, with identical results.
+// Distinct iterations of `loop` touch disjoint elements of every buffer it stores to: every store
+// and load of such a buffer has, at one dim, the same index injective in the loop variable (all
+// of them at one index list, or, say, the copy and fill branches of a pad, each with loops of
+// its own inside the padded dims). Then the iterations may run in any order, or at once, with
+// identical results.
 bool independent(const StmtNode &loop, BodyInfo *out = nullptr) {
   BodyInfo info;
   collect(loop.body, info);
-  std::map<const BufferNode *, const std::vector<Expr> *> stored;
-  for (const Access &s : info.stores) {
-    if (info.locals.count(s.buffer))
-      continue;
-    auto [it, fresh] = stored.try_emplace(s.buffer, s.indices);
-    if (!fresh && !sameIndices(*it->second, *s.indices))
-      return false;
-  }
+  std::map<const BufferNode *, std::vector<const std::vector<Expr> *>> accesses;
+  for (const Access &s : info.stores)
+    if (!info.locals.count(s.buffer))
+      accesses[s.buffer].push_back(s.indices);
   for (const Access &l : info.loads)
-    if (auto it = stored.find(l.buffer); it != stored.end() && !sameIndices(*it->second, *l.indices))
-      return false;
-  for (auto [buffer, indices] : stored) {
-    bool injective = false;
-    for (const Expr &i : *indices)
-      injective |= injectiveIn(i, loop.var.get(), info);
-    if (!injective)
+    if (auto it = accesses.find(l.buffer); it != accesses.end())
+      it->second.push_back(l.indices);
+  for (const auto &[buffer, lists] : accesses) {
+    const std::vector<Expr> &first = *lists.front();
+    bool disjoint = false;
+    for (size_t d = 0; d < first.size() && !disjoint; ++d) {
+      if (!injectiveIn(first[d], loop.var.get(), info))
+        continue;
+      disjoint = std::all_of(lists.begin(), lists.end(), [&](const std::vector<Expr> *l) {
+        return l->size() == first.size() && equal((*l)[d], first[d]);
+      });
+    }
+    if (!disjoint)
       return false;
   }
   if (out)
