@@ -240,43 +240,18 @@ Stmt lowerPad(LowerCtx &c) {
     if (!padDims[d].isStatic() || padDims[d].size != 0 || !padDims[rank + d].isStatic() ||
         padDims[rank + d].size != 0)
       padded = d + 1;
-  if (padded > 0 && padded < rank) {
-    const Exprs outer(c.outDims[0].begin(), c.outDims[0].begin() + static_cast<long>(padded)),
-        inner(c.outDims[0].begin() + static_cast<long>(padded), c.outDims[0].end());
-    return loopNest(c, outer, LoopRole::Parallel, [&](const Exprs &at) {
-      Exprs src;
-      Expr inside;
-      for (size_t d = 0; d < padded; ++d) {
-        Expr s = at[d];
-        if (!padDims[d].isStatic()) {
-          const Expr shift = positivePart(d), crop = cropPart(d);
-          s = crop.asInt() == 0 ? s - shift : s - shift + crop;
-        } else if (padDims[d].size) {
-          s = s - imm(padDims[d].size);
-        }
-        src.push_back(s);
-        Expr ok = bin(ExprKind::And, bin(ExprKind::GE, s, imm(0)), bin(ExprKind::LT, s, c.inDims[0][d]));
-        inside = inside ? bin(ExprKind::And, inside, ok) : ok;
-      }
-      auto with = [](Exprs head, const Exprs &tail) {
-        head.insert(head.end(), tail.begin(), tail.end());
-        return head;
-      };
-      Stmt copy = loopNest(c, inner, LoopRole::Parallel, [&](const Exprs &rest) {
-        return loop::store(c.outs[0], with(at, rest), loop::load(c.ins[0], with(src, rest)));
-      });
-      Stmt fill = loopNest(c, inner, LoopRole::Parallel, [&](const Exprs &rest) {
-        return loop::store(c.outs[0], with(at, rest), loop::load(c.ins[1], {}));
-      });
-      return loop::ifThenElse(inside, copy, fill);
-    });
-  }
-  return loopNest(c, c.outDims[0], LoopRole::Parallel, [&](const Exprs &idx) {
+  const Exprs outer(c.outDims[0].begin(), c.outDims[0].begin() + static_cast<long>(padded)),
+      inner(c.outDims[0].begin() + static_cast<long>(padded), c.outDims[0].end());
+  auto with = [](Exprs head, const Exprs &tail) {
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  return loopNest(c, outer, LoopRole::Parallel, [&](const Exprs &at) {
     Exprs src;
     Expr inside;
-    for (size_t d = 0; d < rank; ++d) {
+    for (size_t d = 0; d < padded; ++d) {
       // index - begin: a symbolic begin as its shift and crop (the plan's sizes are >= 0)
-      Expr s = idx[d];
+      Expr s = at[d];
       if (!padDims[d].isStatic()) {
         const Expr shift = positivePart(d), crop = cropPart(d);
         s = crop.asInt() == 0 ? s - shift : s - shift + crop;
@@ -287,10 +262,15 @@ Stmt lowerPad(LowerCtx &c) {
       Expr ok = bin(ExprKind::And, bin(ExprKind::GE, s, imm(0)), bin(ExprKind::LT, s, c.inDims[0][d]));
       inside = inside ? bin(ExprKind::And, inside, ok) : ok;
     }
-    Stmt fill = loop::store(c.outs[0], idx, loop::load(c.ins[1], {}));
+    Stmt copy = loopNest(c, inner, LoopRole::Parallel, [&](const Exprs &rest) {
+      return loop::store(c.outs[0], with(at, rest), loop::load(c.ins[0], with(src, rest)));
+    });
     if (!inside)
-      return fill;
-    return loop::ifThenElse(inside, loop::store(c.outs[0], idx, loop::load(c.ins[0], src)), fill);
+      return copy;
+    Stmt fill = loopNest(c, inner, LoopRole::Parallel, [&](const Exprs &rest) {
+      return loop::store(c.outs[0], with(at, rest), loop::load(c.ins[1], {}));
+    });
+    return loop::ifThenElse(inside, copy, fill);
   });
 }
 
