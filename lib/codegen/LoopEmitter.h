@@ -87,8 +87,6 @@ private:
   // either the first element's pointer with contiguous = true or a vector of pointers.
   llvm::Value *address(const loop::Buffer &b, const std::vector<loop::Expr> &indices, int lanes,
                        int lane, bool &contiguous);
-  std::vector<std::pair<loop::Expr, size_t>> offsetTerms(const loop::BufferNode &b,
-                                                         const std::vector<loop::Expr> &indices);
   llvm::Value *load(const loop::Expr &e, int lane);
   void store(const loop::StmtNode &s);
   void forLoop(const loop::StmtNode &s);

@@ -25,95 +25,6 @@ void LoopEmitter::bindBuffer(const loop::BufferNode *b, llvm::Value *base) {
   bufs_[b] = std::move(info);
 }
 
-namespace {
-
-// The factors of a product of extents, its constants multiplied into `constant` (false on
-// overflow), to compare products written in any order.
-bool factorsOf(const Expr &e, std::vector<Expr> &out, int64_t &constant) {
-  if (e.kind() == ExprKind::Mul)
-    return factorsOf(e->operands[0], out, constant) && factorsOf(e->operands[1], out, constant);
-  if (std::optional<int64_t> c = e.asInt())
-    return !__builtin_mul_overflow(constant, *c, &constant);
-  out.push_back(e);
-  return true;
-}
-
-// Whether `p` is the product of `dims`, up to the order of the factors.
-bool isProductOf(const Expr &p, const std::vector<Expr> &dims) {
-  std::vector<Expr> a, b;
-  int64_t ca = 1, cb = 1;
-  if (!factorsOf(p, a, ca))
-    return false;
-  for (const Expr &d : dims)
-    if (!factorsOf(d, b, cb))
-      return false;
-  if (ca != cb || a.size() != b.size())
-    return false;
-  std::vector<bool> used(b.size(), false);
-  for (const Expr &x : a) {
-    size_t j = 0;
-    while (j < b.size() && (used[j] || !loop::equal(x, b[j])))
-      ++j;
-    if (j == b.size())
-      return false;
-    used[j] = true;
-  }
-  return true;
-}
-
-// Whether indices [d, e] of a buffer with dims `shape` delinearize one scalar x over dims
-// d + 1 .. e: [floordiv(x, D(d+1..e)), floormod(floordiv(x, D(k+1..e)), D(k)) ...,
-// floormod(x, D(e))], as a flattened row index over [n, h, w] reads a channels-last tensor.
-// On a contiguous buffer their part of the offset is then x * stride(e).
-bool delinearizes(const std::vector<Expr> &idx, const std::vector<Expr> &shape, size_t d,
-                  size_t e) {
-  const Expr &first = idx[d];
-  if (first.kind() != ExprKind::FloorDiv || first.type().lanes != 1)
-    return false;
-  const Expr &x = first->operands[0];
-  auto dimsFrom = [&](size_t k) { return std::vector<Expr>(shape.begin() + k, shape.begin() + e + 1); };
-  if (!isProductOf(first->operands[1], dimsFrom(d + 1)))
-    return false;
-  for (size_t k = d + 1; k <= e; ++k) {
-    const Expr &i = idx[k];
-    if (i.kind() != ExprKind::FloorMod || i.type().lanes != 1 ||
-        !isProductOf(i->operands[1], {shape[k]}))
-      return false;
-    const Expr &q = i->operands[0];
-    if (k == e ? !loop::equal(q, x)
-               : q.kind() != ExprKind::FloorDiv || !loop::equal(q->operands[0], x) ||
-                     !isProductOf(q->operands[1], dimsFrom(k + 1)))
-      return false;
-  }
-  return true;
-}
-
-} // namespace
-
-// The terms of an access's offset: (index, dim whose stride scales it), one per dim, except that
-// leading dims delinearizing one row index (delinearizes) on a contiguous buffer are one term:
-// no division by run-time extents per access for what the lowering flattened.
-std::vector<std::pair<Expr, size_t>> LoopEmitter::offsetTerms(const loop::BufferNode &b,
-                                                              const std::vector<Expr> &indices) {
-  std::vector<std::pair<Expr, size_t>> terms;
-  const bool contiguousBuffer = loop::hasContiguousStrides(b);
-  for (size_t d = 0; d < indices.size();) {
-    size_t end = d;
-    if (contiguousBuffer)
-      for (size_t e = d + 1; e < indices.size(); ++e)
-        if (delinearizes(indices, b.shape, d, e))
-          end = e;
-    if (end > d) {
-      terms.push_back({indices[d]->operands[0], end});
-      d = end + 1;
-      continue;
-    }
-    terms.push_back({indices[d], d});
-    ++d;
-  }
-  return terms;
-}
-
 // offset = sum(index_d * stride_d). A vector access whose lanes advance by exactly one element
 // (ramps and broadcasts with constant steps summing to 1) is contiguous: one vector load/store at
 // the first lane's address. Anything else becomes a vector of pointers (gather/scatter).
@@ -145,15 +56,16 @@ llvm::Value *LoopEmitter::address(const loop::Buffer &b, const std::vector<Expr>
     if (known && step == 1) {
       contiguous = true;
       llvm::Value *off = b_.getInt64(0);
-      for (const auto &[ix, d] : offsetTerms(*b, indices)) {
+      for (size_t d = 0; d < indices.size(); ++d) {
+        const Expr &ix = indices[d];
         const Expr &scalar = ix.type().lanes == 1 ? ix : ix->operands[0]; // ramp/broadcast base
         off = b_.CreateAdd(off, b_.CreateMul(toI64(expr(scalar), scalar.type().dtype), info.strides[d]));
       }
       return b_.CreateGEP(elem, info.base, off);
     }
     llvm::Value *off = llvm::Constant::getNullValue(llvm::FixedVectorType::get(b_.getInt64Ty(), lanes));
-    for (const auto &[index, d] : offsetTerms(*b, indices)) {
-      llvm::Value *ix = toI64(expr(index), index.type().dtype);
+    for (size_t d = 0; d < indices.size(); ++d) {
+      llvm::Value *ix = toI64(expr(indices[d]), indices[d].type().dtype);
       if (!ix->getType()->isVectorTy())
         ix = b_.CreateVectorSplat(lanes, ix);
       off = b_.CreateAdd(off, b_.CreateMul(ix, b_.CreateVectorSplat(lanes, info.strides[d])));
@@ -161,9 +73,9 @@ llvm::Value *LoopEmitter::address(const loop::Buffer &b, const std::vector<Expr>
     return b_.CreateGEP(elem, info.base, off);
   }
   llvm::Value *off = b_.getInt64(0);
-  for (const auto &[index, d] : offsetTerms(*b, indices)) {
-    int l = index.type().lanes > 1 ? std::max(lane, 0) : -1;
-    off = b_.CreateAdd(off, b_.CreateMul(toI64(expr(index, l), index.type().dtype),
+  for (size_t d = 0; d < indices.size(); ++d) {
+    int l = indices[d].type().lanes > 1 ? std::max(lane, 0) : -1;
+    off = b_.CreateAdd(off, b_.CreateMul(toI64(expr(indices[d], l), indices[d].type().dtype),
                                          info.strides[d]));
   }
   return b_.CreateGEP(elem, info.base, off);
