@@ -278,10 +278,23 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     return loop::ramp(ocbOf(o) * imm(B), imm(1), static_cast<int>(B));
   };
 
+  // Symbolic extents with padding along the row: border tiles stage their input window
+  // (reductionStaged) in one local buffer sized for the widest tile, allocated once per row
+  // around all its tiles (its zero fill, a memset, would cost a 3x3 depthwise tile as much as
+  // its taps). A stride or dilation too large for a window guards each tap instead.
+  const int64_t padEnd = conv.pads()[conv.pads().size() / 2 + sp + 1];
+  auto spanOf = [&](int64_t columns) { return (columns - 1) * sw + (KW - 1) * dw + 1; };
+  const bool stageWindows = !staticExtents && (pw > 0 || padEnd > 0) && sw <= kMaxWindowBytes &&
+                            dw <= kMaxWindowBytes &&
+                            spanOf(T) * (plain ? 1 : B) * 4 <= kMaxWindowBytes;
+  loop::Buffer window;
+  if (stageWindows) // (a plain input's window holds values; a blocked one's B lanes per column)
+    window = loop::makeBuffer(c.newName("window"), DType::F32, {imm(spanOf(T)), imm(plain ? 1 : B)},
+                              {}, loop::MemoryScope::Local);
+
   // One tile of T columns: accumulators, their reduction and the stores; `perTap`: the guards
   // decided per tap column at run time (symbolic extents, reductionPerTap).
   auto buildTile = [&](bool perTap) -> Stmt {
-    loop::Buffer tileWindow;
     acc = loop::makeBuffer(c.newName("acc"), DType::F32, {imm(O), imm(T), imm(B)}, {},
                            loop::MemoryScope::Local);
     std::vector<Stmt> init;
@@ -401,13 +414,11 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     };
     // Symbolic extents, a tile's input window staged: per input row (and block), a tile whose
     // taps all read inside the input sums them straight from it; one at a row's border first
-    // copies the span of input columns its taps read into a local window, zero where a column
+    // copies the span of input columns its taps read into the local window, zero where a column
     // lies outside the input, and sums its taps from there without guards. The copies cost a
     // branch each per row against the tap loop's T * KW * BI multiply-adds per output block (a
     // clamped select on each multiply-add cost resnet18's 7x7 stage and convnext's depthwise 7x7
-    // convs, whose every tile is a border tile, up to 2.7x). The window is allocated once per
-    // tile (`tileWindow`), so its zero fill runs before the accumulators are live rather than as
-    // a memset call per row that spills them.
+    // convs, whose every tile is a border tile, up to 2.7x).
     auto reductionStaged = [&](int64_t span) {
       loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw"),
                 kwWindow = c.newVar("kw");
@@ -419,11 +430,6 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       Expr last = column(T - 1) * imm(sw) - imm(pw) + imm((KW - 1) * dw);
       Expr inside =
           bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, IW));
-      // A plain input's window holds values; a blocked one's the B lanes of each column (all of
-      // a block's input channels, or a depthwise block's own).
-      loop::Buffer window = loop::makeBuffer(c.newName("window"), DType::F32,
-                                             {imm(span), imm(plain ? 1 : B)}, {},
-                                             loop::MemoryScope::Local);
       Expr column0 = plain ? imm(0) : lanes, zero = loop::floatImm(0, DType::F32);
       if (!plain)
         zero = loop::broadcast(zero, static_cast<int>(B));
@@ -446,7 +452,6 @@ Stmt lowerBlockedConv(LowerCtx &c) {
         accumulate(t, x, wv, update);
       }
       Stmt fromWindow = BI == 1 ? loop::seq(update) : summed(biWindow, BI, loop::seq(update));
-      tileWindow = window;
       Stmt staged = loop::seq({fill, summed(kwWindow, KW, fromWindow)});
       Stmt direct = summed(kw, KW, tapUpdates(icb, kh, ih, kw, bi, false));
       return overRows(icb, kh, ih, loop::ifThenElse(inside, direct, staged));
@@ -489,14 +494,9 @@ Stmt lowerBlockedConv(LowerCtx &c) {
         borderTiles.push_back(k);
     Stmt reduce;
     if (perTap) {
-      // Without padding along the row no tile reaches past the input (its last tap reads at
-      // most column IW - 1): no window, and the per-tap guards never run. A stride or dilation
-      // too large for a window (a hostile one would overflow its span) guards each tap too.
-      const int64_t padEnd = conv.pads()[conv.pads().size() / 2 + sp + 1];
-      const bool fits = sw <= kMaxWindowBytes && dw <= kMaxWindowBytes &&
-                        ((T - 1) * sw + (KW - 1) * dw + 1) * (plain ? 1 : B) * 4 <= kMaxWindowBytes;
-      reduce = (pw > 0 || padEnd > 0) && fits ? reductionStaged((T - 1) * sw + (KW - 1) * dw + 1)
-                                              : reductionPerTap();
+      // (Without padding along the row no tile reaches past the input, its last tap reading at
+      // most column IW - 1: the per-tap guards never run.)
+      reduce = stageWindows ? reductionStaged(spanOf(T)) : reductionPerTap();
     } else if (!colGuard) {
       reduce = reduction(false);
     } else if (borderTiles.size() <= 4) {
@@ -527,8 +527,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       Stmt st = loop::seq(stores);
       finish.push_back(tail ? loop::ifThenElse(bin(ExprKind::LT, column(t), OW), st) : st);
     }
-    Stmt tile = loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
-    return tileWindow ? loop::allocate(tileWindow, tile) : tile;
+    return loop::allocate(acc, loop::seq({loop::seq(init), reduce, loop::seq(finish)}));
   };
   Stmt columns;
   if (staticExtents) {
@@ -554,7 +553,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
         break;
     }
     T = widest;
-    columns = loop::seq(parts);
+    columns = stageWindows ? loop::allocate(window, loop::seq(parts)) : loop::seq(parts);
   }
   // The structure is final (unrolled columns, constant accumulator indices); whether q runs in
   // parallel is the schedule's choice, from the work recorded here.
