@@ -362,6 +362,10 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     };
     // The updates of the tile's columns at tap (icb, ih, kw, bi); `guarded`: a tap left or right
     // of the input (or a column past OW with `tail`) reads a clamped address and adds 0.
+    // Input columns `from` .. `to` (inclusive) all lie inside the input row.
+    auto readsInside = [&](const Expr &from, const Expr &to) {
+      return bin(ExprKind::And, bin(ExprKind::GE, from, imm(0)), bin(ExprKind::LT, to, IW));
+    };
     auto tapUpdates = [&](const loop::Var &icb, const loop::Var &kh, const Expr &ih,
                           const loop::Var &kw, const loop::Var &bi, bool guarded) {
       std::vector<Expr> wv =
@@ -376,7 +380,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
           Expr zero = loop::floatImm(0, DType::F32);
           if (depthwise)
             zero = loop::broadcast(zero, static_cast<int>(B));
-          Expr ok = bin(ExprKind::And, bin(ExprKind::GE, iw, imm(0)), bin(ExprKind::LT, iw, IW));
+          Expr ok = readsInside(iw, iw);
           if (tail)
             ok = bin(ExprKind::And, ok, bin(ExprKind::LT, column(t), OW));
           xv = loop::select(ok, xv, zero);
@@ -406,9 +410,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
       Expr first = column(0) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
       Expr last = column(T - 1) * imm(sw) - imm(pw) + loop::var(kw) * imm(dw);
-      Expr inside =
-          bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, IW));
-      Stmt tap = loop::ifThenElse(inside, tapUpdates(icb, kh, ih, kw, bi, false),
+      Stmt tap = loop::ifThenElse(readsInside(first, last), tapUpdates(icb, kh, ih, kw, bi, false),
                                   tapUpdates(icb, kh, ih, kw, biGuarded, true));
       return overRows(icb, kh, ih, summed(kw, KW, tap));
     };
@@ -419,7 +421,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     // branch each per row against the tap loop's T * KW * BI multiply-adds per output block (a
     // clamped select on each multiply-add cost resnet18's 7x7 stage and convnext's depthwise 7x7
     // convs, whose every tile is a border tile, up to 2.7x).
-    auto reductionStaged = [&](int64_t span) {
+    auto reductionStaged = [&]() {
       loop::Var icb = c.newVar("icb"), kh = c.newVar("kh"), kw = c.newVar("kw"),
                 kwWindow = c.newVar("kw");
       if (volume)
@@ -427,21 +429,18 @@ Stmt lowerBlockedConv(LowerCtx &c) {
       loop::Var bi = c.newVar("bi"), biWindow = c.newVar("bi");
       Expr ih = oh * imm(sh) - imm(ph) + loop::var(kh) * imm(dh);
       Expr first = column(0) * imm(sw) - imm(pw);
-      Expr last = column(T - 1) * imm(sw) - imm(pw) + imm((KW - 1) * dw);
-      Expr inside =
-          bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, IW));
+      Expr inside = readsInside(first, first + imm(spanOf(T) - 1));
       Expr column0 = plain ? imm(0) : lanes, zero = loop::floatImm(0, DType::F32);
       if (!plain)
         zero = loop::broadcast(zero, static_cast<int>(B));
       loop::Var j = c.newVar("j");
       Expr iw = first + loop::var(j);
-      Expr ok = bin(ExprKind::And, bin(ExprKind::GE, iw, imm(0)), bin(ExprKind::LT, iw, IW));
       Exprs from = plain ? Exprs{n, loop::var(icb), ih, iw}
                          : withDepth(Exprs{n, depthwise ? ocbOf(0) : inBlock(icb), ih, iw, lanes},
                                      volume ? idAt() : Expr());
       Stmt fill = c.loopOver(
-          j, span, LoopRole::Parallel,
-          loop::ifThenElse(ok, loop::store(window, {loop::var(j), column0}, loop::load(c.ins[0], from)),
+          j, spanOf(T), LoopRole::Parallel,
+          loop::ifThenElse(readsInside(iw, iw), loop::store(window, {loop::var(j), column0}, loop::load(c.ins[0], from)),
                            loop::store(window, {loop::var(j), column0}, zero)));
       std::vector<Expr> wv =
           weightVectors(loop::var(icb), loop::var(kh), loop::var(kwWindow), loop::var(biWindow));
@@ -496,7 +495,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
     if (perTap) {
       // (Without padding along the row no tile reaches past the input, its last tap reading at
       // most column IW - 1: the per-tap guards never run.)
-      reduce = stageWindows ? reductionStaged(spanOf(T)) : reductionPerTap();
+      reduce = stageWindows ? reductionStaged() : reductionPerTap();
     } else if (!colGuard) {
       reduce = reduction(false);
     } else if (borderTiles.size() <= 4) {
@@ -507,9 +506,7 @@ Stmt lowerBlockedConv(LowerCtx &c) {
                         : borderReduction(*it);
     } else {
       Expr first = column(0) * imm(sw) - imm(pw);
-      Expr last = column(T - 1) * imm(sw) - imm(pw) + imm((KW - 1) * dw);
-      Expr inside =
-          bin(ExprKind::And, bin(ExprKind::GE, first, imm(0)), bin(ExprKind::LT, last, IW));
+      Expr inside = readsInside(first, column(T - 1) * imm(sw) - imm(pw) + imm((KW - 1) * dw));
       if (tail)
         inside = bin(ExprKind::And, inside, bin(ExprKind::LT, column(T - 1), OW));
       reduce = loop::ifThenElse(inside, reduction(false), reduction(true));

@@ -177,6 +177,12 @@ const StmtNode *reductionStore(const Stmt &red) {
 
 int64_t constExtent(const Stmt &loop) { return loop->extent.asInt().value_or(-1); }
 
+// A (run-time) extent proven >= 0: two negative extents, of a nest that runs nothing, would
+// multiply into a positive fused one.
+bool provenNonNegative(const Expr &extent) {
+  return proveLE(intImm(0, extent.type().dtype), extent);
+}
+
 // A run-time-extent loop is fused with the loop inside it for parallelism only when each fused
 // iteration runs at least this many inner iterations (a run-time extent among them counts as
 // enough).
@@ -447,10 +453,7 @@ private:
         const int64_t innerExtent = constExtent(inner);
         const std::string fused = l->var->name + "." + inner->var->name;
         if (inner->forKind == ForKind::Serial && independent_.count(originOf(inner->var->name)) &&
-            (innerExtent >= t_.minParallelExtent ||
-             // (a run-time extent proven >= 0: two negative extents, a nest that runs nothing,
-             // would multiply into a positive one)
-             (innerExtent < 0 && !inner->extent.asInt() && proveLE(intImm(0, inner->extent.type().dtype), inner->extent))) &&
+            (innerExtent >= t_.minParallelExtent || provenNonNegative(inner->extent)) &&
             iterationsUnder(inner->body, kMinFusedIterationWork) >= kMinFusedIterationWork &&
             tryStep(root, {"fuse", {l->var->name, inner->var->name, fused}},
                     "a run-time extent with the loop inside it, for parallelism")) {
